@@ -1,0 +1,185 @@
+//! Where Podcode keeps its files: the global config directory, the data directory (database,
+//! spilled tool output), and the project root and project config file for a working directory.
+//!
+//! Resolution reads environment variables through a getter so tests never have to mutate the
+//! process environment.
+
+use std::path::{Path, PathBuf};
+
+/// The user-level directories Podcode reads and writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dirs {
+    /// The global Podcode config directory (holds `config.toml`, global plugins and tools).
+    pub config_dir: PathBuf,
+    /// The user data directory (database, spilled tool output).
+    pub data_dir: PathBuf,
+    /// The user's home directory.
+    pub home: PathBuf,
+}
+
+impl Dirs {
+    /// Resolve the directories from the process environment.
+    pub fn from_env() -> Dirs {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// Resolve the directories from variables supplied by `get`.
+    ///
+    /// - `config_dir`: `$PODCODE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/podcode`, else
+    ///   `$HOME/.config/podcode`.
+    /// - `data_dir`: `$PODCODE_DATA_DIR`, else `$XDG_DATA_HOME/podcode`, else
+    ///   `$HOME/.local/share/podcode`.
+    /// - `home`: `$HOME`, else `$USERPROFILE`, else `.`.
+    ///
+    /// Empty variables count as unset. Following the XDG base directory spec, a relative
+    /// `XDG_*` path is ignored.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Dirs {
+        let var = |name: &str| get(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let xdg = |name: &str| var(name).filter(|p| p.is_absolute());
+
+        let home = var("HOME")
+            .or_else(|| var("USERPROFILE"))
+            .unwrap_or_else(|| PathBuf::from("."));
+        let config_dir = var("PODCODE_CONFIG_DIR")
+            .or_else(|| xdg("XDG_CONFIG_HOME").map(|p| p.join("podcode")))
+            .unwrap_or_else(|| home.join(".config").join("podcode"));
+        let data_dir = var("PODCODE_DATA_DIR")
+            .or_else(|| xdg("XDG_DATA_HOME").map(|p| p.join("podcode")))
+            .unwrap_or_else(|| home.join(".local").join("share").join("podcode"));
+
+        Dirs {
+            config_dir,
+            data_dir,
+            home,
+        }
+    }
+
+    /// The SQLite database: `<data_dir>/podcode.db`.
+    pub fn db_path(&self) -> PathBuf {
+        self.data_dir.join("podcode.db")
+    }
+
+    /// Where oversized tool output is spilled: `<data_dir>/tool-output`.
+    pub fn spill_dir(&self) -> PathBuf {
+        self.data_dir.join("tool-output")
+    }
+
+    /// The global config file: `<config_dir>/config.toml`.
+    pub fn global_config_file(&self) -> PathBuf {
+        self.config_dir.join("config.toml")
+    }
+}
+
+/// The project root for a working directory: the nearest ancestor (including cwd) containing
+/// `.git` (dir or file), else cwd itself.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").symlink_metadata().is_ok())
+        .unwrap_or(cwd)
+        .to_path_buf()
+}
+
+/// `<project_root>/.podcode/config.toml`
+pub fn project_config_file(project_root: &Path) -> PathBuf {
+    project_root.join(".podcode").join("config.toml")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn dirs(vars: &[(&str, &str)]) -> Dirs {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Dirs::from_vars(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn podcode_vars_win() {
+        let d = dirs(&[
+            ("HOME", "/home/u"),
+            ("XDG_CONFIG_HOME", "/xdg/config"),
+            ("XDG_DATA_HOME", "/xdg/data"),
+            ("PODCODE_CONFIG_DIR", "/pc/config"),
+            ("PODCODE_DATA_DIR", "/pc/data"),
+        ]);
+        assert_eq!(d.config_dir, PathBuf::from("/pc/config"));
+        assert_eq!(d.data_dir, PathBuf::from("/pc/data"));
+        assert_eq!(d.home, PathBuf::from("/home/u"));
+    }
+
+    #[test]
+    fn xdg_beats_home() {
+        let d = dirs(&[
+            ("HOME", "/home/u"),
+            ("XDG_CONFIG_HOME", "/xdg/config"),
+            ("XDG_DATA_HOME", "/xdg/data"),
+        ]);
+        assert_eq!(d.config_dir, PathBuf::from("/xdg/config/podcode"));
+        assert_eq!(d.data_dir, PathBuf::from("/xdg/data/podcode"));
+    }
+
+    #[test]
+    fn home_fallback_and_derived_paths() {
+        let d = dirs(&[("HOME", "/home/u")]);
+        assert_eq!(d.config_dir, PathBuf::from("/home/u/.config/podcode"));
+        assert_eq!(d.data_dir, PathBuf::from("/home/u/.local/share/podcode"));
+        assert_eq!(
+            d.db_path(),
+            PathBuf::from("/home/u/.local/share/podcode/podcode.db")
+        );
+        assert_eq!(
+            d.spill_dir(),
+            PathBuf::from("/home/u/.local/share/podcode/tool-output")
+        );
+        assert_eq!(
+            d.global_config_file(),
+            PathBuf::from("/home/u/.config/podcode/config.toml")
+        );
+    }
+
+    #[test]
+    fn empty_and_relative_xdg_are_ignored() {
+        let d = dirs(&[
+            ("HOME", "/home/u"),
+            ("PODCODE_CONFIG_DIR", ""),
+            ("XDG_CONFIG_HOME", "relative/config"),
+            ("XDG_DATA_HOME", ""),
+        ]);
+        assert_eq!(d.config_dir, PathBuf::from("/home/u/.config/podcode"));
+        assert_eq!(d.data_dir, PathBuf::from("/home/u/.local/share/podcode"));
+    }
+
+    #[test]
+    fn project_root_finds_nearest_git() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        let nested = root.join("a").join("b");
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        assert_eq!(project_root(&nested), root);
+        assert_eq!(project_root(&root), root);
+
+        // A `.git` file (worktree or submodule) counts too, and the nearest one wins.
+        std::fs::write(root.join("a").join(".git"), "gitdir: elsewhere\n").unwrap();
+        assert_eq!(project_root(&nested), root.join("a"));
+    }
+
+    #[test]
+    fn project_root_without_git_is_cwd() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("plain");
+        std::fs::create_dir(&dir).unwrap();
+        // The temp dir could itself sit inside a git checkout; only assert when it does not.
+        if tmp.path().ancestors().all(|a| !a.join(".git").exists()) {
+            assert_eq!(project_root(&dir), dir);
+        }
+        assert_eq!(
+            project_config_file(&dir),
+            dir.join(".podcode").join("config.toml")
+        );
+    }
+}

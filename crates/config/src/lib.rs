@@ -1,0 +1,19 @@
+//! Podcode configuration: where config and data live (`dirs`), what `config.toml` may contain
+//! (`model`), and how the global and project files are read, checked and merged (`load`).
+//!
+//! Errors name the file, line, column and key; unknown keys are warnings, never errors.
+
+mod dirs;
+mod error;
+mod load;
+mod locate;
+mod model;
+mod trust;
+
+pub use dirs::{Dirs, project_config_file, project_root};
+pub use error::ConfigError;
+pub use load::{LoadedConfig, load, load_str};
+pub use model::{
+    AgentConfig, Config, McpServerConfig, ProviderConfig, ToolConfig, ToolFilter, ToolOutputConfig,
+};
+pub use trust::TrustList;

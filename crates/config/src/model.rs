@@ -1,0 +1,233 @@
+//! The config data model: what `config.toml` may contain, with every field's default.
+//!
+//! This module owns only the shape of the data; reading, merging and error reporting live in
+//! `load`.
+
+use std::collections::BTreeMap;
+
+use podcode_protocol::PermissionRule;
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// The whole Podcode configuration (global and project files merged).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct Config {
+    /// Default model as `provider/model`, e.g. `openai/gpt-4o`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Truncation limits for tool output.
+    pub tool_output: ToolOutputConfig,
+    /// Tool execution settings.
+    pub tool: ToolConfig,
+    /// Permission rules in file order (global first, then project); the last match wins.
+    pub permission: Vec<PermissionRule>,
+    /// Per-plugin configuration handed to the plugin's `server()` as `config`.
+    #[serde(deserialize_with = "deserialize_plugin_config")]
+    pub plugin_config: BTreeMap<String, serde_json::Value>,
+    /// Agent profiles by name.
+    pub agent: BTreeMap<String, AgentConfig>,
+    /// Model providers by name.
+    pub provider: BTreeMap<String, ProviderConfig>,
+    /// MCP servers by name; their tools are named `<server>_<tool>`.
+    pub mcp: BTreeMap<String, McpServerConfig>,
+    /// npm packages to load as plugins.
+    pub plugins: Vec<String>,
+}
+
+/// Limits past which tool output is truncated and spilled to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct ToolOutputConfig {
+    pub max_lines: usize,
+    pub max_bytes: usize,
+}
+
+impl Default for ToolOutputConfig {
+    fn default() -> Self {
+        Self {
+            max_lines: 2000,
+            max_bytes: 51200,
+        }
+    }
+}
+
+/// Tool execution settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct ToolConfig {
+    /// Per-call timeout in seconds.
+    pub timeout: u64,
+}
+
+impl Default for ToolConfig {
+    fn default() -> Self {
+        Self { timeout: 300 }
+    }
+}
+
+/// An agent profile: `[agent.<name>]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct AgentConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolFilter>,
+    /// Rules applied after the config-level rules, so they refine them for this agent.
+    pub permission: Vec<PermissionRule>,
+}
+
+/// Which tools an agent is offered: `allow` (when set) is the only ids offered; `deny` is
+/// removed afterwards.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct ToolFilter {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Vec<String>>,
+    pub deny: Vec<String>,
+}
+
+/// A model provider: `[provider.<name>]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct ProviderConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the API key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    pub headers: BTreeMap<String, String>,
+}
+
+/// An MCP server: `[mcp.<name>]`. Either `command` (stdio) or `url` (streamable HTTP).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct McpServerConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    pub enabled: bool,
+    /// Per-call timeout in seconds.
+    pub timeout: u64,
+    /// Seconds to wait for the server to start and list its tools.
+    pub startup_timeout: u64,
+    /// When true, failing to start the server is fatal instead of a warning.
+    pub required: bool,
+}
+
+impl Default for McpServerConfig {
+    fn default() -> Self {
+        Self {
+            command: None,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            url: None,
+            headers: BTreeMap::new(),
+            enabled: true,
+            timeout: 120,
+            startup_timeout: 30,
+            required: false,
+        }
+    }
+}
+
+/// Reads each plugin's table as TOML and converts it to JSON, so TOML datetimes reach the
+/// plugin as RFC 3339 strings rather than as serde's private datetime wrapper.
+fn deserialize_plugin_config<'de, D>(
+    deserializer: D,
+) -> Result<BTreeMap<String, serde_json::Value>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let raw = BTreeMap::<String, toml::Value>::deserialize(deserializer)?;
+    Ok(raw.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
+}
+
+/// Converts a TOML value to JSON. Non-finite floats become `null`; datetimes become strings.
+pub(crate) fn toml_to_json(value: toml::Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match value {
+        toml::Value::String(s) => J::String(s),
+        toml::Value::Integer(i) => J::from(i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(f).map_or(J::Null, J::Number),
+        toml::Value::Boolean(b) => J::Bool(b),
+        toml::Value::Datetime(d) => J::String(d.to_string()),
+        toml::Value::Array(items) => J::Array(items.into_iter().map(toml_to_json).collect()),
+        toml::Value::Table(table) => J::Object(
+            table
+                .into_iter()
+                .map(|(k, v)| (k, toml_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults() {
+        let c = Config::default();
+        assert_eq!(c.model, None);
+        assert_eq!(c.tool_output.max_lines, 2000);
+        assert_eq!(c.tool_output.max_bytes, 51200);
+        assert_eq!(c.tool.timeout, 300);
+        assert!(c.permission.is_empty());
+        assert!(c.plugin_config.is_empty());
+        assert!(c.agent.is_empty() && c.provider.is_empty() && c.mcp.is_empty());
+        assert!(c.plugins.is_empty());
+
+        let m = McpServerConfig::default();
+        assert!(m.enabled);
+        assert_eq!((m.timeout, m.startup_timeout, m.required), (120, 30, false));
+    }
+
+    #[test]
+    fn empty_document_gives_defaults() {
+        let c: Config = toml::from_str("").unwrap();
+        assert_eq!(c, Config::default());
+        let m: McpServerConfig = toml::from_str("command = \"x\"").unwrap();
+        assert_eq!(m.command.as_deref(), Some("x"));
+        assert!(m.enabled);
+        assert_eq!(m.timeout, 120);
+    }
+
+    #[test]
+    fn plugin_config_converts_to_json() {
+        let c: Config = toml::from_str(
+            r#"
+            [plugin_config.p]
+            when = 1979-05-27T07:32:00Z
+            nested = { list = [1, 2.5, true], s = "x" }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(
+            c.plugin_config["p"],
+            json!({"when": "1979-05-27T07:32:00Z", "nested": {"list": [1, 2.5, true], "s": "x"}})
+        );
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let mut c = Config {
+            model: Some("openai/gpt-4o".into()),
+            ..Config::default()
+        };
+        c.mcp.insert("m".into(), McpServerConfig::default());
+        let text = toml::to_string(&c).unwrap();
+        let back: Config = toml::from_str(&text).unwrap();
+        assert_eq!(back, c);
+    }
+}

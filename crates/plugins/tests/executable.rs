@@ -1,0 +1,250 @@
+//! Executable tools end to end: real scripts on disk, described, cached, and called through
+//! the real pipeline and store.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use podcode_plugins::{DiscoveryOptions, discover};
+use podcode_protocol::{PermissionAction, PermissionRule};
+use podcode_tools::testing::{Setup, harness};
+use podcode_tools::{CallStatus, ProblemLevel, RawArgs, ToolRegistry};
+use tokio_util::sync::CancellationToken;
+
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+const ADD: &str = r#"#!/usr/bin/env python3
+import json, os, sys
+if sys.argv[1] == "describe":
+    with open(os.path.join(os.path.dirname(__file__), "describe.count"), "a") as f:
+        f.write("x")
+    print(json.dumps({"description": "Add two numbers.", "idempotent": True, "parameters": {"type": "object",
+        "properties": {"a": {"type": "number"}, "b": {"type": "number", "default": 10}}, "required": ["a"]}}))
+else:
+    args = json.load(sys.stdin)
+    print(args["a"] + args["b"], os.environ["PODCODE_TOOL_ID"], os.path.basename(os.getcwd()))
+"#;
+
+fn opts(global: &Path, project: &Path, trusted: bool, cache: &Path) -> DiscoveryOptions {
+    DiscoveryOptions {
+        global_dirs: vec![global.to_path_buf()],
+        project_dirs: vec![project.to_path_buf()],
+        trusted,
+        cache_file: cache.to_path_buf(),
+    }
+}
+
+async fn registry_for(o: &DiscoveryOptions) -> ToolRegistry {
+    let found = discover(o).await;
+    let mut r = ToolRegistry::new();
+    for (source, tools) in found.sources {
+        r.merge(source, tools);
+    }
+    for p in found.problems {
+        r.add_problem(&p.source, p.level, p.message);
+    }
+    r
+}
+
+/// Running means present and not a zombie (orphans may wait a while for PID 1 to reap them).
+fn is_running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map(|s| {
+            !s.lines()
+                .any(|l| l.starts_with("State:") && l.contains("Z"))
+        })
+        .unwrap_or(false)
+}
+
+fn allow_all() -> Setup {
+    Setup {
+        rules: vec![PermissionRule::new("*", "*", PermissionAction::Allow)],
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn an_executable_is_described_once_and_called_through_the_pipeline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let global = tmp.path().join("global");
+    script(&global, "add", ADD);
+    let o = opts(
+        &global,
+        &tmp.path().join("none"),
+        false,
+        &tmp.path().join("cache.json"),
+    );
+    let r = registry_for(&o).await;
+    assert!(r.problems().is_empty(), "{:?}", r.problems());
+    let spec = r.get("add").unwrap().tool.spec().clone();
+    assert_eq!(spec.description, "Add two numbers.");
+    assert!(spec.idempotent);
+    // Cached: a second discovery does not run `describe` again.
+    let _ = registry_for(&o).await;
+    assert_eq!(
+        std::fs::read_to_string(global.join("describe.count")).unwrap(),
+        "x"
+    );
+
+    let h = harness(r, allow_all());
+    let out = h.call("add", r#"{"a": 1}"#).await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    assert_eq!(out.model_text, "11 add work\n");
+    let bad = h.call("add", r#"{"a": "one"}"#).await;
+    assert_eq!(
+        bad.model_text,
+        "The add tool was called with invalid arguments: `a`: \"one\" is not of type \"number\". Please rewrite the input so it satisfies the expected schema."
+    );
+}
+
+#[tokio::test]
+async fn a_changed_file_is_described_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let global = tmp.path().join("global");
+    let file = script(&global, "add", ADD);
+    let o = opts(
+        &global,
+        &tmp.path().join("none"),
+        false,
+        &tmp.path().join("cache.json"),
+    );
+    registry_for(&o).await;
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(&file, ADD.replace("Add two numbers.", "Adds numbers.")).unwrap();
+    let r = registry_for(&o).await;
+    assert_eq!(
+        r.get("add").unwrap().tool.spec().description,
+        "Adds numbers."
+    );
+}
+
+#[tokio::test]
+async fn broken_executables_are_reported_and_the_others_still_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let global = tmp.path().join("global");
+    script(&global, "add", ADD);
+    script(&global, "garbage", "#!/bin/sh\necho 'not json'\n");
+    script(
+        &global,
+        "fails",
+        "#!/bin/sh\necho 'missing dependency foo' >&2\nexit 3\n",
+    );
+    script(&global, "helper.js", "not an executable tool");
+    let r = registry_for(&opts(
+        &global,
+        &tmp.path().join("none"),
+        false,
+        &tmp.path().join("c.json"),
+    ))
+    .await;
+    assert!(r.get("add").is_some());
+    let msgs: Vec<&str> = r.problems().iter().map(|p| p.message.as_str()).collect();
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert!(
+        msgs.iter()
+            .any(|m| m
+                .contains("fails describe` exited with exit status: 3: missing dependency foo")),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("garbage describe` printed an invalid manifest")),
+        "{msgs:?}"
+    );
+}
+
+#[tokio::test]
+async fn project_tools_load_only_in_a_trusted_workspace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("repo/.podcode/tools");
+    script(&project, "add", ADD);
+    let untrusted = registry_for(&opts(
+        &tmp.path().join("g"),
+        &project,
+        false,
+        &tmp.path().join("c.json"),
+    ))
+    .await;
+    assert!(untrusted.get("add").is_none());
+    let p = &untrusted.problems()[0];
+    assert_eq!(p.level, ProblemLevel::Warning);
+    assert!(
+        p.message.contains("not trusted") && p.message.contains("podcode trust"),
+        "{}",
+        p.message
+    );
+    let trusted = registry_for(&opts(
+        &tmp.path().join("g"),
+        &project,
+        true,
+        &tmp.path().join("c.json"),
+    ))
+    .await;
+    assert!(trusted.get("add").is_some());
+}
+
+#[tokio::test]
+async fn failures_aborts_and_timeouts_reach_the_model_and_kill_the_process_group() {
+    let tmp = tempfile::tempdir().unwrap();
+    let global = tmp.path().join("global");
+    let pidfile = tmp.path().join("grandchild.pid");
+    script(
+        &global,
+        "broken",
+        "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"description\":\"d\"}'; exit 0; fi\necho partial\necho 'could not reach the server' >&2\nexit 2\n",
+    );
+    script(
+        &global,
+        "hang",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{{\"description\":\"d\",\"timeout\":1}}'; exit 0; fi\nsleep 30 &\necho $! > {}\nwait\n",
+            pidfile.display()
+        ),
+    );
+    let r = registry_for(&opts(
+        &global,
+        &tmp.path().join("none"),
+        false,
+        &tmp.path().join("c.json"),
+    ))
+    .await;
+    let h = harness(r, allow_all());
+    let out = h.call("broken", "{}").await;
+    assert_eq!(
+        out.model_text,
+        "The broken tool failed: could not reach the server (exited with status 2)\n\nOutput before it stopped:\npartial\n"
+    );
+
+    let abort = CancellationToken::new();
+    let trigger = abort.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let out = h.call_with("hang", RawArgs::Text("{}".into()), abort).await;
+    assert_eq!(out.status, CallStatus::Aborted, "{}", out.model_text);
+    let pid = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .to_string();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !is_running(&pid),
+        "the tool's background child must be killed with its group"
+    );
+
+    let out = h.call("hang", "{}").await;
+    assert_eq!(out.status, CallStatus::TimedOut);
+    assert!(
+        out.model_text
+            .starts_with("The hang tool did not finish within 1 second"),
+        "{}",
+        out.model_text
+    );
+}

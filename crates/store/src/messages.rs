@@ -1,0 +1,148 @@
+//! The `messages` and `parts` tables: a session's conversation (free-form JSON content per
+//! message) and the typed pieces of each message (text, reasoning, tool, step) the agent loop
+//! streams.
+
+use podcode_protocol::{new_id, now_millis};
+use rusqlite::{Row, params};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::db::{json_col, to_json};
+use crate::{Store, StoreError};
+
+/// The roles a message may have.
+const ROLES: &[&str] = &["user", "assistant", "system", "tool"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageRow {
+    pub id: String,
+    pub session_id: String,
+    pub role: String,
+    pub content: Value,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartRow {
+    pub id: String,
+    pub message_id: String,
+    pub session_id: String,
+    pub kind: String,
+    pub data: Value,
+    pub created_at: i64,
+}
+
+fn message_from_row(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
+    Ok(MessageRow {
+        id: row.get(0)?,
+        session_id: row.get(1)?,
+        role: row.get(2)?,
+        content: json_col(row, 3)?,
+        created_at: row.get(4)?,
+    })
+}
+
+fn part_from_row(row: &Row<'_>) -> rusqlite::Result<PartRow> {
+    Ok(PartRow {
+        id: row.get(0)?,
+        message_id: row.get(1)?,
+        session_id: row.get(2)?,
+        kind: row.get(3)?,
+        data: json_col(row, 4)?,
+        created_at: row.get(5)?,
+    })
+}
+
+impl Store {
+    /// Appends a message (role `user`, `assistant`, `system` or `tool`) and bumps the
+    /// session's `updated_at`. Returns the new `msg_…` id.
+    pub fn add_message(
+        &self,
+        session_id: &str,
+        role: &str,
+        content: &Value,
+    ) -> Result<String, StoreError> {
+        if !ROLES.contains(&role) {
+            return Err(StoreError::Invalid {
+                what: "message role (want user, assistant, system or tool)",
+                value: role.to_string(),
+            });
+        }
+        let id = new_id("msg");
+        let now = now_millis();
+        let content = to_json(content)?;
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        let touched = tx
+            .prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")?
+            .execute(params![session_id, now])?;
+        if touched == 0 {
+            return Err(StoreError::NotFound {
+                kind: "session",
+                id: session_id.to_string(),
+            });
+        }
+        tx.prepare_cached(
+            "INSERT INTO messages (id, session_id, role, content, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![id, session_id, role, content, now])?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// A session's messages, oldest first. Each call increments `message_reads()`.
+    pub fn messages(&self, session_id: &str) -> Result<Vec<MessageRow>, StoreError> {
+        self.count_message_read();
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, session_id, role, content, created_at FROM messages \
+             WHERE session_id = ?1 ORDER BY rowid",
+        )?;
+        let rows = stmt
+            .query_map([session_id], message_from_row)?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    /// Appends a part (`text`, `reasoning`, `tool`, `step`, …) to a message. Returns the new
+    /// `prt_…` id.
+    pub fn add_part(
+        &self,
+        message_id: &str,
+        session_id: &str,
+        kind: &str,
+        data: &Value,
+    ) -> Result<String, StoreError> {
+        let id = new_id("prt");
+        let data = to_json(data)?;
+        let conn = self.conn()?;
+        conn.prepare_cached(
+            "INSERT INTO parts (id, message_id, session_id, kind, data, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            id,
+            message_id,
+            session_id,
+            kind,
+            data,
+            now_millis()
+        ])
+        .map_err(|e| StoreError::missing_parent(e, "message", message_id))?;
+        Ok(id)
+    }
+
+    /// A message's parts, oldest first.
+    pub fn parts(&self, message_id: &str) -> Result<Vec<PartRow>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, message_id, session_id, kind, data, created_at FROM parts \
+             WHERE message_id = ?1 ORDER BY rowid",
+        )?;
+        let rows = stmt
+            .query_map([message_id], part_from_row)?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+}

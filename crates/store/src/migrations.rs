@@ -1,0 +1,152 @@
+//! Schema migrations, keyed by `PRAGMA user_version`: migration N (1-based) brings the schema
+//! from version N-1 to N inside one immediate transaction, so a crash never leaves it half done
+//! and two processes opening the same file at once never both apply it.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::StoreError;
+
+/// Every migration, in order. Never edit a shipped entry; append a new one.
+const MIGRATIONS: &[&str] = &[
+    // 1: initial schema.
+    r#"
+    CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        parent_id   TEXT,
+        root_id     TEXT,
+        agent       TEXT NOT NULL,
+        cwd         TEXT NOT NULL,
+        main_cwd    TEXT NOT NULL,
+        model       TEXT,
+        title       TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL
+    );
+    CREATE INDEX sessions_parent ON sessions(parent_id);
+
+    CREATE TABLE messages (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        role        TEXT NOT NULL,
+        content     TEXT NOT NULL,
+        created_at  INTEGER NOT NULL
+    );
+    CREATE INDEX messages_session ON messages(session_id);
+
+    CREATE TABLE parts (
+        id          TEXT PRIMARY KEY,
+        message_id  TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        session_id  TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        data        TEXT NOT NULL,
+        created_at  INTEGER NOT NULL
+    );
+    CREATE INDEX parts_message ON parts(message_id);
+
+    CREATE TABLE tool_calls (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL,
+        message_id  TEXT,
+        tool        TEXT NOT NULL,
+        args        TEXT NOT NULL,
+        state       TEXT NOT NULL,
+        title       TEXT NOT NULL DEFAULT '',
+        output      TEXT NOT NULL DEFAULT '',
+        metadata    TEXT NOT NULL DEFAULT 'null',
+        attachments TEXT NOT NULL DEFAULT '[]',
+        error       TEXT,
+        spill_path  TEXT,
+        started_at  INTEGER NOT NULL,
+        ended_at    INTEGER
+    );
+    CREATE INDEX tool_calls_session ON tool_calls(session_id);
+
+    CREATE TABLE changes (
+        id           TEXT PRIMARY KEY,
+        session_id   TEXT NOT NULL,
+        call_id      TEXT,
+        file         TEXT NOT NULL,
+        op           TEXT NOT NULL,
+        old_content  TEXT,
+        new_content  TEXT,
+        time         INTEGER NOT NULL,
+        reverts      TEXT
+    );
+    CREATE INDEX changes_session ON changes(session_id);
+    CREATE INDEX changes_call ON changes(call_id);
+    CREATE INDEX changes_reverts ON changes(reverts);
+
+    CREATE TABLE approvals (
+        id          TEXT PRIMARY KEY,
+        project     TEXT NOT NULL,
+        permission  TEXT NOT NULL,
+        pattern     TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        UNIQUE (project, permission, pattern)
+    );
+    "#,
+];
+
+/// The schema version this build writes.
+pub(crate) fn latest() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+fn user_version(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)
+}
+
+/// Applies every pending migration; a no-op on an up-to-date file.
+pub(crate) fn run(conn: &mut Connection) -> Result<(), StoreError> {
+    let supported = latest();
+    loop {
+        let current = user_version(conn)?;
+        if current > supported {
+            return Err(StoreError::TooNew {
+                found: current,
+                supported,
+            });
+        }
+        if current == supported {
+            return Ok(());
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Re-read under the write lock: another process may have migrated meanwhile.
+        let version = user_version(&tx)?;
+        if version == current {
+            let sql = MIGRATIONS[current as usize];
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", current + 1)?;
+        }
+        tx.commit()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_conn(dir: &tempfile::TempDir) -> Connection {
+        Connection::open(dir.path().join("m.db")).unwrap()
+    }
+
+    #[test]
+    fn migrating_a_fresh_database_reaches_the_latest_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = file_conn(&dir);
+        run(&mut conn).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), latest());
+        run(&mut conn).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), latest());
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = file_conn(&dir);
+        conn.pragma_update(None, "user_version", latest() + 1)
+            .unwrap();
+        let err = run(&mut conn).unwrap_err();
+        assert!(matches!(err, StoreError::TooNew { .. }), "{err}");
+    }
+}

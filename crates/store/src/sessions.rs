@@ -1,0 +1,107 @@
+//! The `sessions` table: one row per conversation (or sub-agent run), with its agent, working
+//! directories, model and title.
+
+use podcode_protocol::{new_id, now_millis};
+use rusqlite::{OptionalExtension, Row, params};
+use serde::{Deserialize, Serialize};
+
+use crate::{Store, StoreError};
+
+/// What `create_session` needs; id and times are assigned by the store.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NewSession {
+    pub parent_id: Option<String>,
+    pub root_id: Option<String>,
+    pub agent: String,
+    pub cwd: String,
+    pub main_cwd: String,
+    pub model: Option<String>,
+    pub title: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRow {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub root_id: Option<String>,
+    pub agent: String,
+    pub cwd: String,
+    pub main_cwd: String,
+    pub model: Option<String>,
+    pub title: String,
+    pub created_at: i64,
+    /// Bumped whenever a message is added to the session.
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str =
+    "id, parent_id, root_id, agent, cwd, main_cwd, model, title, created_at, updated_at";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        id: row.get(0)?,
+        parent_id: row.get(1)?,
+        root_id: row.get(2)?,
+        agent: row.get(3)?,
+        cwd: row.get(4)?,
+        main_cwd: row.get(5)?,
+        model: row.get(6)?,
+        title: row.get(7)?,
+        created_at: row.get(8)?,
+        updated_at: row.get(9)?,
+    })
+}
+
+impl Store {
+    pub fn create_session(&self, s: &NewSession) -> Result<SessionRow, StoreError> {
+        let now = now_millis();
+        let row = SessionRow {
+            id: new_id("ses"),
+            parent_id: s.parent_id.clone(),
+            root_id: s.root_id.clone(),
+            agent: s.agent.clone(),
+            cwd: s.cwd.clone(),
+            main_cwd: s.main_cwd.clone(),
+            model: s.model.clone(),
+            title: s.title.clone(),
+            created_at: now,
+            updated_at: now,
+        };
+        let conn = self.conn()?;
+        conn.prepare_cached(&format!(
+            "INSERT INTO sessions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+        ))?
+        .execute(params![
+            row.id,
+            row.parent_id,
+            row.root_id,
+            row.agent,
+            row.cwd,
+            row.main_cwd,
+            row.model,
+            row.title,
+            row.created_at,
+            row.updated_at
+        ])?;
+        Ok(row)
+    }
+
+    pub fn session(&self, id: &str) -> Result<Option<SessionRow>, StoreError> {
+        let conn = self.conn()?;
+        let row = conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"))?
+            .query_row([id], from_row)
+            .optional()?;
+        Ok(row)
+    }
+
+    /// Every session, newest first.
+    pub fn list_sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM sessions ORDER BY created_at DESC, rowid DESC"
+        ))?;
+        let rows = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+}

@@ -1,0 +1,205 @@
+//! The `tool_calls` table: one row per tool call, written when the call starts (`running`)
+//! and completed when it ends, with its result, error and spill file.
+
+use std::fmt;
+
+use podcode_protocol::now_millis;
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+use rusqlite::{OptionalExtension, Row, params};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::db::{json_col, to_json};
+use crate::{Store, StoreError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCallState {
+    Running,
+    Completed,
+    Failed,
+    Denied,
+    Interrupted,
+}
+
+impl ToolCallState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Denied => "denied",
+            Self::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "running" => Some(Self::Running),
+            "completed" => Some(Self::Completed),
+            "failed" => Some(Self::Failed),
+            "denied" => Some(Self::Denied),
+            "interrupted" => Some(Self::Interrupted),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ToolCallState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl ToSql for ToolCallState {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.as_str()))
+    }
+}
+
+impl FromSql for ToolCallState {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        let text = value.as_str()?;
+        Self::parse(text).ok_or_else(|| {
+            FromSqlError::Other(Box::new(StoreError::Corrupt {
+                column: "tool_calls.state",
+                value: text.to_string(),
+            }))
+        })
+    }
+}
+
+/// What `start_tool_call` records; the call id comes from the model/provider.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NewToolCall<'a> {
+    pub id: &'a str,
+    pub session_id: &'a str,
+    pub message_id: Option<&'a str>,
+    pub tool: &'a str,
+    pub args: &'a Value,
+}
+
+/// How a call ended, for `finish_tool_call`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ToolCallEnd<'a> {
+    pub state: ToolCallState,
+    pub title: &'a str,
+    pub output: &'a str,
+    pub metadata: &'a Value,
+    pub attachments: &'a Value,
+    pub error: Option<&'a str>,
+    pub spill_path: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRow {
+    pub id: String,
+    pub session_id: String,
+    pub message_id: Option<String>,
+    pub tool: String,
+    pub args: Value,
+    pub state: ToolCallState,
+    pub title: String,
+    pub output: String,
+    pub metadata: Value,
+    pub attachments: Value,
+    pub error: Option<String>,
+    pub spill_path: Option<String>,
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, session_id, message_id, tool, args, state, title, output, metadata, \
+                       attachments, error, spill_path, started_at, ended_at";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<ToolCallRow> {
+    Ok(ToolCallRow {
+        id: row.get(0)?,
+        session_id: row.get(1)?,
+        message_id: row.get(2)?,
+        tool: row.get(3)?,
+        args: json_col(row, 4)?,
+        state: row.get(5)?,
+        title: row.get(6)?,
+        output: row.get(7)?,
+        metadata: json_col(row, 8)?,
+        attachments: json_col(row, 9)?,
+        error: row.get(10)?,
+        spill_path: row.get(11)?,
+        started_at: row.get(12)?,
+        ended_at: row.get(13)?,
+    })
+}
+
+impl Store {
+    /// Records a call as `running`. A second start with the same id is an error.
+    pub fn start_tool_call(&self, call: &NewToolCall<'_>) -> Result<(), StoreError> {
+        let args = to_json(call.args)?;
+        let conn = self.conn()?;
+        conn.prepare_cached(
+            "INSERT INTO tool_calls (id, session_id, message_id, tool, args, state, started_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![
+            call.id,
+            call.session_id,
+            call.message_id,
+            call.tool,
+            args,
+            ToolCallState::Running,
+            now_millis()
+        ])?;
+        Ok(())
+    }
+
+    /// Stores how a started call ended; `NotFound` when it was never started.
+    pub fn finish_tool_call(&self, id: &str, done: &ToolCallEnd<'_>) -> Result<(), StoreError> {
+        let metadata = to_json(done.metadata)?;
+        let attachments = to_json(done.attachments)?;
+        let conn = self.conn()?;
+        let updated = conn
+            .prepare_cached(
+                "UPDATE tool_calls SET state = ?2, title = ?3, output = ?4, metadata = ?5, \
+                 attachments = ?6, error = ?7, spill_path = ?8, ended_at = ?9 WHERE id = ?1",
+            )?
+            .execute(params![
+                id,
+                done.state,
+                done.title,
+                done.output,
+                metadata,
+                attachments,
+                done.error,
+                done.spill_path,
+                now_millis()
+            ])?;
+        if updated == 0 {
+            return Err(StoreError::NotFound {
+                kind: "tool call",
+                id: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    pub fn tool_call(&self, id: &str) -> Result<Option<ToolCallRow>, StoreError> {
+        let conn = self.conn()?;
+        let row = conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM tool_calls WHERE id = ?1"))?
+            .query_row([id], from_row)
+            .optional()?;
+        Ok(row)
+    }
+
+    /// A session's calls, in the order they started.
+    pub fn tool_calls(&self, session_id: &str) -> Result<Vec<ToolCallRow>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM tool_calls WHERE session_id = ?1 ORDER BY rowid"
+        ))?;
+        let rows = stmt
+            .query_map([session_id], from_row)?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+}

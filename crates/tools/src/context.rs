@@ -1,0 +1,273 @@
+//! `ToolContext`: what a running call can see and do. It carries the call's identity and
+//! directories, the abort signal, and handles back into the runtime: live `metadata()`
+//! updates become events, `ask()` goes through hooks and the permission engine,
+//! `record_change()` writes the change journal, `messages()` reads the conversation from
+//! the store only the first time it is touched, and `write_output()` streams output into
+//! the call's truncating sink.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use podcode_protocol::{ChangeRecord, Event, PermissionRequest, RecordedChange};
+use podcode_store::{MessageRow, Store};
+use serde_json::Value;
+use tokio::sync::{OnceCell, broadcast};
+use tokio_util::sync::CancellationToken;
+
+use crate::hooks::{HookCall, ToolHook};
+use crate::permission::{AskRequest, PermissionEngine};
+use crate::tool::ToolError;
+use crate::truncate::OutputSink;
+
+/// Who is calling and where: the identity half of the context.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CallIdentity {
+    pub session_id: String,
+    pub message_id: String,
+    pub call_id: String,
+    /// Set inside a sub-agent session: its parent and the root of the tree.
+    pub parent_id: Option<String>,
+    pub root_id: Option<String>,
+    pub agent: String,
+    /// The user's primary workspace.
+    pub main_cwd: PathBuf,
+    /// The session's working directory (differs from `main_cwd` inside a worktree).
+    pub directory: PathBuf,
+    /// The git root.
+    pub worktree: PathBuf,
+}
+
+/// Runtime services every context shares.
+pub(crate) struct Shared {
+    pub store: Arc<Store>,
+    pub events: broadcast::Sender<Event>,
+    pub permissions: PermissionEngine,
+    pub hooks: Vec<Arc<dyn ToolHook>>,
+    pub spill_dir: PathBuf,
+}
+
+impl Shared {
+    pub fn emit(&self, event: Event) {
+        // No subscribers is fine: events are for front ends that want them.
+        let _ = self.events.send(event);
+    }
+
+    pub fn warn(&self, message: String) {
+        self.emit(Event::Warning { message });
+    }
+}
+
+#[derive(Clone)]
+pub struct ToolContext {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    id: CallIdentity,
+    tool: String,
+    abort: CancellationToken,
+    shared: Arc<Shared>,
+    messages: OnceCell<Arc<Vec<MessageRow>>>,
+    sink: Arc<Mutex<Option<OutputSink>>>,
+    changes: Mutex<Vec<String>>,
+}
+
+impl ToolContext {
+    pub(crate) fn new(
+        id: CallIdentity,
+        tool: String,
+        abort: CancellationToken,
+        shared: Arc<Shared>,
+        sink: Arc<Mutex<Option<OutputSink>>>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                id,
+                tool,
+                abort,
+                shared,
+                messages: OnceCell::new(),
+                sink,
+                changes: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    pub fn identity(&self) -> &CallIdentity {
+        &self.inner.id
+    }
+    pub fn session_id(&self) -> &str {
+        &self.inner.id.session_id
+    }
+    pub fn message_id(&self) -> &str {
+        &self.inner.id.message_id
+    }
+    pub fn call_id(&self) -> &str {
+        &self.inner.id.call_id
+    }
+    pub fn agent(&self) -> &str {
+        &self.inner.id.agent
+    }
+    pub fn main_cwd(&self) -> &Path {
+        &self.inner.id.main_cwd
+    }
+    pub fn directory(&self) -> &Path {
+        &self.inner.id.directory
+    }
+    pub fn worktree(&self) -> &Path {
+        &self.inner.id.worktree
+    }
+    pub fn tool_id(&self) -> &str {
+        &self.inner.tool
+    }
+    /// Fires when the user aborts or the call times out.
+    pub fn abort(&self) -> &CancellationToken {
+        &self.inner.abort
+    }
+    pub fn is_aborted(&self) -> bool {
+        self.inner.abort.is_cancelled()
+    }
+    /// Where truncated outputs are spilled; `read` may open it without a prompt.
+    pub fn spill_dir(&self) -> &Path {
+        &self.inner.shared.spill_dir
+    }
+    pub fn store(&self) -> &Arc<Store> {
+        &self.inner.shared.store
+    }
+    /// The project key approvals are remembered under.
+    pub fn project(&self) -> &str {
+        self.inner.shared.permissions.project()
+    }
+
+    /// Live UI state for the running call.
+    pub fn metadata(&self, title: Option<String>, metadata: Option<Value>) {
+        self.inner.shared.emit(Event::ToolMetadata {
+            call_id: self.inner.id.call_id.clone(),
+            title: title.map(|t| podcode_protocol::clip_title(&t)),
+            metadata,
+        });
+    }
+
+    /// Blocks until the request is allowed; a deny or reject becomes the call's error.
+    pub async fn ask(&self, request: PermissionRequest) -> Result<(), ToolError> {
+        let call = self.hook_call();
+        let mut verdict = None;
+        for hook in &self.inner.shared.hooks {
+            match hook.permission(&call, &request).await {
+                Ok(Some(action)) => verdict = Some(action),
+                Ok(None) => {}
+                Err(e) => self
+                    .inner
+                    .shared
+                    .warn(format!("permission.ask hook {} failed: {e}", hook.name())),
+            }
+        }
+        let ask = AskRequest {
+            request_id: PermissionEngine::new_request_id(),
+            session_id: self.inner.id.session_id.clone(),
+            call_id: self.inner.id.call_id.clone(),
+            tool: self.inner.tool.clone(),
+            request,
+        };
+        self.inner
+            .shared
+            .permissions
+            .check(ask, verdict)
+            .await
+            .map_err(|e| ToolError::Permission(e.to_string()))
+    }
+
+    /// Lets `shell.env` hooks adjust the environment of a command this call is about to run.
+    pub async fn shell_env(&self, env: &mut std::collections::BTreeMap<String, String>) {
+        let call = self.hook_call();
+        for hook in &self.inner.shared.hooks {
+            if let Err(e) = hook.shell_env(&call, env).await {
+                self.inner
+                    .shared
+                    .warn(format!("shell.env hook {} failed: {e}", hook.name()));
+            }
+        }
+    }
+
+    /// Journals a file change under this session and call. Relative paths are resolved
+    /// against the session directory.
+    pub fn record_change(&self, mut change: ChangeRecord) -> Result<RecordedChange, ToolError> {
+        let path = Path::new(&change.file);
+        if path.is_relative() {
+            change.file = self
+                .inner
+                .id
+                .directory
+                .join(path)
+                .to_string_lossy()
+                .into_owned();
+        }
+        let recorded = self
+            .inner
+            .shared
+            .store
+            .record_change(
+                &self.inner.id.session_id,
+                Some(&self.inner.id.call_id),
+                &change,
+                None,
+            )
+            .map_err(|e| {
+                ToolError::failed(format!(
+                    "could not journal the change to {}: {e}",
+                    change.file
+                ))
+            })?;
+        if let Ok(mut ids) = self.inner.changes.lock() {
+            ids.push(recorded.id.clone());
+        }
+        self.inner.shared.emit(Event::ChangeRecorded {
+            change_id: recorded.id.clone(),
+            call_id: Some(self.inner.id.call_id.clone()),
+            file: recorded.file.clone(),
+        });
+        Ok(recorded)
+    }
+
+    /// The conversation so far, read from the store the first time it is asked for.
+    pub async fn messages(&self) -> Result<Arc<Vec<MessageRow>>, ToolError> {
+        self.inner
+            .messages
+            .get_or_try_init(|| async {
+                self.inner
+                    .shared
+                    .store
+                    .messages(&self.inner.id.session_id)
+                    .map(Arc::new)
+                    .map_err(|e| ToolError::failed(format!("could not read the conversation: {e}")))
+            })
+            .await
+            .cloned()
+    }
+
+    /// Streams output into the call's truncating sink (for tools whose output may be huge);
+    /// the result's `output` is appended after whatever was streamed.
+    pub fn write_output(&self, data: &[u8]) {
+        if let Ok(mut sink) = self.inner.sink.lock()
+            && let Some(sink) = sink.as_mut()
+        {
+            sink.write(data);
+        }
+    }
+
+    pub(crate) fn recorded_changes(&self) -> Vec<String> {
+        self.inner
+            .changes
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn hook_call(&self) -> HookCall {
+        HookCall {
+            tool: self.inner.tool.clone(),
+            session_id: self.inner.id.session_id.clone(),
+            call_id: self.inner.id.call_id.clone(),
+        }
+    }
+}

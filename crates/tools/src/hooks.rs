@@ -1,0 +1,57 @@
+//! The hook interface the pipeline calls around every tool call. Plugins fill it in
+//! (`tool.execute.before`, `tool.execute.after`, `permission.ask`); here it is only the
+//! contract. A hook that fails is reported to the user as a warning and otherwise ignored:
+//! a broken hook must never break the call. A hook that wants to stop a call returns
+//! `BeforeDecision::Block`, whose reason the model reads.
+
+use async_trait::async_trait;
+use podcode_protocol::{PermissionAction, PermissionRequest, ToolResult};
+use serde_json::Value;
+
+/// Which call a hook is looking at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookCall {
+    pub tool: String,
+    pub session_id: String,
+    pub call_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BeforeDecision {
+    Continue,
+    Block(String),
+}
+
+#[async_trait]
+pub trait ToolHook: Send + Sync {
+    /// Names the hook in warnings, e.g. the plugin file it came from.
+    fn name(&self) -> &str;
+
+    /// May rewrite `args` in place or block the call.
+    async fn before(&self, _call: &HookCall, _args: &mut Value) -> Result<BeforeDecision, String> {
+        Ok(BeforeDecision::Continue)
+    }
+
+    /// Sees the full result before truncation and may rewrite it.
+    async fn after(&self, _call: &HookCall, _result: &mut ToolResult) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// `shell.env`: may add or change environment variables for commands a tool runs.
+    async fn shell_env(
+        &self,
+        _call: &HookCall,
+        _env: &mut std::collections::BTreeMap<String, String>,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// `permission.ask`: may settle an ask before the user is prompted.
+    async fn permission(
+        &self,
+        _call: &HookCall,
+        _request: &PermissionRequest,
+    ) -> Result<Option<PermissionAction>, String> {
+        Ok(None)
+    }
+}

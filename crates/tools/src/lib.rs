@@ -1,0 +1,35 @@
+//! The tool runtime: what a tool is (`Tool`), where tools are merged (`ToolRegistry`), and the
+//! one pipeline every call goes through (`ToolRuntime::call`): resolve ▸ parse ▸ validate ▸
+//! before-hooks ▸ permission ▸ execute ▸ after-hooks ▸ truncate+spill ▸ record.
+//!
+//! No concrete tools live here; built-ins, plugins, MCP and executables implement `Tool`.
+
+mod context;
+mod hooks;
+mod permission;
+mod pipeline;
+mod registry;
+mod revert;
+mod schema;
+mod texts;
+mod tool;
+mod truncate;
+
+#[cfg(feature = "test-support")]
+pub mod testing;
+
+pub use context::{CallIdentity, ToolContext};
+pub use hooks::{BeforeDecision, HookCall, ToolHook};
+pub use permission::{
+    AskRequest, Asker, FixedAsker, PermissionEngine, PermissionError, wildcard_match,
+};
+pub use pipeline::{CallOutcome, CallRequest, CallStatus, RawArgs, RuntimeOptions, ToolRuntime};
+pub use registry::{
+    LoadProblem, PROTECTED_TOOL_IDS, ProblemLevel, RegisteredTool, SourceKind, ToolRegistry,
+    ToolSource, is_protected,
+};
+pub use revert::{RevertError, RevertOptions, RevertOutcome, RevertTarget, revert, unified_diff};
+pub use schema::{ArgIssue, apply_defaults, validate_args};
+pub use texts::*;
+pub use tool::{Tool, ToolError};
+pub use truncate::{OutputSink, SpillInfo, Truncated, clean_spill_dir};

@@ -1,0 +1,245 @@
+//! The permission engine. A request `{permission, patterns}` is checked pattern by pattern
+//! against the rules (defaults, then global config, project config, agent profile; the last
+//! matching rule wins) and the "always" approvals remembered for this project. `deny` ends
+//! the call; patterns that still need an `ask` go to the front end's `Asker` in one prompt.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use globset::{Glob, GlobMatcher};
+use podcode_protocol::{
+    PermissionAction, PermissionReply, PermissionRequest, PermissionRule, new_id,
+};
+use podcode_store::Store;
+
+use crate::texts::{denied_text, rejected_text, rejected_with_feedback_text};
+
+/// What a front end is shown when a call needs the user's decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AskRequest {
+    pub request_id: String,
+    pub session_id: String,
+    pub call_id: String,
+    pub tool: String,
+    pub request: PermissionRequest,
+}
+
+/// The front end side of an ask: a terminal prompt, a TUI modal, a policy.
+#[async_trait]
+pub trait Asker: Send + Sync {
+    async fn ask(&self, request: &AskRequest) -> PermissionReply;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PermissionError {
+    #[error("{}", denied_text(.permission, .patterns))]
+    Denied {
+        permission: String,
+        patterns: Vec<String>,
+    },
+    #[error("{}", match .feedback {
+        Some(f) => rejected_with_feedback_text(.permission, .patterns, f),
+        None => rejected_text(.permission, .patterns),
+    })]
+    Rejected {
+        permission: String,
+        patterns: Vec<String>,
+        feedback: Option<String>,
+    },
+    #[error("could not read or save approvals: {0}")]
+    Store(String),
+}
+
+struct CompiledRule {
+    rule: PermissionRule,
+    permission: Matcher,
+    pattern: Matcher,
+}
+
+/// `*`, `?` and `**` wildcards; `*` crosses `/` too, so `git *` matches `git log src/a.rs`.
+enum Matcher {
+    Any,
+    Glob(GlobMatcher),
+    Exact(String),
+}
+
+impl Matcher {
+    fn new(pattern: &str) -> Self {
+        if pattern == "*" || pattern == "**" {
+            return Self::Any;
+        }
+        match Glob::new(pattern) {
+            Ok(g) => Self::Glob(g.compile_matcher()),
+            Err(_) => Self::Exact(pattern.to_string()),
+        }
+    }
+
+    fn is_match(&self, s: &str) -> bool {
+        match self {
+            Self::Any => true,
+            Self::Glob(g) => g.is_match(s),
+            Self::Exact(p) => p == s,
+        }
+    }
+}
+
+/// Matches `text` against a permission wildcard pattern.
+pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+    Matcher::new(pattern).is_match(text)
+}
+
+pub struct PermissionEngine {
+    rules: Vec<CompiledRule>,
+    store: Arc<Store>,
+    project: String,
+    asker: Arc<dyn Asker>,
+}
+
+impl PermissionEngine {
+    /// `rules` in increasing precedence; `project` keys the remembered approvals.
+    pub fn new(
+        rules: Vec<PermissionRule>,
+        store: Arc<Store>,
+        project: String,
+        asker: Arc<dyn Asker>,
+    ) -> Self {
+        let mut all = vec![PermissionRule::new("*", "*", PermissionAction::Ask)];
+        all.extend(rules);
+        let rules = all
+            .into_iter()
+            .map(|rule| CompiledRule {
+                permission: Matcher::new(&rule.permission),
+                pattern: Matcher::new(&rule.pattern),
+                rule,
+            })
+            .collect();
+        Self {
+            rules,
+            store,
+            project,
+            asker,
+        }
+    }
+
+    pub fn project(&self) -> &str {
+        &self.project
+    }
+
+    /// The action the rules alone give one pattern (no remembered approvals).
+    pub fn evaluate(&self, permission: &str, pattern: &str) -> PermissionAction {
+        self.rules
+            .iter()
+            .rev()
+            .find(|r| r.permission.is_match(permission) && r.pattern.is_match(pattern))
+            .map(|r| r.rule.action)
+            .unwrap_or(PermissionAction::Ask)
+    }
+
+    /// Decides a request; asks the user for what rules and approvals leave open.
+    /// `hook` is the `permission.ask` hook's verdict, consulted before the user is prompted.
+    pub async fn check(
+        &self,
+        ask: AskRequest,
+        hook: Option<PermissionAction>,
+    ) -> Result<(), PermissionError> {
+        let req = &ask.request;
+        let patterns: Vec<String> = if req.patterns.is_empty() {
+            vec!["*".into()]
+        } else {
+            req.patterns.clone()
+        };
+        let mut pending = Vec::new();
+        let mut approvals = None;
+        for pattern in &patterns {
+            match self.evaluate(&req.permission, pattern) {
+                PermissionAction::Deny => {
+                    return Err(PermissionError::Denied {
+                        permission: req.permission.clone(),
+                        patterns: vec![pattern.clone()],
+                    });
+                }
+                PermissionAction::Allow => {}
+                PermissionAction::Ask => {
+                    if approvals.is_none() {
+                        approvals = Some(
+                            self.store
+                                .approvals(Some(&self.project))
+                                .map_err(|e| PermissionError::Store(e.to_string()))?,
+                        );
+                    }
+                    let remembered = approvals.iter().flatten().any(|a| {
+                        wildcard_match(&a.permission, &req.permission)
+                            && wildcard_match(&a.pattern, pattern)
+                    });
+                    if !remembered {
+                        pending.push(pattern.clone());
+                    }
+                }
+            }
+        }
+        if pending.is_empty() {
+            return Ok(());
+        }
+        match hook {
+            Some(PermissionAction::Allow) => return Ok(()),
+            Some(PermissionAction::Deny) => {
+                return Err(PermissionError::Denied {
+                    permission: req.permission.clone(),
+                    patterns: pending,
+                });
+            }
+            _ => {}
+        }
+        let mut shown = ask.clone();
+        shown.request.patterns = pending.clone();
+        if shown.request.always.is_empty() {
+            shown.request.always = pending.clone();
+        }
+        match self.asker.ask(&shown).await {
+            PermissionReply::Once => Ok(()),
+            PermissionReply::Always => {
+                for pattern in &shown.request.always {
+                    self.store
+                        .add_approval(&self.project, &req.permission, pattern)
+                        .map_err(|e| PermissionError::Store(e.to_string()))?;
+                }
+                Ok(())
+            }
+            PermissionReply::Reject { feedback } => Err(PermissionError::Rejected {
+                permission: req.permission.clone(),
+                patterns: pending,
+                feedback: feedback.filter(|f| !f.trim().is_empty()),
+            }),
+        }
+    }
+
+    pub fn new_request_id() -> String {
+        new_id("per")
+    }
+}
+
+/// Answers every ask the same way: `--yes` (once), or reject when nobody can be asked.
+pub struct FixedAsker(pub PermissionReply);
+
+#[async_trait]
+impl Asker for FixedAsker {
+    async fn ask(&self, _request: &AskRequest) -> PermissionReply {
+        self.0.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcards_cover_star_question_and_double_star() {
+        assert!(wildcard_match("git *", "git log src/a.rs"));
+        assert!(wildcard_match("src/**", "src/a/b.rs"));
+        assert!(wildcard_match("file?.txt", "file1.txt"));
+        assert!(!wildcard_match("file?.txt", "file10.txt"));
+        assert!(wildcard_match("*", "anything at all"));
+        assert!(wildcard_match("echo [unclosed", "echo [unclosed"));
+        assert!(!wildcard_match("rm *", "git rm x"));
+    }
+}

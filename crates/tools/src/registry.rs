@@ -1,0 +1,277 @@
+//! `ToolRegistry`: the merged tool set. Built-ins register first; every other source
+//! merges by id. Unprotected built-ins may be replaced, protected ones never (they carry
+//! their security gate inside `execute`); between two custom sources the later one wins.
+//! Every refusal, replacement and shadowing is recorded as a `LoadProblem` so nothing
+//! about the merge is silent. Name resolution for calls lives here too.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use serde::Serialize;
+
+use crate::schema::CompiledSchema;
+use crate::texts::{ambiguous_tool_text, unknown_tool_text};
+use crate::tool::Tool;
+
+/// Built-ins that can never be replaced (DESIGN.md §4).
+pub const PROTECTED_TOOL_IDS: &[&str] = &[
+    "read",
+    "list",
+    "write",
+    "edit",
+    "apply_patch",
+    "bash",
+    "glob",
+    "grep",
+    "symbols",
+    "webfetch",
+    "task",
+    "sync_to_main",
+    "browser_navigate",
+    "browser_click",
+    "browser_type",
+    "browser_snapshot",
+    "browser_screenshot",
+    "browser_look",
+    "browser_select",
+    "browser_scroll",
+    "browser_measure",
+    "browser_diff",
+    "browser_resize",
+];
+
+pub fn is_protected(id: &str) -> bool {
+    PROTECTED_TOOL_IDS.contains(&id)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    Builtin,
+    Plugin,
+    ToolFile,
+    Mcp,
+    Executable,
+    Test,
+}
+
+/// Where a tool came from: a kind and a name a user recognises (a file path, `mcp:name`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolSource {
+    pub kind: SourceKind,
+    pub name: String,
+}
+
+impl ToolSource {
+    pub fn builtin() -> Self {
+        Self {
+            kind: SourceKind::Builtin,
+            name: "built-in".into(),
+        }
+    }
+    pub fn new(kind: SourceKind, name: impl Into<String>) -> Self {
+        Self {
+            kind,
+            name: name.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemLevel {
+    /// The tool or source did not load.
+    Error,
+    /// It loaded, but something about it needs the user's attention.
+    Warning,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoadProblem {
+    pub source: String,
+    pub level: ProblemLevel,
+    pub message: String,
+}
+
+pub struct RegisteredTool {
+    pub tool: Arc<dyn Tool>,
+    pub source: ToolSource,
+    pub protected: bool,
+    /// What this tool replaced, e.g. `built-in grep` or the losing source's name.
+    pub replaced: Option<String>,
+    schema: OnceLock<CompiledSchema>,
+}
+
+impl RegisteredTool {
+    fn new(
+        tool: Arc<dyn Tool>,
+        source: ToolSource,
+        protected: bool,
+        replaced: Option<String>,
+    ) -> Self {
+        Self {
+            tool,
+            source,
+            protected,
+            replaced,
+            schema: OnceLock::new(),
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.tool.spec().id
+    }
+
+    /// The compiled parameter schema, built on first use.
+    pub(crate) fn schema(&self) -> &CompiledSchema {
+        self.schema
+            .get_or_init(|| CompiledSchema::compile(&self.tool.spec().parameters))
+    }
+}
+
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: Vec<RegisteredTool>,
+    index: HashMap<String, usize>,
+    problems: Vec<LoadProblem>,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a built-in. Built-ins come first; a duplicate built-in id is a bug.
+    pub fn register_builtin(&mut self, tool: Arc<dyn Tool>) {
+        let id = tool.spec().id.clone();
+        if !podcode_protocol::is_valid_tool_id(&id) || self.index.contains_key(&id) {
+            self.add_problem(
+                "built-in",
+                ProblemLevel::Error,
+                format!("built-in tool id \"{id}\" is invalid or duplicated"),
+            );
+            return;
+        }
+        let protected = is_protected(&id);
+        self.index.insert(id, self.tools.len());
+        self.tools.push(RegisteredTool::new(
+            tool,
+            ToolSource::builtin(),
+            protected,
+            None,
+        ));
+    }
+
+    /// Merges one source's tools by id, recording every refusal and replacement.
+    pub fn merge(&mut self, source: ToolSource, tools: Vec<Arc<dyn Tool>>) {
+        for tool in tools {
+            let id = tool.spec().id.clone();
+            if !podcode_protocol::is_valid_tool_id(&id) {
+                self.add_problem(
+                    &source.name,
+                    ProblemLevel::Error,
+                    format!("{}: invalid tool id \"{id}\": ids must match ^[A-Za-z][A-Za-z0-9_-]{{0,63}}$", source.name),
+                );
+                continue;
+            }
+            let Some(&at) = self.index.get(&id) else {
+                self.index.insert(id, self.tools.len());
+                self.tools
+                    .push(RegisteredTool::new(tool, source.clone(), false, None));
+                continue;
+            };
+            let existing = &self.tools[at];
+            if existing.source.kind == SourceKind::Builtin && existing.protected {
+                self.add_problem(
+                    &source.name,
+                    ProblemLevel::Error,
+                    format!("plugin: refusing to override protected built-in tool {id}"),
+                );
+                continue;
+            }
+            let (replaced, message) = if existing.source.kind == SourceKind::Builtin {
+                (
+                    format!("built-in {id}"),
+                    format!("tool {id} from {} replaces the built-in {id}", source.name),
+                )
+            } else {
+                (
+                    existing.source.name.clone(),
+                    format!(
+                        "tool {id} from {} shadows the one from {}",
+                        source.name, existing.source.name
+                    ),
+                )
+            };
+            self.add_problem(&source.name, ProblemLevel::Warning, message);
+            self.tools[at] = RegisteredTool::new(tool, source.clone(), false, Some(replaced));
+        }
+    }
+
+    pub fn add_problem(&mut self, source: &str, level: ProblemLevel, message: String) {
+        self.problems.push(LoadProblem {
+            source: source.to_string(),
+            level,
+            message,
+        });
+    }
+
+    pub fn tools(&self) -> &[RegisteredTool] {
+        &self.tools
+    }
+
+    pub fn problems(&self) -> &[LoadProblem] {
+        &self.problems
+    }
+
+    pub fn get(&self, id: &str) -> Option<&RegisteredTool> {
+        self.index.get(id).map(|&i| &self.tools[i])
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.index.contains_key(id)
+    }
+
+    /// Exact id, else a unique case-insensitive match; otherwise the model-facing error.
+    pub fn resolve(&self, name: &str) -> Result<&RegisteredTool, String> {
+        if let Some(t) = self.get(name) {
+            return Ok(t);
+        }
+        let folded: Vec<&RegisteredTool> = self
+            .tools
+            .iter()
+            .filter(|t| t.id().eq_ignore_ascii_case(name))
+            .collect();
+        match folded.as_slice() {
+            [one] => Ok(one),
+            [] => Err(unknown_tool_text(name, &self.closest(name, 3))),
+            many => Err(ambiguous_tool_text(
+                name,
+                &many.iter().map(|t| t.id().to_string()).collect::<Vec<_>>(),
+            )),
+        }
+    }
+
+    /// Up to `n` ids nearest to `name`, nearest first.
+    pub fn closest(&self, name: &str, n: usize) -> Vec<String> {
+        let lower = name.to_ascii_lowercase();
+        let mut scored: Vec<(usize, &str)> = self
+            .tools
+            .iter()
+            .map(|t| {
+                let id = t.id();
+                let mut d = strsim::levenshtein(&lower, &id.to_ascii_lowercase());
+                if id.contains(&lower) || lower.contains(id) {
+                    d = d.min(1);
+                }
+                (d, id)
+            })
+            .collect();
+        scored.sort();
+        scored
+            .into_iter()
+            .take(n)
+            .map(|(_, id)| id.to_string())
+            .collect()
+    }
+}

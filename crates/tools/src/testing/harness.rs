@@ -1,0 +1,160 @@
+//! Test harness: a real SQLite store in a temp dir, a runtime over a chosen registry, and a
+//! scripted `Asker` standing in for the person at the terminal (it records every prompt).
+//! Shared by every crate's tests through the `test-support` feature.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use crate::*;
+use async_trait::async_trait;
+use podcode_protocol::{PermissionReply, PermissionRule};
+use podcode_store::{NewSession, Store};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Default)]
+pub struct ScriptedUser {
+    pub replies: Mutex<VecDeque<PermissionReply>>,
+    pub asked: Mutex<Vec<AskRequest>>,
+}
+
+impl ScriptedUser {
+    pub fn will(replies: &[PermissionReply]) -> Arc<Self> {
+        Arc::new(Self {
+            replies: Mutex::new(replies.iter().cloned().collect()),
+            asked: Mutex::new(vec![]),
+        })
+    }
+    pub fn asks(&self) -> Vec<AskRequest> {
+        self.asked.lock().expect("test harness").clone()
+    }
+}
+
+#[async_trait]
+impl Asker for ScriptedUser {
+    async fn ask(&self, request: &AskRequest) -> PermissionReply {
+        self.asked
+            .lock()
+            .expect("test harness")
+            .push(request.clone());
+        self.replies
+            .lock()
+            .expect("test harness")
+            .pop_front()
+            .unwrap_or(PermissionReply::Reject { feedback: None })
+    }
+}
+
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub store: Arc<Store>,
+    pub runtime: ToolRuntime,
+    pub user: Arc<ScriptedUser>,
+    pub session: String,
+}
+
+pub struct Setup {
+    pub rules: Vec<PermissionRule>,
+    pub replies: Vec<PermissionReply>,
+    pub hooks: Vec<Arc<dyn ToolHook>>,
+    pub opts: Box<dyn FnOnce(&mut RuntimeOptions)>,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Self {
+            rules: vec![],
+            replies: vec![],
+            hooks: vec![],
+            opts: Box::new(|_| {}),
+        }
+    }
+}
+
+pub fn harness(registry: ToolRegistry, setup: Setup) -> Harness {
+    let dir = tempfile::tempdir().expect("test harness");
+    let store = Arc::new(Store::open(&dir.path().join("data/podcode.db")).expect("test harness"));
+    let user = ScriptedUser::will(&setup.replies);
+    let project = dir.path().join("work");
+    std::fs::create_dir_all(&project).expect("test harness");
+    let engine = PermissionEngine::new(
+        setup.rules,
+        store.clone(),
+        project.to_string_lossy().into(),
+        user.clone(),
+    );
+    let mut opts = RuntimeOptions::new(dir.path().join("data/tool-output"));
+    (setup.opts)(&mut opts);
+    let runtime = ToolRuntime::new(registry, store.clone(), engine, setup.hooks, opts);
+    let session = store
+        .create_session(&NewSession {
+            parent_id: None,
+            root_id: None,
+            agent: "build".into(),
+            cwd: project.to_string_lossy().into(),
+            main_cwd: project.to_string_lossy().into(),
+            model: None,
+            title: "test".into(),
+        })
+        .expect("test harness")
+        .id;
+    Harness {
+        dir,
+        store,
+        runtime,
+        user,
+        session,
+    }
+}
+
+pub fn registry(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
+    let mut r = ToolRegistry::new();
+    r.merge(ToolSource::new(SourceKind::Test, "test"), tools);
+    r
+}
+
+impl Harness {
+    pub fn work(&self) -> std::path::PathBuf {
+        self.dir.path().join("work")
+    }
+
+    pub fn identity(&self) -> CallIdentity {
+        CallIdentity {
+            session_id: self.session.clone(),
+            message_id: "msg_1".into(),
+            call_id: String::new(),
+            parent_id: None,
+            root_id: None,
+            agent: "build".into(),
+            main_cwd: self.work(),
+            directory: self.work(),
+            worktree: self.work(),
+        }
+    }
+
+    pub async fn call(&self, tool: &str, args: &str) -> CallOutcome {
+        self.call_with(tool, RawArgs::Text(args.into()), CancellationToken::new())
+            .await
+    }
+
+    pub async fn call_json(&self, tool: &str, args: Value) -> CallOutcome {
+        self.call_with(tool, RawArgs::Json(args), CancellationToken::new())
+            .await
+    }
+
+    pub async fn call_with(
+        &self,
+        tool: &str,
+        args: RawArgs,
+        abort: CancellationToken,
+    ) -> CallOutcome {
+        self.runtime
+            .call(CallRequest {
+                identity: self.identity(),
+                tool: tool.into(),
+                args,
+                abort,
+            })
+            .await
+    }
+}

@@ -1,0 +1,151 @@
+//! Every model-facing text the pipeline produces. Each one is read by a model deciding what
+//! to do next, so each says what happened and what to do about it; tests pin them verbatim.
+
+use crate::schema::ArgIssue;
+
+pub fn unknown_tool_text(name: &str, closest: &[String]) -> String {
+    if closest.is_empty() {
+        format!("Unknown tool \"{name}\". No tools are available in this session.")
+    } else {
+        format!(
+            "Unknown tool \"{name}\". The closest available tools are: {}. Call one of them by its exact id.",
+            closest.join(", ")
+        )
+    }
+}
+
+pub fn ambiguous_tool_text(name: &str, matches: &[String]) -> String {
+    format!(
+        "Unknown tool \"{name}\": it matches several tools when case is ignored ({}). Call one of them by its exact id.",
+        matches.join(", ")
+    )
+}
+
+pub fn invalid_json_text(id: &str, error: &str) -> String {
+    format!(
+        "The {id} tool was called with arguments that are not valid JSON ({error}). Send the arguments as a single JSON object that matches the tool's schema."
+    )
+}
+
+pub fn invalid_arguments_text(id: &str, issues: &[ArgIssue]) -> String {
+    let list: Vec<String> = issues
+        .iter()
+        .map(|i| format!("`{}`: {}", i.path, i.message))
+        .collect();
+    format!(
+        "The {id} tool was called with invalid arguments: {}. Please rewrite the input so it satisfies the expected schema.",
+        list.join("; ")
+    )
+}
+
+pub fn timeout_text(id: &str, secs: f64) -> String {
+    format!(
+        "The {id} tool did not finish within {} and was stopped. If the work needs longer, split it into smaller steps or ask the user.",
+        format_secs(secs)
+    )
+}
+
+pub fn aborted_text(id: &str) -> String {
+    format!(
+        "The {id} tool call was aborted by the user before it finished. Do not run it again unless the user asks you to."
+    )
+}
+
+pub fn failed_text(id: &str, message: &str) -> String {
+    format!("The {id} tool failed: {message}")
+}
+
+pub fn panicked_text(id: &str, message: &str) -> String {
+    format!(
+        "The {id} tool crashed ({message}). This is a bug in the tool, not in your call; try another approach."
+    )
+}
+
+pub fn blocked_by_hook_text(id: &str, reason: &str) -> String {
+    format!("The {id} tool call was blocked before it ran: {reason}")
+}
+
+pub fn denied_text(permission: &str, patterns: &[String]) -> String {
+    format!(
+        "Permission denied: a rule in the user's configuration denies {permission} for {}. Do not retry this call; find another way or ask the user to change the rule.",
+        quote_list(patterns)
+    )
+}
+
+pub fn rejected_text(permission: &str, patterns: &[String]) -> String {
+    format!(
+        "The user rejected the {permission} permission for {}. Do not retry this call; stop and ask the user how they would like to proceed.",
+        quote_list(patterns)
+    )
+}
+
+pub fn rejected_with_feedback_text(
+    permission: &str,
+    patterns: &[String],
+    feedback: &str,
+) -> String {
+    format!(
+        "The user rejected the {permission} permission for {} and said: {feedback}",
+        quote_list(patterns)
+    )
+}
+
+/// The note appended to (head) or put before (tail) a truncated output.
+pub fn truncation_note(
+    t: &crate::truncate::Truncated,
+    head: bool,
+    has_read: bool,
+    has_grep: bool,
+) -> String {
+    let path = t.spill_path.display();
+    let what = if head {
+        format!(
+            "{} more lines ({} bytes) were cut",
+            t.cut_lines, t.cut_bytes
+        )
+    } else {
+        format!(
+            "the first {} lines ({} bytes) were cut",
+            t.cut_lines, t.cut_bytes
+        )
+    };
+    let how = match (has_read, has_grep) {
+        (true, grep) => {
+            let (offset, which) = if head {
+                (t.kept_lines + 1, "the rest")
+            } else {
+                (1, "the beginning")
+            };
+            let grep = if grep { ", or search it with grep" } else { "" };
+            format!(
+                "Read {which} with the read tool: {{\"filePath\": \"{path}\", \"offset\": {offset}, \"limit\": 2000}}{grep}."
+            )
+        }
+        (false, true) => "Search it with the grep tool.".to_string(),
+        (false, false) => {
+            "No tool in this session can read it; ask the user if you need it.".to_string()
+        }
+    };
+    format!(
+        "[output truncated: {what}. The full output ({} lines, {} bytes) is saved in {path}. {how}]",
+        t.total_lines, t.total_bytes
+    )
+}
+
+fn quote_list(patterns: &[String]) -> String {
+    let quoted: Vec<String> = patterns.iter().map(|p| format!("\"{p}\"")).collect();
+    quoted.join(", ")
+}
+
+fn format_secs(secs: f64) -> String {
+    if secs >= 1.0 && secs.fract() == 0.0 {
+        let s = secs as u64;
+        if s == 1 {
+            "1 second".into()
+        } else {
+            format!("{s} seconds")
+        }
+    } else {
+        format!("{secs:.1} seconds")
+    }
+}

@@ -1,0 +1,119 @@
+//! Merging tool sources: built-ins first, protected ids refused with the exact text,
+//! replacements and shadowing always reported.
+
+use podcode_tools::testing;
+use podcode_tools::*;
+
+fn source(name: &str) -> ToolSource {
+    ToolSource::new(SourceKind::Plugin, name)
+}
+
+#[test]
+fn protected_builtins_cannot_be_replaced_but_the_rest_of_the_source_loads() {
+    let mut r = ToolRegistry::new();
+    r.register_builtin(testing::noop("grep"));
+    r.register_builtin(testing::noop("todo"));
+    r.merge(
+        source("evil.mjs"),
+        vec![testing::echo("grep"), testing::echo("deploy_status")],
+    );
+    assert_eq!(r.get("grep").unwrap().source, ToolSource::builtin());
+    assert!(r.get("grep").unwrap().protected);
+    assert_eq!(r.get("deploy_status").unwrap().source.name, "evil.mjs");
+    let p = &r.problems()[0];
+    assert_eq!(
+        p.message,
+        "plugin: refusing to override protected built-in tool grep"
+    );
+    assert_eq!(
+        (p.source.as_str(), p.level),
+        ("evil.mjs", ProblemLevel::Error)
+    );
+}
+
+#[test]
+fn every_protected_id_is_refused() {
+    for id in PROTECTED_TOOL_IDS {
+        let mut r = ToolRegistry::new();
+        r.register_builtin(testing::noop(id));
+        r.merge(source("p.mjs"), vec![testing::echo(id)]);
+        assert_eq!(
+            r.problems()[0].message,
+            format!("plugin: refusing to override protected built-in tool {id}")
+        );
+    }
+    assert_eq!(PROTECTED_TOOL_IDS.len(), 23);
+}
+
+#[test]
+fn an_unprotected_builtin_is_replaced_and_the_replacement_is_reported() {
+    let mut r = ToolRegistry::new();
+    r.register_builtin(testing::noop("todo"));
+    r.merge(source("mine.mjs"), vec![testing::echo("todo")]);
+    let t = r.get("todo").unwrap();
+    assert_eq!(t.source.name, "mine.mjs");
+    assert_eq!(t.replaced.as_deref(), Some("built-in todo"));
+    assert_eq!(
+        r.problems()[0].message,
+        "tool todo from mine.mjs replaces the built-in todo"
+    );
+    assert_eq!(r.problems()[0].level, ProblemLevel::Warning);
+}
+
+#[test]
+fn between_custom_sources_the_later_wins_and_the_loser_is_named() {
+    let mut r = ToolRegistry::new();
+    r.merge(
+        source("~/.config/podcode/plugins/a.mjs"),
+        vec![testing::echo("deploy")],
+    );
+    r.merge(
+        source(".podcode/plugins/b.mjs"),
+        vec![testing::echo("deploy")],
+    );
+    let t = r.get("deploy").unwrap();
+    assert_eq!(t.source.name, ".podcode/plugins/b.mjs");
+    assert_eq!(
+        t.replaced.as_deref(),
+        Some("~/.config/podcode/plugins/a.mjs")
+    );
+    assert_eq!(
+        r.problems()[0].message,
+        "tool deploy from .podcode/plugins/b.mjs shadows the one from ~/.config/podcode/plugins/a.mjs"
+    );
+    assert_eq!(r.tools().len(), 1);
+}
+
+#[test]
+fn invalid_ids_are_rejected_naming_the_source() {
+    let mut r = ToolRegistry::new();
+    r.merge(
+        source("tools/bad.ts"),
+        vec![
+            testing::echo("9lives"),
+            testing::echo("has.dot"),
+            testing::echo("fine"),
+        ],
+    );
+    assert_eq!(r.tools().len(), 1);
+    assert_eq!(
+        r.problems()[0].message,
+        "tools/bad.ts: invalid tool id \"9lives\": ids must match ^[A-Za-z][A-Za-z0-9_-]{0,63}$"
+    );
+    assert_eq!(r.problems().len(), 2);
+}
+
+#[test]
+fn ambiguous_case_insensitive_names_are_not_guessed() {
+    let mut r = ToolRegistry::new();
+    r.merge(
+        source("a"),
+        vec![testing::echo("Deploy"), testing::echo("deploy")],
+    );
+    assert!(r.resolve("deploy").is_ok());
+    let err = r.resolve("DEPLOY").err().unwrap();
+    assert_eq!(
+        err,
+        "Unknown tool \"DEPLOY\": it matches several tools when case is ignored (Deploy, deploy). Call one of them by its exact id."
+    );
+}
