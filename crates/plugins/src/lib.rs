@@ -1,12 +1,22 @@
-//! Tool sources beyond the built-ins that live on disk: executable tools (any language,
-//! `describe` → JSON Schema, `run` → output) now; JS/TS plugins and opencode tool files
-//! (the Bun/Node sidecar) join here. Discovery walks the tool folders, honours workspace
-//! trust, caches manifests so listing tools spawns nothing, and reports every problem.
+//! Tool sources found on disk. Executable tools (any language: `describe` → JSON Schema,
+//! `run` → output) and JS/TS plugins and opencode tool files, run in a Bun or Node sidecar
+//! (`PluginHost`) that speaks JSON-RPC over stdio. Discovery honours workspace trust,
+//! caches manifests so listing tools spawns nothing, and reports every problem per file.
 
 mod discovery;
 mod executable;
+mod host;
 mod manifest_cache;
+mod plugin_files;
+mod plugin_source;
+mod plugin_tool;
+mod sidecar;
 
 pub use discovery::{Discovered, DiscoveryOptions, discover};
 pub use executable::{ExecutableTool, describe_executable};
+pub use host::{HOST_FILES, HostOptions, JsRuntime, LoadError, LoadResult, PluginHost, ToolManifest, detect_runtime};
 pub use manifest_cache::ManifestCache;
+pub use plugin_files::{PluginDirs, PluginFile, PluginFormat, find_plugin_files, plugin_dirs};
+pub use plugin_source::{FileReport, FileStatus, PluginTools, load_plugin_tools};
+pub use plugin_tool::{HookedFile, PluginHooks, PluginTool};
+pub use sidecar::{RpcError, Sidecar};

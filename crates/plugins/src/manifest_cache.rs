@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Entry {
     stamp: String,
-    specs: Vec<ToolSpec>,
+    value: serde_json::Value,
 }
 
 #[derive(Debug, Default)]
@@ -38,17 +38,25 @@ impl ManifestCache {
 
     /// The cached specs for `path` if the file is unchanged since they were cached.
     pub fn get(&self, path: &Path) -> Option<Vec<ToolSpec>> {
-        let stamp = stamp(path)?;
-        let entry = self.entries.get(&path.to_string_lossy().into_owned())?;
-        (entry.stamp == stamp).then(|| entry.specs.clone())
+        self.get_value(&path.to_string_lossy(), &stamp(path)?)
+            .and_then(|v| serde_json::from_value(v).ok())
     }
 
     pub fn put(&mut self, path: &Path, specs: Vec<ToolSpec>) {
-        if let Some(stamp) = stamp(path) {
-            self.entries
-                .insert(path.to_string_lossy().into_owned(), Entry { stamp, specs });
-            self.dirty = true;
+        if let (Some(stamp), Ok(value)) = (stamp(path), serde_json::to_value(specs)) {
+            self.put_value(&path.to_string_lossy(), stamp, value);
         }
+    }
+
+    /// Any cached value under `key`, valid while the caller's `stamp` is unchanged.
+    pub fn get_value(&self, key: &str, stamp: &str) -> Option<serde_json::Value> {
+        let entry = self.entries.get(key)?;
+        (entry.stamp == stamp).then(|| entry.value.clone())
+    }
+
+    pub fn put_value(&mut self, key: &str, stamp: String, value: serde_json::Value) {
+        self.entries.insert(key.to_string(), Entry { stamp, value });
+        self.dirty = true;
     }
 
     /// Writes the cache back if anything changed; failures only cost a re-describe later.

@@ -139,6 +139,11 @@ impl ToolContext {
         self.inner.shared.permissions.project()
     }
 
+    /// Something the user should see (not the model), e.g. a plugin's ignored request.
+    pub fn warn(&self, message: String) {
+        self.inner.shared.warn(message);
+    }
+
     /// Live UI state for the running call.
     pub fn metadata(&self, title: Option<String>, metadata: Option<Value>) {
         self.inner.shared.emit(Event::ToolMetadata {

@@ -1,0 +1,138 @@
+//! Benchmark: a bash command printing 1 GiB must finish with bounded memory and the tail
+//! of its output intact.
+//!
+//! The parent process re-executes this binary with `PODCODE_BASH_BENCH_CHILD=1`. The child
+//! runs the command once through the real pipeline (registry from `register_all`, default
+//! truncation limits, spill to a temporary data dir), then prints its wall time, its peak
+//! RSS (`VmHWM` from /proc/self/status), the spill file's size and whether the last line
+//! the model reads equals the last line of the spill file; it deletes the spill file. The
+//! child is a fresh process so its peak RSS measures this one call only. The parent also
+//! times the same command with `sh -c '… > /dev/null'` as a baseline, and prints:
+//!
+//! `bash 1 GiB: peak RSS X MiB (target < 64 MiB), Y s`
+//!
+//! `PODCODE_BASH_BENCH_BYTES` overrides the size (a multiple of 128) for quick runs.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::process::Command;
+use std::time::Instant;
+
+use podcode_builtins::{default_rules, register_all};
+use podcode_protocol::{PermissionAction, PermissionRule};
+use podcode_tools::ToolRegistry;
+use podcode_tools::testing::{Setup, harness};
+use serde_json::json;
+
+const CHILD_ENV: &str = "PODCODE_BASH_BENCH_CHILD";
+const BYTES_ENV: &str = "PODCODE_BASH_BENCH_BYTES";
+const DEFAULT_BYTES: u64 = 1 << 30;
+const TARGET_MIB: f64 = 64.0;
+
+/// 128-byte lines of `x`, then one distinct 128-byte last line: exactly `bytes` bytes.
+fn command(bytes: u64) -> String {
+    let body = bytes - 128;
+    format!(
+        "yes \"$(printf 'x%.0s' $(seq 127))\" | head -c {body}; printf 'END-OF-OUTPUT-%0113d\\n' {bytes}"
+    )
+}
+
+fn size() -> u64 {
+    std::env::var(BYTES_ENV)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|b: &u64| *b >= 256 && b % 128 == 0)
+        .unwrap_or(DEFAULT_BYTES)
+}
+
+fn main() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        child();
+    } else {
+        parent();
+    }
+}
+
+fn parent() {
+    let bytes = size();
+    let exe = std::env::current_exe().expect("bench: own executable");
+    let out = Command::new(exe).env(CHILD_ENV, "1").output().expect("bench: run child");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "child failed: {report}\n{}", String::from_utf8_lossy(&out.stderr));
+    let field = |name: &str| -> String {
+        report
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("child did not report {name}: {report}"))
+            .to_string()
+    };
+    let rss_mib: f64 = field("peak_rss_kib").parse::<f64>().expect("rss") / 1024.0;
+    let secs: f64 = field("secs").parse().expect("secs");
+    let spill_bytes: u64 = field("spill_bytes").parse().expect("spill bytes");
+    let last_line = field("last_line");
+    assert_eq!(field("tail_intact"), "true", "the last line the model reads differs from the spill file's");
+    assert_eq!(spill_bytes, bytes, "the spill file does not hold the whole output");
+
+    let start = Instant::now();
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{{ {}; }} > /dev/null", command(bytes)))
+        .status()
+        .expect("bench: run sh");
+    assert!(status.success());
+    let baseline = start.elapsed().as_secs_f64();
+
+    let gib = bytes as f64 / (1u64 << 30) as f64;
+    let label = if bytes == DEFAULT_BYTES { "1 GiB".to_string() } else { format!("{gib:.3} GiB") };
+    println!("tail intact: last line {last_line:?} matches the spill file ({spill_bytes} bytes)");
+    println!(
+        "bash {label}: peak RSS {rss_mib:.1} MiB (target < {TARGET_MIB:.0} MiB), {secs:.2} s [{}]",
+        if rss_mib < TARGET_MIB { "ok" } else { "OVER TARGET" }
+    );
+    println!("baseline sh -c '… > /dev/null': {baseline:.2} s (bash tool / baseline = {:.2}x)", secs / baseline);
+}
+
+#[tokio::main]
+async fn child() {
+    let bytes = size();
+    let mut registry = ToolRegistry::new();
+    register_all(&mut registry);
+    let mut rules = default_rules();
+    rules.push(PermissionRule::new("bash", "*", PermissionAction::Allow));
+    let h = harness(registry, Setup { rules, ..Default::default() });
+
+    let start = Instant::now();
+    let out = h.call_json("bash", json!({"command": command(bytes), "timeout": 600_000})).await;
+    let secs = start.elapsed().as_secs_f64();
+    let peak_rss_kib = peak_rss_kib();
+
+    let truncated = out.truncated.clone().unwrap_or_else(|| panic!("output was not truncated: {:?}", out.status));
+    let spill_bytes = std::fs::metadata(&truncated.spill_path).map(|m| m.len()).unwrap_or(0);
+    let spill_last = last_line_of_file(&truncated.spill_path);
+    let model_last = out.model_text.lines().last().unwrap_or_default().to_string();
+    let _ = std::fs::remove_file(&truncated.spill_path);
+
+    println!("status={:?}", out.status);
+    println!("secs={secs:.3}");
+    println!("peak_rss_kib={peak_rss_kib}");
+    println!("spill_bytes={spill_bytes}");
+    println!("last_line={model_last}");
+    println!("tail_intact={}", model_last.starts_with("END-OF-OUTPUT-") && model_last == spill_last);
+}
+
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn last_line_of_file(path: &std::path::Path) -> String {
+    let Ok(mut file) = std::fs::File::open(path) else { return String::new() };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(len.saturating_sub(4096)));
+    let mut end = String::new();
+    let _ = file.read_to_string(&mut end);
+    end.lines().last().unwrap_or_default().to_string()
+}

@@ -1,0 +1,284 @@
+//! The `bash` tool: runs one shell command for the model. This file owns the model-facing
+//! contract (arguments, description, result texts) and the order of a call:
+//!
+//! 1. check the arguments (empty command, timeout clamped to 10 minutes);
+//! 2. resolve `workdir` against the session directory, asking `external_directory` when it
+//!    lies outside the workspace;
+//! 3. ask the `bash` permission: patterns and "always" families come from
+//!    `permission::permission_patterns` (a prefix family like `git status *` for a simple
+//!    command, exact texts for compound ones);
+//! 4. build the environment (the process environment, adjusted by `shell.env` hooks);
+//! 5. `process::run` spawns the shell in its own process group and streams the output
+//!    through `live::LiveOutput` into the pipeline's truncating sink (which keeps the tail
+//!    and spills the rest) and into throttled live metadata;
+//! 6. the result's `output` is only a trailer (exit code, or the timeout/abort note): the
+//!    pipeline puts it after the streamed output, so it survives tail truncation.
+
+mod live;
+mod permission;
+mod process;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use podcode_protocol::{PermissionRequest, ToolResult, ToolSpec, Truncation};
+use podcode_tools::{Tool, ToolContext, ToolError};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::workspace::Workspace;
+use permission::permission_patterns;
+
+/// Timeout when the model gives none.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// The longest a command may run; larger `timeout`s are clamped to this.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// The pipeline's own timeout for bash, above `MAX_TIMEOUT_MS` plus the kill grace, so the
+/// tool always stops the command itself and returns its output.
+const PIPELINE_TIMEOUT_MS: u64 = 11 * 60 * 1000;
+
+pub const DESCRIPTION: &str = r#"Runs a shell command and returns its combined stdout and stderr, followed by "(exit code N)" when the command fails.
+
+Use it for terminal work: builds, tests, git, package managers, running programs and scripts. Do not use it for file work that has a dedicated tool: read files with read (not cat/head/tail), find files with glob (not find/ls -R), search contents with grep (not grep/rg), change files with edit, write or apply_patch (not sed/awk/echo >).
+
+- The command runs with `$SHELL -c` (a non-interactive shell; /bin/bash or /bin/sh when $SHELL is not a POSIX-style shell) in the session directory. To run it elsewhere, set `workdir` instead of using `cd dir && ...`. Quote paths that contain spaces.
+- stdin is closed: commands that wait for input fail instead of hanging, so pass flags such as --yes or -y.
+- `timeout` is in milliseconds: default 120000 (2 minutes), maximum 600000 (10 minutes); larger values are clamped to the maximum. On timeout the command and every process it started are terminated, and you get the output printed so far.
+- Long output is truncated from the start: you see its last lines, and a note gives the path of a file with the full output.
+- Background jobs (`cmd &`) keep running after the command returns, but their later output is not captured; redirect it to a file.
+- Give a short `description` (5-10 words) of what the command does; the user sees it.
+
+Example: {"command": "cargo test -p core", "description": "Run the core crate's tests"}"#;
+
+/// The arguments, as the model sends them.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Args {
+    /// The shell command to run.
+    command: String,
+    /// Timeout in milliseconds; default 120000 (2 minutes), maximum 600000 (10 minutes).
+    /// Larger values are clamped to the maximum.
+    #[serde(default)]
+    timeout: Option<u64>,
+    /// The directory to run the command in, absolute or relative to the session
+    /// directory. Defaults to the session directory.
+    #[serde(default)]
+    workdir: Option<String>,
+    /// A short description (5-10 words) of what the command does, shown to the user,
+    /// e.g. "Run the unit tests".
+    #[serde(default)]
+    description: Option<String>,
+}
+
+pub struct BashTool {
+    spec: ToolSpec,
+}
+
+impl BashTool {
+    pub fn new() -> Self {
+        let mut spec = ToolSpec::new("bash", DESCRIPTION, crate::params_schema::<Args>())
+            .with_truncation(Truncation::Tail)
+            .idempotent(false);
+        spec.timeout_ms = Some(PIPELINE_TIMEOUT_MS);
+        Self { spec }
+    }
+}
+
+impl Default for BashTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub fn empty_command_text() -> String {
+    r#"The command is empty. Pass the shell command to run in `command`, e.g. {"command": "ls -la"}."#.to_string()
+}
+
+pub fn missing_workdir_text(path: &std::path::Path) -> String {
+    format!(
+        "workdir {} does not exist or is not a directory. Use an existing directory, or leave workdir out to run in the session directory.",
+        path.display()
+    )
+}
+
+pub fn timeout_note(ms: u64) -> String {
+    if ms < MAX_TIMEOUT_MS {
+        format!(
+            "Command timed out after {ms} ms and was terminated. If it needs more time, run it again with a larger timeout (at most {MAX_TIMEOUT_MS} ms)."
+        )
+    } else {
+        format!(
+            "Command timed out after {ms} ms and was terminated. Commands cannot run longer than that here; split the work into smaller steps, or ask the user to run it themselves."
+        )
+    }
+}
+
+pub fn abort_note() -> String {
+    "Command was aborted by the user and terminated.".to_string()
+}
+
+pub const NO_OUTPUT: &str = "(no output)";
+
+/// The timeout a call runs with: the default for none (or 0), clamped to the maximum.
+pub fn effective_timeout_ms(requested: Option<u64>) -> u64 {
+    match requested {
+        None | Some(0) => DEFAULT_TIMEOUT_MS,
+        Some(ms) => ms.min(MAX_TIMEOUT_MS),
+    }
+}
+
+#[async_trait]
+impl Tool for BashTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn gates_itself(&self) -> bool {
+        true
+    }
+
+    async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let args: Args = serde_json::from_value(args)
+            .map_err(|e| ToolError::failed(format!("invalid arguments: {e}")))?;
+        let command = args.command.trim();
+        if command.is_empty() {
+            return Err(ToolError::failed(empty_command_text()));
+        }
+        let description = args
+            .description
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(str::to_string);
+        let timeout_ms = effective_timeout_ms(args.timeout);
+
+        let dir = match args
+            .workdir
+            .as_deref()
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+        {
+            None => ctx.directory().to_path_buf(),
+            Some(raw) => {
+                let resolved = Workspace::resolve(&ctx, raw);
+                Workspace::ensure_access(&ctx, &resolved, false).await?;
+                resolved.abs
+            }
+        };
+        if !dir.is_dir() {
+            return Err(ToolError::failed(missing_workdir_text(&dir)));
+        }
+
+        let (patterns, always) = permission_patterns(command);
+        ctx.ask(PermissionRequest {
+            permission: "bash".into(),
+            patterns,
+            always,
+            metadata: json!({ "command": command, "description": description, "workdir": dir }),
+        })
+        .await?;
+
+        let (env_set, env_remove) = hooked_env(&ctx).await;
+        let spec = process::RunSpec {
+            shell: process::pick_shell(
+                std::env::var_os("SHELL").as_deref(),
+                process::is_executable,
+            ),
+            command: command.to_string(),
+            dir,
+            env_set,
+            env_remove,
+            timeout: Duration::from_millis(timeout_ms),
+        };
+        let title = description.clone().unwrap_or_else(|| command.to_string());
+        let mut live = live::LiveOutput::new(ctx.clone(), title.clone(), description.clone());
+        live.send();
+        let end = process::run(&spec, &mut live, ctx.abort()).await?;
+        live.send();
+
+        let (note, exit_code) = match end {
+            process::End::Exited(status) => (process::exit_note(status), status.code()),
+            process::End::TimedOut => (Some(timeout_note(timeout_ms)), None),
+            process::End::Aborted => (Some(abort_note()), None),
+        };
+        let output = match note {
+            Some(note) => note,
+            None if live.total() == 0 => NO_OUTPUT.to_string(),
+            None => String::new(),
+        };
+        Ok(ToolResult::text(output)
+            .with_title(title)
+            .with_metadata(json!({ "exit_code": exit_code, "description": description })))
+    }
+}
+
+/// The command's environment: this process's, adjusted by `shell.env` hooks. Returned as
+/// the variables to set and those to remove, so variables that are not UTF-8 (which the
+/// hooks cannot see) are still inherited untouched.
+async fn hooked_env(ctx: &ToolContext) -> (Vec<(String, String)>, Vec<String>) {
+    let original: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let mut env = original.clone();
+    ctx.shell_env(&mut env).await;
+    let remove = original
+        .keys()
+        .filter(|k| !env.contains_key(*k))
+        .cloned()
+        .collect();
+    let set = env
+        .into_iter()
+        .filter(|(k, v)| original.get(k) != Some(v))
+        .collect();
+    (set, remove)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_default_and_clamp() {
+        assert_eq!(effective_timeout_ms(None), 120_000);
+        assert_eq!(effective_timeout_ms(Some(0)), 120_000);
+        assert_eq!(effective_timeout_ms(Some(5_000)), 5_000);
+        assert_eq!(effective_timeout_ms(Some(3_600_000)), 600_000);
+    }
+
+    #[test]
+    fn notes_are_pinned() {
+        assert_eq!(
+            timeout_note(5000),
+            "Command timed out after 5000 ms and was terminated. If it needs more time, run it again with a larger timeout (at most 600000 ms)."
+        );
+        assert_eq!(
+            timeout_note(600_000),
+            "Command timed out after 600000 ms and was terminated. Commands cannot run longer than that here; split the work into smaller steps, or ask the user to run it themselves."
+        );
+        assert_eq!(
+            abort_note(),
+            "Command was aborted by the user and terminated."
+        );
+        assert_eq!(
+            empty_command_text(),
+            r#"The command is empty. Pass the shell command to run in `command`, e.g. {"command": "ls -la"}."#
+        );
+    }
+
+    #[test]
+    fn spec_is_tail_truncated_self_gated_and_outlives_its_own_timeout() {
+        let tool = BashTool::new();
+        let spec = tool.spec();
+        assert_eq!(spec.id, "bash");
+        assert_eq!(spec.truncation, Truncation::Tail);
+        assert!(!spec.idempotent);
+        assert!(tool.gates_itself());
+        assert!(spec.timeout_ms.is_some_and(|t| t > MAX_TIMEOUT_MS + 5_000));
+        let props = &spec.parameters["properties"];
+        for key in ["command", "timeout", "workdir", "description"] {
+            assert!(props[key]["description"].is_string(), "{key}");
+        }
+        assert_eq!(spec.parameters["required"], json!(["command"]));
+    }
+}

@@ -1,0 +1,65 @@
+//! The protected built-in tools: read list write edit apply_patch glob grep bash. Each one
+//! carries its own permission gate inside `execute` (that is why plugins may not replace
+//! them) and journals every file it changes. `register_all` puts them into a registry;
+//! `default_rules` are the permission defaults that make read-only tools quiet.
+
+mod apply_patch;
+mod bash;
+mod edit;
+mod glob;
+mod grep;
+mod list;
+mod read;
+mod workspace;
+mod write;
+
+use std::sync::Arc;
+
+use podcode_protocol::{PermissionAction, PermissionRule};
+use podcode_tools::ToolRegistry;
+
+pub use workspace::{FileTimes, ResolvedPath, Workspace};
+
+/// Registers every built-in, sharing one `FileTimes` so `write`/`edit` know what `read` saw.
+pub fn register_all(registry: &mut ToolRegistry) {
+    let times = Arc::new(FileTimes::default());
+    registry.register_builtin(Arc::new(read::ReadTool::new(times.clone())));
+    registry.register_builtin(Arc::new(list::ListTool::new()));
+    registry.register_builtin(Arc::new(glob::GlobTool::new()));
+    registry.register_builtin(Arc::new(grep::GrepTool::new()));
+    registry.register_builtin(Arc::new(write::WriteTool::new(times.clone())));
+    registry.register_builtin(Arc::new(edit::EditTool::new(times.clone())));
+    registry.register_builtin(Arc::new(apply_patch::ApplyPatchTool::new(times)));
+    registry.register_builtin(Arc::new(bash::BashTool::new()));
+}
+
+/// The JSON Schema of a built-in's arguments, from its `schemars`-derived struct. Doc
+/// comments on the fields become the `description`s the model reads.
+pub(crate) fn params_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+    }
+    schema
+}
+
+/// Permission defaults, lowest precedence (config and agent rules come after them).
+pub fn default_rules() -> Vec<PermissionRule> {
+    use PermissionAction::*;
+    [
+        ("read", "*", Allow),
+        ("read", "*.env", Ask),
+        ("read", "*.env.*", Ask),
+        ("read", "*.env.example", Allow),
+        ("list", "*", Allow),
+        ("glob", "*", Allow),
+        ("grep", "*", Allow),
+        ("edit", "*", Ask),
+        ("bash", "*", Ask),
+        ("external_directory", "*", Ask),
+    ]
+    .into_iter()
+    .map(|(p, pat, a)| PermissionRule::new(p, pat, a))
+    .collect()
+}

@@ -1,0 +1,152 @@
+//! Loading everything a command needs, in one place: directories, the merged config (its
+//! warnings printed once), workspace trust, the tool registry (built-ins, then global and
+//! project executables), the store, and a runtime wired to a permission `Asker`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use podcode_config::{Config, Dirs, TrustList, project_config_file, project_root};
+use podcode_store::{NewSession, Store};
+use podcode_plugins::{FileReport, HostOptions, ManifestCache, PluginDirs, PluginHost};
+use podcode_tools::{Asker, CallIdentity, PermissionEngine, RuntimeOptions, ToolHook, ToolRegistry, ToolRuntime};
+
+/// The merged tool set and what came with it.
+pub struct LoadedTools {
+    pub registry: ToolRegistry,
+    pub hooks: Vec<Arc<dyn ToolHook>>,
+    pub reports: Vec<FileReport>,
+    pub host: Arc<PluginHost>,
+}
+
+pub struct App {
+    pub dirs: Dirs,
+    pub cwd: PathBuf,
+    pub project: PathBuf,
+    pub config: Config,
+    pub trusted: bool,
+}
+
+impl App {
+    pub fn load(cwd: Option<PathBuf>) -> Result<App> {
+        let cwd = match cwd {
+            Some(dir) => dir.canonicalize().with_context(|| format!("--cwd {}", dir.display()))?,
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        };
+        let dirs = Dirs::from_env();
+        let project = project_root(&cwd);
+        let loaded = podcode_config::load(&dirs.global_config_file(), Some(&project_config_file(&project)))?;
+        for warning in &loaded.warnings {
+            eprintln!("warning: {warning}");
+        }
+        let trusted = TrustList::load(&dirs.data_dir)?.is_trusted(&project);
+        Ok(App { dirs, cwd, project, config: loaded.config, trusted })
+    }
+
+    /// Built-ins first; then plugin and tool files and executables, global before project
+    /// (project ones only when trusted). Later sources win on a collision, never silently.
+    pub async fn tools(&self) -> LoadedTools {
+        let mut registry = ToolRegistry::new();
+        podcode_builtins::register_all(&mut registry);
+
+        let plugin_config = serde_json::to_value(&self.config.plugin_config).unwrap_or_default();
+        let host = PluginHost::new(
+            podcode_plugins::detect_runtime(),
+            HostOptions {
+                data_dir: self.dirs.data_dir.clone(),
+                plugin_config: plugin_config.clone(),
+                directory: self.cwd.clone(),
+                worktree: self.project.clone(),
+            },
+        );
+        let files = podcode_plugins::find_plugin_files(&PluginDirs {
+            home: self.dirs.home.clone(),
+            podcode_config: self.dirs.config_dir.clone(),
+            project_root: self.project.clone(),
+        });
+        let mut cache = ManifestCache::load(self.dirs.data_dir.join("cache/manifests.json"));
+        let plugins = podcode_plugins::load_plugin_tools(&files, self.trusted, &host, &mut cache, &plugin_config).await;
+        for (source, tools) in plugins.sources {
+            registry.merge(source, tools);
+        }
+        for p in plugins.problems {
+            registry.add_problem(&p.source, p.level, p.message);
+        }
+
+        let opts = podcode_plugins::DiscoveryOptions {
+            global_dirs: vec![self.dirs.config_dir.join("tools")],
+            project_dirs: vec![self.project.join(".podcode/tools")],
+            trusted: self.trusted,
+            cache_file: self.dirs.data_dir.join("cache/executables.json"),
+        };
+        let found = podcode_plugins::discover(&opts).await;
+        for (source, tools) in found.sources {
+            registry.merge(source, tools);
+        }
+        for p in found.problems {
+            registry.add_problem(&p.source, p.level, p.message);
+        }
+        let hooks: Vec<Arc<dyn ToolHook>> = match plugins.hooks {
+            Some(h) => vec![Arc::new(h)],
+            None => Vec::new(),
+        };
+        LoadedTools { registry, hooks, reports: plugins.reports, host }
+    }
+
+    pub fn open_store(&self) -> Result<Arc<Store>> {
+        let path = self.dirs.db_path();
+        Ok(Arc::new(Store::open(&path).with_context(|| format!("cannot open the store at {}", path.display()))?))
+    }
+
+    pub fn project_key(&self) -> String {
+        self.project.to_string_lossy().into_owned()
+    }
+
+    pub fn runtime(
+        &self,
+        registry: ToolRegistry,
+        hooks: Vec<Arc<dyn ToolHook>>,
+        store: Arc<Store>,
+        asker: Arc<dyn Asker>,
+    ) -> ToolRuntime {
+        let mut rules = podcode_builtins::default_rules();
+        rules.extend(self.config.permission.iter().cloned());
+        let engine = PermissionEngine::new(rules, store.clone(), self.project_key(), asker);
+        let mut opts = RuntimeOptions::new(self.dirs.spill_dir());
+        opts.max_lines = self.config.tool_output.max_lines;
+        opts.max_bytes = self.config.tool_output.max_bytes;
+        opts.default_timeout = std::time::Duration::from_secs(self.config.tool.timeout);
+        ToolRuntime::new(registry, store, engine, hooks, opts)
+    }
+
+    pub fn new_session(&self, store: &Store, agent: &str, title: &str) -> Result<String> {
+        let cwd = self.cwd.to_string_lossy().into_owned();
+        let row = store.create_session(&NewSession {
+            agent: agent.into(),
+            cwd: cwd.clone(),
+            main_cwd: cwd,
+            title: title.into(),
+            ..Default::default()
+        })?;
+        Ok(row.id)
+    }
+
+    pub fn identity(&self, session_id: &str) -> CallIdentity {
+        CallIdentity {
+            session_id: session_id.into(),
+            message_id: String::new(),
+            call_id: String::new(),
+            parent_id: None,
+            root_id: None,
+            agent: "cli".into(),
+            main_cwd: self.cwd.clone(),
+            directory: self.cwd.clone(),
+            worktree: self.project.clone(),
+        }
+    }
+}
+
+/// A multi-threaded runtime for commands that run tools.
+pub fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+}

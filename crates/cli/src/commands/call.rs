@@ -1,0 +1,138 @@
+//! `podcode tool call <id> '<json>' [--yes] [--json]`: one call through the whole pipeline
+//! in the current directory, as a model would make it. Live metadata and warnings go to
+//! stderr while it runs; the model-facing output goes to stdout; title, truncation and
+//! metadata follow on stderr. Exit status 0 on success, 1 with the model's error text.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::Subcommand;
+use podcode_protocol::{Event, PermissionReply};
+use podcode_tools::{Asker, CallRequest, CallStatus, FixedAsker, RawArgs};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::{App, tokio_runtime};
+use crate::asker::{NoTerminalAsker, TerminalAsker, stdin_is_terminal};
+
+#[derive(Subcommand)]
+pub enum ToolCommand {
+    /// Call a tool: `podcode tool call read '{"filePath":"README.md"}'`.
+    Call {
+        /// The tool id (as listed by `podcode tools`).
+        id: String,
+        /// Arguments as one JSON object; `-` reads them from stdin.
+        #[arg(default_value = "{}")]
+        args: String,
+        /// Allow every permission ask (deny rules still hold).
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Print the whole outcome as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
+    let ToolCommand::Call { id, args, yes, json: json_out } = cmd;
+    let args = if args == "-" { std::io::read_to_string(std::io::stdin())? } else { args };
+    let app = App::load(cwd)?;
+    tokio_runtime()?.block_on(async move {
+        let loaded = app.tools().await;
+        let store = app.open_store()?;
+        let session = app.new_session(&store, "cli", &format!("podcode tool call {id}"))?;
+        let asker: Arc<dyn Asker> = if yes {
+            Arc::new(FixedAsker(PermissionReply::Once))
+        } else if stdin_is_terminal() {
+            Arc::new(TerminalAsker)
+        } else {
+            Arc::new(NoTerminalAsker::default())
+        };
+        let host = loaded.host.clone();
+        let runtime = app.runtime(loaded.registry, loaded.hooks, store, asker);
+        let mut events = runtime.subscribe();
+        let printer = tokio::spawn(async move {
+            while let Ok(event) = events.recv().await {
+                match event {
+                    Event::ToolMetadata { title, metadata, .. } => {
+                        let mut line = String::from("…");
+                        if let Some(t) = title {
+                            line.push_str(&format!(" {t}"));
+                        }
+                        if let Some(m) = metadata {
+                            line.push_str(&format!(" {m}"));
+                        }
+                        eprintln!("{line}");
+                    }
+                    Event::Warning { message } => eprintln!("warning: {message}"),
+                    _ => {}
+                }
+            }
+        });
+        let abort = CancellationToken::new();
+        let on_ctrl_c = abort.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\naborting…");
+                on_ctrl_c.cancel();
+            }
+        });
+        let outcome = runtime
+            .call(CallRequest { identity: app.identity(&session), tool: id, args: RawArgs::Text(args), abort })
+            .await;
+        drop(runtime);
+        let _ = printer.await;
+        host.shutdown().await;
+
+        if json_out {
+            let value = json!({
+                "call_id": outcome.call_id,
+                "session_id": session,
+                "tool": outcome.tool,
+                "status": outcome.status,
+                "output": outcome.model_text,
+                "title": outcome.result.title,
+                "metadata": outcome.result.metadata,
+                "attachments": outcome.result.attachments,
+                "truncated": outcome.truncated.as_ref().map(|t| json!({
+                    "spill_path": t.spill_path, "total_lines": t.total_lines, "total_bytes": t.total_bytes,
+                    "cut_lines": t.cut_lines, "cut_bytes": t.cut_bytes,
+                })),
+                "changes": outcome.changes,
+                "duration_ms": outcome.duration.as_millis() as u64,
+            });
+            println!("{}", serde_json::to_string_pretty(&value)?);
+        } else if outcome.status == CallStatus::Completed {
+            if !outcome.result.title.is_empty() {
+                eprintln!("● {} — {}", outcome.tool, outcome.result.title);
+            }
+            println!("{}", outcome.model_text);
+            if let Some(t) = &outcome.truncated {
+                eprintln!(
+                    "truncated: {} of {} lines cut; full output in {}",
+                    t.cut_lines,
+                    t.total_lines,
+                    t.spill_path.display()
+                );
+            }
+            for a in &outcome.result.attachments {
+                eprintln!("attachment: {} ({} bytes of URL)", a.mime, a.url.len());
+            }
+            if !outcome.result.metadata.is_null() {
+                eprintln!("metadata: {}", outcome.result.metadata);
+            }
+            if !outcome.changes.is_empty() {
+                eprintln!("changes: {} (see `podcode changes --session {session}`)", outcome.changes.join(", "));
+            }
+        } else {
+            eprintln!("{}", outcome.model_text);
+        }
+        let code = match outcome.status {
+            CallStatus::Completed => ExitCode::SUCCESS,
+            _ => ExitCode::FAILURE,
+        };
+        Ok(code)
+    })
+}

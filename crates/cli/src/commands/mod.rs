@@ -1,0 +1,8 @@
+//! One module per subcommand.
+
+pub mod call;
+pub mod changes;
+pub mod permissions;
+pub mod plugins;
+pub mod tools;
+pub mod trust;

@@ -1,0 +1,90 @@
+//! `podcode`: the one binary. Wiring only: parse the command line, load config and tools
+//! through `app::App`, and hand each subcommand to its module under `commands/`.
+
+mod app;
+mod asker;
+mod commands;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "podcode",
+    version,
+    about = "A terminal coding agent whose tools anyone can extend",
+    long_about = "A terminal coding agent whose tools anyone can extend.\n\n\
+        Tools come from the built-ins, executables in .podcode/tools/ and ~/.config/podcode/tools/,\n\
+        and (soon) JS/TS plugins. Every tool goes through the same pipeline: schema validation,\n\
+        permission prompts, output truncation and the change journal.",
+    after_help = "Examples:\n  podcode tools                         list every tool the model can call\n  \
+        podcode tool call read '{\"filePath\":\"README.md\"}'\n  \
+        podcode changes                       what tools changed, newest last\n  \
+        podcode revert --session ses_…        undo a whole session's edits"
+)]
+struct Cli {
+    /// Run as if podcode was started in DIR.
+    #[arg(long, global = true, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the merged tool set exactly as the model sees it, with sources and load problems.
+    Tools {
+        /// Stable machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List plugin and tool files with their status: loaded, failed and why, skipped, shadowed.
+    Plugins {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one tool by hand through the whole pipeline.
+    Tool {
+        #[command(subcommand)]
+        command: commands::call::ToolCommand,
+    },
+    /// Show or reset the "always" approvals remembered for this project.
+    Permissions {
+        #[command(subcommand)]
+        command: commands::permissions::PermissionsCommand,
+    },
+    /// List journaled file changes, or show one as a diff.
+    Changes(commands::changes::ChangesArgs),
+    /// Undo journaled changes: one change, one tool call, or a whole session.
+    Revert(commands::changes::RevertArgs),
+    /// Trust this workspace to run its own tools and plugins (.podcode/tools, .podcode/plugins).
+    Trust(commands::trust::TrustArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Tools { json }) => commands::tools::run(cli.cwd, json),
+        Some(Command::Plugins { json }) => commands::plugins::run(cli.cwd, json),
+        Some(Command::Tool { command }) => commands::call::run(cli.cwd, command),
+        Some(Command::Permissions { command }) => commands::permissions::run(cli.cwd, command),
+        Some(Command::Changes(args)) => commands::changes::run_changes(cli.cwd, args),
+        Some(Command::Revert(args)) => commands::changes::run_revert(cli.cwd, args),
+        Some(Command::Trust(args)) => commands::trust::run(cli.cwd, args),
+        None => {
+            eprintln!(
+                "The interactive agent is not part of this build yet.\n\
+                 Try the tool system: `podcode tools`, `podcode tool call <id> '<json>'`, `podcode --help`."
+            );
+            Ok(std::process::ExitCode::from(2))
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! Embeds the JS plugin host (everything under `js/` except tests and node_modules) into
+//! the binary as `(relative path, bytes)` pairs, so the installed `podcode` is self-contained.
+
+use std::path::{Path, PathBuf};
+
+fn collect(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if name == "node_modules" || name == "test" || name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            collect(&path, root, out);
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            out.push(rel.to_path_buf());
+        }
+    }
+}
+
+fn main() {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir")).join("js");
+    println!("cargo:rerun-if-changed=js");
+    let mut files = Vec::new();
+    collect(&root, &root, &mut files);
+    files.sort();
+    let mut code = String::from("/// The JS plugin host's files, embedded at build time.\npub const HOST_FILES: &[(&str, &[u8])] = &[\n");
+    for rel in &files {
+        let abs = root.join(rel);
+        println!("cargo:rerun-if-changed={}", abs.display());
+        code.push_str(&format!("    ({:?}, include_bytes!({:?})),\n", rel.to_string_lossy(), abs.to_string_lossy()));
+    }
+    code.push_str("];\n");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("host_files.rs");
+    std::fs::write(out, code).expect("write host_files.rs");
+}

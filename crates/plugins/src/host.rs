@@ -1,0 +1,251 @@
+//! `PluginHost`: the JS runtime side of the plugin system. It picks the runtime (Bun if on
+//! PATH, else Node 20+), materialises the embedded host files into a content-addressed
+//! folder under the data directory, installs the host's own dependencies there once (with
+//! a progress line), and starts the sidecar lazily — only when a plugin file must really be
+//! imported or a plugin tool runs. A dead sidecar is replaced on next use; files it had
+//! loaded are loaded again transparently.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+use crate::plugin_files::PluginFile;
+use crate::sidecar::{RpcError, Sidecar};
+
+include!(concat!(env!("OUT_DIR"), "/host_files.rs"));
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsRuntime {
+    Bun(PathBuf),
+    Node(PathBuf),
+}
+
+impl JsRuntime {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Bun(_) => "bun",
+            Self::Node(_) => "node",
+        }
+    }
+    fn program(&self) -> &Path {
+        match self {
+            Self::Bun(p) | Self::Node(p) => p,
+        }
+    }
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// Bun first (TypeScript, `Bun.$`, `bun:sqlite` natively), then Node. `PODCODE_JS_RUNTIME`
+/// (`bun`|`node`) forces one.
+pub fn detect_runtime() -> Option<JsRuntime> {
+    let forced = std::env::var("PODCODE_JS_RUNTIME").ok();
+    let bun = || which("bun").map(JsRuntime::Bun);
+    let node = || which("node").map(JsRuntime::Node);
+    match forced.as_deref() {
+        Some("bun") => bun(),
+        Some("node") => node(),
+        _ => bun().or_else(node),
+    }
+}
+
+/// What loading one file produced (cached per file content).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadResult {
+    #[serde(default)]
+    pub plugin_id: Option<String>,
+    #[serde(default)]
+    pub format: Option<String>,
+    #[serde(default)]
+    pub tools: Vec<ToolManifest>,
+    #[serde(default)]
+    pub hooks: Vec<String>,
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolManifest {
+    pub id: String,
+    pub description: String,
+    pub parameters: Value,
+    #[serde(default)]
+    pub truncation: podcode_protocol::Truncation,
+    #[serde(default)]
+    pub idempotent: bool,
+    #[serde(default)]
+    pub timeout: Option<u64>,
+}
+
+pub struct HostOptions {
+    pub data_dir: PathBuf,
+    pub plugin_config: Value,
+    pub directory: PathBuf,
+    pub worktree: PathBuf,
+}
+
+pub struct PluginHost {
+    runtime: Option<JsRuntime>,
+    opts: HostOptions,
+    state: Mutex<State>,
+    spawns: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    sidecar: Option<Sidecar>,
+    /// Files the current sidecar has imported.
+    loaded: HashMap<PathBuf, LoadResult>,
+}
+
+impl PluginHost {
+    pub fn new(runtime: Option<JsRuntime>, opts: HostOptions) -> Arc<Self> {
+        Arc::new(Self { runtime, opts, state: Mutex::new(State::default()), spawns: AtomicU64::new(0) })
+    }
+
+    pub fn runtime(&self) -> Option<&JsRuntime> {
+        self.runtime.as_ref()
+    }
+
+    /// How many sidecar processes this host has started (0 while everything is cached).
+    pub fn spawn_count(&self) -> u64 {
+        self.spawns.load(Ordering::SeqCst)
+    }
+
+    fn host_dir(&self) -> PathBuf {
+        let mut h = DefaultHasher::new();
+        HOST_FILES.hash(&mut h);
+        self.opts.data_dir.join("plugin-host").join(format!("{:016x}", h.finish()))
+    }
+
+    /// Writes the embedded files and installs the host's dependencies, once per version.
+    async fn prepare(&self, runtime: &JsRuntime) -> Result<PathBuf, String> {
+        let dir = self.host_dir();
+        let ready = dir.join(".installed");
+        if ready.exists() {
+            return Ok(dir);
+        }
+        for (rel, bytes) in HOST_FILES {
+            let path = dir.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            }
+            std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        eprintln!("podcode: installing the plugin host's dependencies into {} (once)…", dir.display());
+        let (program, args): (PathBuf, Vec<&str>) = match (runtime, which("npm")) {
+            (_, Some(npm)) => (npm, vec!["install", "--no-audit", "--no-fund", "--omit=dev", "--loglevel=error"]),
+            (JsRuntime::Bun(bun), None) => (bun.clone(), vec!["install", "--production"]),
+            (JsRuntime::Node(_), None) => return Err("npm is needed once to install the plugin host's dependencies".into()),
+        };
+        let out = tokio::process::Command::new(&program)
+            .args(&args)
+            .current_dir(&dir)
+            .output()
+            .await
+            .map_err(|e| format!("could not run {}: {e}", program.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "installing the plugin host's dependencies failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        std::fs::write(&ready, b"ok").map_err(|e| e.to_string())?;
+        Ok(dir)
+    }
+
+    async fn sidecar<'a>(&self, state: &'a mut State) -> Result<Sidecar, String> {
+        if let Some(sc) = &state.sidecar
+            && sc.is_alive()
+        {
+            return Ok(sc.clone());
+        }
+        state.loaded.clear();
+        let Some(runtime) = &self.runtime else {
+            return Err("no JavaScript runtime found: install Bun (npm install -g bun) or Node.js 20+".into());
+        };
+        let dir = self.prepare(runtime).await?;
+        let sc = Sidecar::spawn(runtime.name(), runtime.program(), &dir.join("host.mjs"), &dir)
+            .map_err(|e| format!("could not start {}: {e}", runtime.program().display()))?;
+        self.spawns.fetch_add(1, Ordering::SeqCst);
+        sc.request("initialize", json!({"protocolVersion": 1, "hostDir": dir}))
+            .await
+            .map_err(|e| format!("the plugin host did not start: {e}"))?;
+        state.sidecar = Some(sc.clone());
+        Ok(sc)
+    }
+
+    /// Imports `file` into the running sidecar (starting it if needed) unless already done.
+    pub async fn load(&self, file: &PluginFile) -> Result<(Sidecar, LoadResult), LoadError> {
+        let mut state = self.state.lock().await;
+        let sc = self.sidecar(&mut state).await.map_err(LoadError::plain)?;
+        if let Some(done) = state.loaded.get(&file.path) {
+            return Ok((sc, done.clone()));
+        }
+        let params = json!({
+            "path": file.path,
+            "format": file.format.as_str(),
+            "pluginConfig": self.opts.plugin_config,
+            "input": {
+                "directory": self.opts.directory,
+                "worktree": self.opts.worktree,
+                "project": {"root": self.opts.worktree},
+            },
+        });
+        let result = sc.request("load", params).await.map_err(LoadError::from_rpc)?;
+        let result: LoadResult = serde_json::from_value(result)
+            .map_err(|e| LoadError::plain(format!("the plugin host answered `load` unexpectedly: {e}")))?;
+        state.loaded.insert(file.path.clone(), result.clone());
+        Ok((sc, result))
+    }
+
+    /// Stops the sidecar (a stuck plugin); the next call starts a fresh one.
+    pub async fn restart(&self) {
+        let mut state = self.state.lock().await;
+        if let Some(sc) = state.sidecar.take() {
+            sc.kill();
+        }
+        state.loaded.clear();
+    }
+
+    pub async fn shutdown(&self) {
+        let mut state = self.state.lock().await;
+        if let Some(sc) = state.sidecar.take() {
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(500), sc.request("shutdown", json!({}))).await;
+            sc.kill();
+        }
+    }
+}
+
+/// Why a file did not load, with its position when the runtime reported one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadError {
+    pub message: String,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+}
+
+impl LoadError {
+    fn plain(message: String) -> Self {
+        Self { message, line: None, column: None }
+    }
+
+    fn from_rpc(e: RpcError) -> Self {
+        Self {
+            line: e.data.get("line").and_then(Value::as_u64),
+            column: e.data.get("column").and_then(Value::as_u64),
+            message: e.message,
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! Plugin tools and plugin hooks as the tool runtime sees them. `PluginTool` validates with
+//! the plugin's own Zod schema and executes in the sidecar, bridging `ctx` both ways; an
+//! abort is forwarded, and a plugin that ignores it for 2 s gets its sidecar restarted so
+//! the next call finds a healthy host. `PluginHooks` runs the plugins' `tool.execute.*`,
+//! `permission.ask` and `shell.env` hooks.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use podcode_protocol::{Attachment, PermissionAction, PermissionRequest, ToolResult, ToolSpec};
+use podcode_tools::{ArgIssue, BeforeDecision, HookCall, Tool, ToolContext, ToolError, ToolHook};
+use serde_json::{Value, json};
+
+use crate::host::PluginHost;
+use crate::plugin_files::PluginFile;
+
+const ABORT_GRACE: Duration = Duration::from_secs(2);
+
+pub struct PluginTool {
+    spec: ToolSpec,
+    file: PluginFile,
+    host: Arc<PluginHost>,
+}
+
+impl PluginTool {
+    pub fn new(spec: ToolSpec, file: PluginFile, host: Arc<PluginHost>) -> Self {
+        Self { spec, file, host }
+    }
+}
+
+#[async_trait]
+impl Tool for PluginTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn validate(&self, args: &Value) -> Option<Result<Value, Vec<ArgIssue>>> {
+        // A file that no longer loads fails in `execute`, with the load error as its text.
+        let (sc, _) = self.host.load(&self.file).await.ok()?;
+        let params = json!({"path": self.file.path, "tool": self.spec.id, "args": args});
+        let reply = sc.request("validate", params).await.ok()?;
+        if reply.get("ok").and_then(Value::as_bool) == Some(true) {
+            return Some(Ok(reply.get("args").cloned().unwrap_or(Value::Null)));
+        }
+        let issues = reply
+            .get("issues")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|i| {
+                        ArgIssue::new(
+                            i.get("path").and_then(Value::as_str).unwrap_or("(root)"),
+                            i.get("message").and_then(Value::as_str).unwrap_or("invalid"),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(Err(issues))
+    }
+
+    async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let (sc, _) = self.host.load(&self.file).await.map_err(|e| ToolError::failed(e.message))?;
+        let id = ctx.identity().clone();
+        let call_id = id.call_id.clone();
+        sc.register_call(&call_id, ctx.clone());
+        let params = json!({
+            "path": self.file.path,
+            "tool": self.spec.id,
+            "callId": call_id,
+            "args": args,
+            "ctx": {
+                "sessionID": id.session_id, "messageID": id.message_id, "callID": id.call_id,
+                "parentID": id.parent_id, "rootID": id.root_id, "agent": id.agent,
+                "mainCwd": id.main_cwd, "directory": id.directory, "worktree": id.worktree,
+            },
+        });
+        let request = sc.request("execute", params);
+        tokio::pin!(request);
+        let reply = tokio::select! {
+            r = &mut request => Some(r),
+            _ = ctx.abort().cancelled() => None,
+        };
+        let reply = match reply {
+            Some(r) => r,
+            None => {
+                sc.notify("abort", json!({"callId": call_id})).await;
+                match tokio::time::timeout(ABORT_GRACE, &mut request).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        sc.unregister_call(&call_id);
+                        self.host.restart().await;
+                        return Err(ToolError::Aborted);
+                    }
+                }
+            }
+        };
+        sc.unregister_call(&call_id);
+        let value = reply.map_err(|e| ToolError::failed(e.message))?;
+        result_from_json(value)
+    }
+}
+
+fn result_from_json(v: Value) -> Result<ToolResult, ToolError> {
+    let attachments: Vec<Attachment> = match v.get("attachments") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(a) => serde_json::from_value(a.clone())
+            .map_err(|e| ToolError::failed(format!("the tool returned an invalid result: attachments: {e}")))?,
+    };
+    Ok(ToolResult {
+        title: v.get("title").and_then(Value::as_str).unwrap_or_default().to_string(),
+        output: v.get("output").and_then(Value::as_str).unwrap_or_default().to_string(),
+        metadata: v.get("metadata").cloned().unwrap_or(Value::Null),
+        attachments,
+    })
+}
+
+/// One plugin file's hooks.
+#[derive(Clone)]
+pub struct HookedFile {
+    pub file: PluginFile,
+    pub hooks: Vec<String>,
+    /// opencode-format plugins block a call when `tool.execute.before` throws.
+    pub opencode: bool,
+}
+
+pub struct PluginHooks {
+    pub host: Arc<PluginHost>,
+    pub files: Vec<HookedFile>,
+}
+
+impl PluginHooks {
+    async fn run(&self, f: &HookedFile, name: &str, input: Value, output: Value) -> Option<Result<Value, String>> {
+        if !f.hooks.iter().any(|h| h == name) {
+            return None;
+        }
+        let sc = match self.host.load(&f.file).await {
+            Ok((sc, _)) => sc,
+            Err(e) => return Some(Err(e.message)),
+        };
+        let params = json!({"path": f.file.path, "name": name, "input": input, "output": output});
+        Some(
+            sc.request("hook", params)
+                .await
+                .map(|r| r.get("output").cloned().unwrap_or(Value::Null))
+                .map_err(|e| format!("{} ({})", e.message, f.file.path.display())),
+        )
+    }
+}
+
+#[async_trait]
+impl ToolHook for PluginHooks {
+    fn name(&self) -> &str {
+        "plugins"
+    }
+
+    async fn before(&self, call: &HookCall, args: &mut Value) -> Result<BeforeDecision, String> {
+        let input = json!({"tool": call.tool, "sessionID": call.session_id, "callID": call.call_id});
+        let mut errors = Vec::new();
+        for f in &self.files {
+            match self.run(f, "tool.execute.before", input.clone(), json!({"args": args})).await {
+                None => {}
+                Some(Ok(out)) => {
+                    if let Some(new) = out.get("args") {
+                        *args = new.clone();
+                    }
+                }
+                Some(Err(message)) if f.opencode => return Ok(BeforeDecision::Block(message)),
+                Some(Err(message)) => errors.push(message),
+            }
+        }
+        if errors.is_empty() { Ok(BeforeDecision::Continue) } else { Err(errors.join("; ")) }
+    }
+
+    async fn after(&self, call: &HookCall, result: &mut ToolResult) -> Result<(), String> {
+        let input = json!({"tool": call.tool, "sessionID": call.session_id, "callID": call.call_id});
+        let mut errors = Vec::new();
+        for f in &self.files {
+            let output = json!({"title": result.title, "output": result.output, "metadata": result.metadata});
+            match self.run(f, "tool.execute.after", input.clone(), output).await {
+                None => {}
+                Some(Ok(out)) => {
+                    if let Some(t) = out.get("title").and_then(Value::as_str) {
+                        result.title = t.to_string();
+                    }
+                    if let Some(o) = out.get("output").and_then(Value::as_str) {
+                        result.output = o.to_string();
+                    }
+                    if let Some(m) = out.get("metadata") {
+                        result.metadata = m.clone();
+                    }
+                }
+                Some(Err(message)) => errors.push(message),
+            }
+        }
+        if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+    }
+
+    async fn permission(&self, call: &HookCall, request: &PermissionRequest) -> Result<Option<PermissionAction>, String> {
+        let input = json!({
+            "tool": call.tool, "sessionID": call.session_id, "callID": call.call_id,
+            "permission": request.permission, "patterns": request.patterns, "metadata": request.metadata,
+        });
+        let mut verdict = None;
+        for f in &self.files {
+            if let Some(res) = self.run(f, "permission.ask", input.clone(), json!({"status": "ask"})).await {
+                let out = res?;
+                verdict = match out.get("status").and_then(Value::as_str) {
+                    Some("allow") => Some(PermissionAction::Allow),
+                    Some("deny") => Some(PermissionAction::Deny),
+                    _ => verdict,
+                };
+            }
+        }
+        Ok(verdict)
+    }
+
+    async fn shell_env(&self, call: &HookCall, env: &mut BTreeMap<String, String>) -> Result<(), String> {
+        let input = json!({"tool": call.tool, "sessionID": call.session_id, "callID": call.call_id});
+        for f in &self.files {
+            if let Some(res) = self.run(f, "shell.env", input.clone(), json!({"env": {}})).await
+                && let Some(obj) = res?.get("env").and_then(Value::as_object)
+            {
+                for (k, v) in obj {
+                    if let Some(s) = v.as_str() {
+                        env.insert(k.clone(), s.to_string());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,288 @@
+//! One JS sidecar process and the JSON-RPC 2.0 conversation with it (newline-delimited
+//! frames on stdin/stdout, see docs/plugin-host-protocol.md). Requests wait on a oneshot
+//! keyed by id; a reader task routes responses, and serves the sidecar's own requests
+//! (`ctx.ask`, `ctx.messages`) and notifications (`ctx.metadata`, `ctx.recordChange`)
+//! against the `ToolContext` of the call they name. When the process dies every request in
+//! flight fails with a message that includes the end of its stderr; the owner
+//! (`PluginHost`) starts a fresh one on next use.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use podcode_protocol::{ChangeRecord, PermissionRequest};
+use podcode_tools::{ToolContext, ToolError};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::oneshot;
+
+const STDERR_LINES: usize = 20;
+
+/// A failed request: the sidecar's error message (model/user-facing) and its data.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct RpcError {
+    pub message: String,
+    pub data: Value,
+    /// The sidecar died (crash, `process.exit`) rather than answering.
+    pub crashed: bool,
+}
+
+type Pending = Mutex<HashMap<u64, oneshot::Sender<Result<Value, RpcError>>>>;
+
+struct Inner {
+    runtime: String,
+    stdin: tokio::sync::Mutex<ChildStdin>,
+    pending: Pending,
+    next_id: AtomicU64,
+    calls: Mutex<HashMap<String, ToolContext>>,
+    alive: AtomicBool,
+    stderr_tail: Mutex<VecDeque<String>>,
+    child: Mutex<Option<Child>>,
+}
+
+#[derive(Clone)]
+pub struct Sidecar {
+    inner: Arc<Inner>,
+}
+
+impl Sidecar {
+    /// Starts `<program> <script>` in `dir` and begins reading its frames.
+    pub fn spawn(runtime: &str, program: &Path, script: &Path, dir: &Path) -> std::io::Result<Sidecar> {
+        let mut child = Command::new(program)
+            .arg(script)
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(std::io::Error::other("could not open the sidecar's pipes"));
+        };
+        let inner = Arc::new(Inner {
+            runtime: runtime.to_string(),
+            stdin: tokio::sync::Mutex::new(stdin),
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            calls: Mutex::new(HashMap::new()),
+            alive: AtomicBool::new(true),
+            stderr_tail: Mutex::new(VecDeque::new()),
+            child: Mutex::new(Some(child)),
+        });
+        let for_err = inner.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Ok(mut tail) = for_err.stderr_tail.lock() {
+                    tail.push_back(line);
+                    if tail.len() > STDERR_LINES {
+                        tail.pop_front();
+                    }
+                }
+            }
+        });
+        let for_out = inner.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Ok(frame) = serde_json::from_str::<Value>(&line) {
+                    route(&for_out, frame).await;
+                }
+            }
+            // Give the stderr reader a moment to collect the crash message.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            died(&for_out);
+        });
+        Ok(Sidecar { inner })
+    }
+
+    pub fn runtime(&self) -> &str {
+        &self.inner.runtime
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.inner.alive.load(Ordering::SeqCst)
+    }
+
+    pub fn stderr_tail(&self) -> String {
+        self.inner.stderr_tail.lock().map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n")).unwrap_or_default()
+    }
+
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        if !self.is_alive() {
+            return Err(crash_error(&self.inner));
+        }
+        let id = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.inner.pending.lock() {
+            p.insert(id, tx);
+        }
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        if let Err(e) = self.send(&frame).await {
+            if let Ok(mut p) = self.inner.pending.lock() {
+                p.remove(&id);
+            }
+            died(&self.inner);
+            return Err(RpcError { message: format!("could not write to the plugin host: {e}"), data: Value::Null, crashed: true });
+        }
+        rx.await.unwrap_or_else(|_| Err(crash_error(&self.inner)))
+    }
+
+    pub async fn notify(&self, method: &str, params: Value) {
+        let _ = self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params})).await;
+    }
+
+    async fn send(&self, frame: &Value) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(frame).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let mut stdin = self.inner.stdin.lock().await;
+        stdin.write_all(&line).await?;
+        stdin.flush().await
+    }
+
+    /// Lets the sidecar's `ctx.*` calls for `call_id` reach this context.
+    pub fn register_call(&self, call_id: &str, ctx: ToolContext) {
+        if let Ok(mut c) = self.inner.calls.lock() {
+            c.insert(call_id.to_string(), ctx);
+        }
+    }
+
+    pub fn unregister_call(&self, call_id: &str) {
+        if let Ok(mut c) = self.inner.calls.lock() {
+            c.remove(call_id);
+        }
+    }
+
+    /// Kills the process (a plugin stuck in a loop ignores its abort signal).
+    pub fn kill(&self) {
+        if let Ok(mut child) = self.inner.child.lock()
+            && let Some(c) = child.as_mut()
+        {
+            let _ = c.start_kill();
+        }
+        died(&self.inner);
+    }
+}
+
+fn crash_error(inner: &Inner) -> RpcError {
+    let tail = inner.stderr_tail.lock().map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n")).unwrap_or_default();
+    let mut message = format!("the plugin host ({}) stopped unexpectedly; it restarts on the next call", inner.runtime);
+    if !tail.trim().is_empty() {
+        message.push_str(&format!(". Its last output:\n{}", tail.trim()));
+    }
+    RpcError { message, data: Value::Null, crashed: true }
+}
+
+fn died(inner: &Arc<Inner>) {
+    inner.alive.store(false, Ordering::SeqCst);
+    let pending: Vec<_> = inner.pending.lock().map(|mut p| p.drain().collect()).unwrap_or_default();
+    for (_, tx) in pending {
+        let _ = tx.send(Err(crash_error(inner)));
+    }
+}
+
+async fn route(inner: &Arc<Inner>, frame: Value) {
+    let method = frame.get("method").and_then(Value::as_str).map(str::to_string);
+    match (method, frame.get("id").cloned()) {
+        (None, Some(id)) => {
+            let Some(id) = id.as_u64() else { return };
+            let tx = inner.pending.lock().ok().and_then(|mut p| p.remove(&id));
+            if let Some(tx) = tx {
+                let result = match frame.get("error") {
+                    Some(err) => Err(RpcError {
+                        message: err.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string(),
+                        data: err.get("data").cloned().unwrap_or(Value::Null),
+                        crashed: false,
+                    }),
+                    None => Ok(frame.get("result").cloned().unwrap_or(Value::Null)),
+                };
+                let _ = tx.send(result);
+            }
+        }
+        (Some(method), id) => {
+            let params = frame.get("params").cloned().unwrap_or(Value::Null);
+            let call_id = params.get("callId").and_then(Value::as_str).unwrap_or_default().to_string();
+            let ctx = inner.calls.lock().ok().and_then(|c| c.get(&call_id).cloned());
+            match id {
+                // Notifications are handled in frame order, so a change recorded before a
+                // result arrives is journaled before the call completes.
+                None => notification(&method, &params, ctx),
+                Some(id) => {
+                    let inner = inner.clone();
+                    tokio::spawn(async move {
+                        let reply = match ctx {
+                            None => Err(format!("no running call {call_id}")),
+                            Some(ctx) => reverse_request(&method, params, ctx).await,
+                        };
+                        let frame = match reply {
+                            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                            Err(message) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": message}}),
+                        };
+                        let _ = Sidecar { inner }.send(&frame).await;
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn notification(method: &str, params: &Value, ctx: Option<ToolContext>) {
+    let Some(ctx) = ctx else { return };
+    match method {
+        "ctx.metadata" => {
+            let title = params.get("title").and_then(Value::as_str).map(str::to_string);
+            let metadata = params.get("metadata").cloned().filter(|m| !m.is_null());
+            ctx.metadata(title, metadata);
+        }
+        "ctx.recordChange" => match serde_json::from_value::<ChangeRecord>(params.clone()) {
+            Ok(change) => {
+                if let Err(e) = ctx.record_change(change) {
+                    ctx.warn(format!("recordChange from {} failed: {e}", ctx.tool_id()));
+                }
+            }
+            Err(e) => ctx.warn(format!(
+                "recordChange from {} was ignored: {e} (expected {{file, op: create|modify|delete, oldContent, newContent}})",
+                ctx.tool_id()
+            )),
+        },
+        _ => {}
+    }
+}
+
+async fn reverse_request(method: &str, params: Value, ctx: ToolContext) -> Result<Value, String> {
+    match method {
+        "ctx.ask" => {
+            let request = PermissionRequest {
+                permission: params.get("permission").and_then(Value::as_str).unwrap_or_default().to_string(),
+                patterns: string_list(params.get("patterns")),
+                always: string_list(params.get("always")),
+                metadata: params.get("metadata").cloned().unwrap_or(Value::Null),
+            };
+            if request.permission.is_empty() {
+                return Err("ctx.ask needs a `permission` string".into());
+            }
+            match ctx.ask(request).await {
+                Ok(()) => Ok(json!({})),
+                Err(ToolError::Permission(text)) => Err(text),
+                Err(e) => Err(e.to_string()),
+            }
+        }
+        "ctx.messages" => {
+            let messages = ctx.messages().await.map_err(|e| e.to_string())?;
+            Ok(json!({ "messages": *messages }))
+        }
+        other => Err(format!("unknown method {other}")),
+    }
+}
+
+fn string_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
