@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 fn collect(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name();
@@ -25,11 +27,17 @@ fn main() {
     let mut files = Vec::new();
     collect(&root, &root, &mut files);
     files.sort();
-    let mut code = String::from("/// The JS plugin host's files, embedded at build time.\npub const HOST_FILES: &[(&str, &[u8])] = &[\n");
+    let mut code = String::from(
+        "/// The JS plugin host's files, embedded at build time.\npub const HOST_FILES: &[(&str, &[u8])] = &[\n",
+    );
     for rel in &files {
         let abs = root.join(rel);
         println!("cargo:rerun-if-changed={}", abs.display());
-        code.push_str(&format!("    ({:?}, include_bytes!({:?})),\n", rel.to_string_lossy(), abs.to_string_lossy()));
+        code.push_str(&format!(
+            "    ({:?}, include_bytes!({:?})),\n",
+            rel.to_string_lossy(),
+            abs.to_string_lossy()
+        ));
     }
     code.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("host_files.rs");

@@ -7,7 +7,8 @@
 //! RSS (`VmHWM` from /proc/self/status), the spill file's size and whether the last line
 //! the model reads equals the last line of the spill file; it deletes the spill file. The
 //! child is a fresh process so its peak RSS measures this one call only. The parent also
-//! times the same command with `sh -c '… > /dev/null'` as a baseline, and prints:
+//! times the same command with `sh -c '… > /dev/null'` as a baseline (and `> file`, which
+//! includes the disk writes the spill file costs), and prints:
 //!
 //! `bash 1 GiB: peak RSS X MiB (target < 64 MiB), Y s`
 //!
@@ -40,7 +41,7 @@ fn size() -> u64 {
     std::env::var(BYTES_ENV)
         .ok()
         .and_then(|s| s.parse().ok())
-        .filter(|b: &u64| *b >= 256 && b % 128 == 0)
+        .filter(|b: &u64| *b >= 256 && b.is_multiple_of(128))
         .unwrap_or(DEFAULT_BYTES)
 }
 
@@ -55,9 +56,16 @@ fn main() {
 fn parent() {
     let bytes = size();
     let exe = std::env::current_exe().expect("bench: own executable");
-    let out = Command::new(exe).env(CHILD_ENV, "1").output().expect("bench: run child");
+    let out = Command::new(exe)
+        .env(CHILD_ENV, "1")
+        .output()
+        .expect("bench: run child");
     let report = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "child failed: {report}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "child failed: {report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let field = |name: &str| -> String {
         report
             .lines()
@@ -67,10 +75,18 @@ fn parent() {
     };
     let rss_mib: f64 = field("peak_rss_kib").parse::<f64>().expect("rss") / 1024.0;
     let secs: f64 = field("secs").parse().expect("secs");
+    let cpu: f64 = field("cpu_secs").parse().expect("cpu secs");
     let spill_bytes: u64 = field("spill_bytes").parse().expect("spill bytes");
     let last_line = field("last_line");
-    assert_eq!(field("tail_intact"), "true", "the last line the model reads differs from the spill file's");
-    assert_eq!(spill_bytes, bytes, "the spill file does not hold the whole output");
+    assert_eq!(
+        field("tail_intact"),
+        "true",
+        "the last line the model reads differs from the spill file's"
+    );
+    assert_eq!(
+        spill_bytes, bytes,
+        "the spill file does not hold the whole output"
+    );
 
     let start = Instant::now();
     let status = Command::new("sh")
@@ -80,15 +96,41 @@ fn parent() {
         .expect("bench: run sh");
     assert!(status.success());
     let baseline = start.elapsed().as_secs_f64();
+    let file = std::env::temp_dir().join(format!("podcode-bash-bench-{}.txt", std::process::id()));
+    let start = Instant::now();
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{{ {}; }} > '{}'", command(bytes), file.display()))
+        .status()
+        .expect("bench: run sh");
+    let to_file = start.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&file);
+    assert!(status.success());
 
     let gib = bytes as f64 / (1u64 << 30) as f64;
-    let label = if bytes == DEFAULT_BYTES { "1 GiB".to_string() } else { format!("{gib:.3} GiB") };
+    let label = if bytes == DEFAULT_BYTES {
+        "1 GiB".to_string()
+    } else {
+        format!("{gib:.3} GiB")
+    };
     println!("tail intact: last line {last_line:?} matches the spill file ({spill_bytes} bytes)");
     println!(
         "bash {label}: peak RSS {rss_mib:.1} MiB (target < {TARGET_MIB:.0} MiB), {secs:.2} s [{}]",
-        if rss_mib < TARGET_MIB { "ok" } else { "OVER TARGET" }
+        if rss_mib < TARGET_MIB {
+            "ok"
+        } else {
+            "OVER TARGET"
+        }
     );
-    println!("baseline sh -c '… > /dev/null': {baseline:.2} s (bash tool / baseline = {:.2}x)", secs / baseline);
+    println!("  CPU time of the agent process during the call: {cpu:.2} s");
+    println!(
+        "baseline sh -c '… > /dev/null': {baseline:.2} s (bash tool / baseline = {:.2}x)",
+        secs / baseline
+    );
+    println!(
+        "baseline sh -c '… > file' (what the spill costs): {to_file:.2} s (bash tool / baseline = {:.2}x)",
+        secs / to_file
+    );
 }
 
 #[tokio::main]
@@ -98,25 +140,62 @@ async fn child() {
     register_all(&mut registry);
     let mut rules = default_rules();
     rules.push(PermissionRule::new("bash", "*", PermissionAction::Allow));
-    let h = harness(registry, Setup { rules, ..Default::default() });
+    let h = harness(
+        registry,
+        Setup {
+            rules,
+            ..Default::default()
+        },
+    );
 
     let start = Instant::now();
-    let out = h.call_json("bash", json!({"command": command(bytes), "timeout": 600_000})).await;
+    let out = h
+        .call_json(
+            "bash",
+            json!({"command": command(bytes), "timeout": 600_000}),
+        )
+        .await;
     let secs = start.elapsed().as_secs_f64();
     let peak_rss_kib = peak_rss_kib();
+    let cpu_secs = cpu_secs();
 
-    let truncated = out.truncated.clone().unwrap_or_else(|| panic!("output was not truncated: {:?}", out.status));
-    let spill_bytes = std::fs::metadata(&truncated.spill_path).map(|m| m.len()).unwrap_or(0);
+    let truncated = out
+        .truncated
+        .clone()
+        .unwrap_or_else(|| panic!("output was not truncated: {:?}", out.status));
+    let spill_bytes = std::fs::metadata(&truncated.spill_path)
+        .map(|m| m.len())
+        .unwrap_or(0);
     let spill_last = last_line_of_file(&truncated.spill_path);
-    let model_last = out.model_text.lines().last().unwrap_or_default().to_string();
+    let model_last = out
+        .model_text
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
     let _ = std::fs::remove_file(&truncated.spill_path);
 
     println!("status={:?}", out.status);
     println!("secs={secs:.3}");
     println!("peak_rss_kib={peak_rss_kib}");
+    println!("cpu_secs={cpu_secs:.3}");
     println!("spill_bytes={spill_bytes}");
     println!("last_line={model_last}");
-    println!("tail_intact={}", model_last.starts_with("END-OF-OUTPUT-") && model_last == spill_last);
+    println!(
+        "tail_intact={}",
+        model_last.starts_with("END-OF-OUTPUT-") && model_last == spill_last
+    );
+}
+
+/// User + system CPU time this process used (the command's own processes excluded).
+fn cpu_secs() -> f64 {
+    // SAFETY: getrusage only writes the struct we hand it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 fn peak_rss_kib() -> u64 {
@@ -129,7 +208,9 @@ fn peak_rss_kib() -> u64 {
 }
 
 fn last_line_of_file(path: &std::path::Path) -> String {
-    let Ok(mut file) = std::fs::File::open(path) else { return String::new() };
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let _ = file.seek(SeekFrom::Start(len.saturating_sub(4096)));
     let mut end = String::new();

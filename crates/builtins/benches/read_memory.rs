@@ -53,11 +53,16 @@ fn write_file(path: &Path, bytes: u64) -> u64 {
     for i in 0..BLOCK_LINES {
         let head = format!("line {:010} ", i + 1);
         block.extend_from_slice(head.as_bytes());
-        block.extend(std::iter::repeat_n(b'x', LINE_BYTES as usize - head.len() - 1));
+        block.extend(std::iter::repeat_n(
+            b'x',
+            LINE_BYTES as usize - head.len() - 1,
+        ));
         block.push(b'\n');
     }
-    fs::create_dir_all(path.parent().expect("bench: data folder")).expect("bench: create data folder");
-    let mut w = BufWriter::with_capacity(4 << 20, fs::File::create(path).expect("bench: create file"));
+    fs::create_dir_all(path.parent().expect("bench: data folder"))
+        .expect("bench: create data folder");
+    let mut w =
+        BufWriter::with_capacity(4 << 20, fs::File::create(path).expect("bench: create file"));
     for _ in 0..blocks {
         w.write_all(&block).expect("bench: write block");
     }
@@ -66,13 +71,20 @@ fn write_file(path: &Path, bytes: u64) -> u64 {
 }
 
 fn parent() {
-    let bytes = std::env::var("BENCH_READ_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(2u64 << 30);
+    let bytes = std::env::var("BENCH_READ_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2u64 << 30);
     let path = bench_file();
     let start = Instant::now();
     let total_lines = write_file(&path, bytes);
     let size = fs::metadata(&path).expect("bench: file size").len();
     let gib = size as f64 / (1u64 << 30) as f64;
-    println!("wrote {} ({gib:.2} GiB, {total_lines} lines) in {:.1} s", path.display(), start.elapsed().as_secs_f64());
+    println!(
+        "wrote {} ({gib:.2} GiB, {total_lines} lines) in {:.1} s",
+        path.display(),
+        start.elapsed().as_secs_f64()
+    );
     let exe = std::env::current_exe().expect("bench: own executable");
     let mut worst: f64 = 0.0;
     for offset in [1_000_000u64.min(total_lines), total_lines - 2] {
@@ -82,7 +94,11 @@ fn parent() {
             .output()
             .expect("bench: run child");
         let report = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "child failed: {report}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "child failed: {report}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let field = |name: &str| -> String {
             report
                 .lines()
@@ -99,10 +115,19 @@ fn parent() {
             "line {offset} came back as {first:?}"
         );
         worst = worst.max(rss_mib);
-        println!("read line {offset} of {gib:.2} GiB: peak RSS {rss_mib:.1} MiB (target < {TARGET_MIB} MiB), {secs:.2} s");
+        println!(
+            "read line {offset} of {gib:.2} GiB: peak RSS {rss_mib:.1} MiB (target < {TARGET_MIB} MiB), {secs:.2} s"
+        );
     }
     fs::remove_file(&path).expect("bench: delete file");
-    println!("worst peak RSS {worst:.1} MiB: {}", if worst < TARGET_MIB { "within target" } else { "OVER TARGET" });
+    println!(
+        "worst peak RSS {worst:.1} MiB: {}",
+        if worst < TARGET_MIB {
+            "within target"
+        } else {
+            "OVER TARGET"
+        }
+    );
 }
 
 fn child(offset: u64) {
@@ -110,11 +135,27 @@ fn child(offset: u64) {
     let mut registry = ToolRegistry::new();
     register_all(&mut registry);
     let mut rules = default_rules();
-    rules.push(PermissionRule::new("external_directory", "*", PermissionAction::Allow));
-    let h = harness(registry, Setup { rules, ..Default::default() });
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("bench: runtime");
+    rules.push(PermissionRule::new(
+        "external_directory",
+        "*",
+        PermissionAction::Allow,
+    ));
+    let h = harness(
+        registry,
+        Setup {
+            rules,
+            ..Default::default()
+        },
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("bench: runtime");
     let start = Instant::now();
-    let out = rt.block_on(h.call_json("read", json!({"filePath": path, "offset": offset, "limit": 5})));
+    let out = rt.block_on(h.call_json(
+        "read",
+        json!({"filePath": path, "offset": offset, "limit": 5}),
+    ));
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
     let status = fs::read_to_string("/proc/self/status").expect("bench: /proc/self/status");
@@ -125,5 +166,8 @@ fn child(offset: u64) {
         .expect("bench: VmHWM");
     println!("peak_rss_kib={hwm}");
     println!("secs={secs}");
-    println!("first_line={}", out.model_text.lines().next().unwrap_or_default());
+    println!(
+        "first_line={}",
+        out.model_text.lines().next().unwrap_or_default()
+    );
 }

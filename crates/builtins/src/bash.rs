@@ -47,7 +47,7 @@ Use it for terminal work: builds, tests, git, package managers, running programs
 - stdin is closed: commands that wait for input fail instead of hanging, so pass flags such as --yes or -y.
 - `timeout` is in milliseconds: default 120000 (2 minutes), maximum 600000 (10 minutes); larger values are clamped to the maximum. On timeout the command and every process it started are terminated, and you get the output printed so far.
 - Long output is truncated from the start: you see its last lines, and a note gives the path of a file with the full output.
-- Background jobs (`cmd &`) keep running after the command returns, but their later output is not captured; redirect it to a file.
+- The call returns when the shell exits; background jobs (`cmd &`) are not waited for and their later output is lost (a job that keeps printing may be stopped), so redirect it: `cmd > log.txt 2>&1 &`.
 - Give a short `description` (5-10 words) of what the command does; the user sees it.
 
 Example: {"command": "cargo test -p core", "description": "Run the core crate's tests"}"#;
@@ -191,7 +191,12 @@ impl Tool for BashTool {
             env_remove,
             timeout: Duration::from_millis(timeout_ms),
         };
-        let title = description.clone().unwrap_or_else(|| command.to_string());
+        let title = description
+            .clone()
+            .unwrap_or_else(|| command.lines().next().unwrap_or_default().to_string());
+        if ctx.is_aborted() {
+            return Err(ToolError::Aborted);
+        }
         let mut live = live::LiveOutput::new(ctx.clone(), title.clone(), description.clone());
         live.send();
         let end = process::run(&spec, &mut live, ctx.abort()).await?;

@@ -7,8 +7,9 @@
 //! newest `MAX_RESULTS` files by mtime, so memory stays bounded however big the tree is →
 //! the merged list, newest first, with a note when more files matched.
 //!
-//! Shared helpers (`PathGlob`, `walk_builder`, `SearchRoot`) live here because `glob` is
-//! the simplest user of each; `list` and `grep` reach them as `crate::glob::…`.
+//! Shared helpers (`PathGlob`, `walk_builder`, `SearchRoot`, `Newest`, `parse_args`,
+//! `path_error`) live here because `glob` is the simplest user of each; `list`, `grep` and
+//! `read` reach them as `crate::glob::…`.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -17,7 +18,7 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use podcode_protocol::{PermissionRequest, ToolResult, ToolSpec};
 use podcode_tools::{Tool, ToolContext, ToolError};
@@ -55,7 +56,10 @@ pub struct GlobTool {
 
 impl GlobTool {
     pub fn new() -> Self {
-        Self { spec: ToolSpec::new("glob", DESCRIPTION, crate::params_schema::<GlobArgs>()).idempotent(true) }
+        Self {
+            spec: ToolSpec::new("glob", DESCRIPTION, crate::params_schema::<GlobArgs>())
+                .idempotent(true),
+        }
     }
 }
 
@@ -82,13 +86,14 @@ impl Tool for GlobTool {
                 "the pattern is empty. Pass a glob such as \"*.rs\" or \"src/**/*.ts\".",
             ));
         }
-        let glob = PathGlob::new(&args.pattern).map_err(|e| {
+        let (pattern, path) = split_absolute(args.pattern.trim(), args.path.as_deref());
+        let glob = PathGlob::new(&pattern).map_err(|e| {
             ToolError::failed(format!(
                 "\"{}\" is not a valid glob ({e}). Use `*`, `**`, `?`, `[abc]` and `{{a,b}}`, e.g. \"src/**/*.rs\".",
                 args.pattern
             ))
         })?;
-        let root = SearchRoot::open(&ctx, "glob", args.path.as_deref(), false).await?;
+        let root = SearchRoot::open(&ctx, "glob", path.as_deref(), false).await?;
         let abort = ctx.abort().clone();
         let walk_root = root.abs.clone();
         let found = tokio::task::spawn_blocking(move || find_files(&walk_root, &glob, &abort))
@@ -120,10 +125,30 @@ impl Tool for GlobTool {
     }
 }
 
+/// An absolute pattern (`/repo/src/**/*.rs`) given without `path` is split at its first
+/// wildcard into a search folder (`/repo/src`) and a relative pattern (`**/*.rs`).
+fn split_absolute(pattern: &str, path: Option<&str>) -> (String, Option<String>) {
+    if path.is_some() || !pattern.starts_with('/') {
+        return (pattern.to_string(), path.map(String::from));
+    }
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let wild = parts.iter().position(|p| p.contains(['*', '?', '[', '{']));
+    let split = wild.unwrap_or(parts.len() - 1);
+    let dir = parts[..split].join("/");
+    let dir = if dir.is_empty() { "/".to_string() } else { dir };
+    (parts[split..].join("/"), Some(dir))
+}
+
 /// Deserializes validated arguments; a failure here means the schema and struct disagree.
-pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
-    serde_json::from_value(args)
-        .map_err(|e| ToolError::failed(format!("the {tool} arguments could not be read ({e}). Check them against the schema.")))
+pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    args: Value,
+) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|e| {
+        ToolError::failed(format!(
+            "the {tool} arguments could not be read ({e}). Check them against the schema."
+        ))
+    })
 }
 
 /// What `find_files` returns: the newest matches (newest first) and how many matched.
@@ -140,7 +165,10 @@ pub(crate) struct Newest<T> {
 
 impl<T: Ord> Newest<T> {
     pub(crate) fn new(cap: usize) -> Self {
-        Self { cap, heap: BinaryHeap::new() }
+        Self {
+            cap,
+            heap: BinaryHeap::new(),
+        }
     }
 
     pub(crate) fn push(&mut self, mtime: SystemTime, path: PathBuf, item: T) {
@@ -158,7 +186,11 @@ impl<T: Ord> Newest<T> {
 
     /// Newest first.
     pub(crate) fn into_sorted(self) -> Vec<(SystemTime, PathBuf, T)> {
-        let mut all: Vec<_> = self.heap.into_iter().map(|Reverse((m, Reverse(p), t))| (m, p, t)).collect();
+        let mut all: Vec<_> = self
+            .heap
+            .into_iter()
+            .map(|Reverse((m, Reverse(p), t))| (m, p, t))
+            .collect();
         all.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         all
     }
@@ -182,12 +214,20 @@ impl ParallelVisitor for GlobVisitor<'_> {
         if self.abort.is_cancelled() {
             return WalkState::Quit;
         }
-        let Ok(entry) = entry else { return WalkState::Continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) || !self.glob.is_match(self.root, entry.path()) {
+        let Ok(entry) = entry else {
+            return WalkState::Continue;
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file())
+            || !self.glob.is_match(self.root, entry.path())
+        {
             return WalkState::Continue;
         }
         self.total += 1;
-        let mtime = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
+        let mtime = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .unwrap_or(SystemTime::UNIX_EPOCH);
         self.newest.push(mtime, entry.into_path(), ());
         WalkState::Continue
     }
@@ -224,18 +264,34 @@ impl<'s> ParallelVisitorBuilder<'s> for GlobBuilderState<'s> {
 }
 
 fn find_files(root: &Path, glob: &PathGlob, abort: &CancellationToken) -> Found {
-    let shared = GlobShared { out: Mutex::new((Newest::new(MAX_RESULTS), 0)) };
-    let mut state = GlobBuilderState { root, glob, abort, shared: &shared };
+    let shared = GlobShared {
+        out: Mutex::new((Newest::new(MAX_RESULTS), 0)),
+    };
+    let mut state = GlobBuilderState {
+        root,
+        glob,
+        abort,
+        shared: &shared,
+    };
     walk_builder(root).build_parallel().visit(&mut state);
     let (newest, total) = shared.out.into_inner().unwrap_or_else(|p| p.into_inner());
-    Found { newest: newest.into_sorted().into_iter().map(|(m, p, ())| (m, p)).collect(), total }
+    Found {
+        newest: newest
+            .into_sorted()
+            .into_iter()
+            .map(|(m, p, ())| (m, p))
+            .collect(),
+        total,
+    }
 }
 
 /// A glob with gitignore-like anchoring: without `/` it matches the file name at any
 /// depth; with `/` it matches the whole path relative to the search root, `*` staying
 /// within one folder and `**` crossing folders.
+/// A one-glob `GlobSet` rather than a `GlobMatcher`: the set picks fast strategies
+/// (`*.rs` becomes an extension lookup instead of a regex).
 pub(crate) struct PathGlob {
-    matcher: GlobMatcher,
+    matcher: GlobSet,
     by_name: bool,
 }
 
@@ -245,7 +301,11 @@ impl PathGlob {
         let trimmed = trimmed.strip_prefix("./").unwrap_or(trimmed);
         let trimmed = trimmed.strip_prefix('/').unwrap_or(trimmed);
         let by_name = !trimmed.contains('/');
-        let matcher = GlobBuilder::new(trimmed).literal_separator(true).backslash_escape(true).build()?.compile_matcher();
+        let glob = GlobBuilder::new(trimmed)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()?;
+        let matcher = GlobSetBuilder::new().add(glob).build()?;
         Ok(Self { matcher, by_name })
     }
 
@@ -302,20 +362,35 @@ impl SearchRoot {
             metadata: json!({ "path": resolved.abs }),
         })
         .await?;
-        let base = ctx.directory().canonicalize().unwrap_or_else(|_| ctx.directory().to_path_buf());
-        let label = if resolved.abs == base { ".".to_string() } else { resolved.pattern.clone() };
+        let base = ctx
+            .directory()
+            .canonicalize()
+            .unwrap_or_else(|_| ctx.directory().to_path_buf());
+        let label = if resolved.abs == base {
+            ".".to_string()
+        } else {
+            resolved.pattern.clone()
+        };
         let meta = std::fs::metadata(&resolved.abs).map_err(|e| path_error(&label, &e))?;
-        if !meta.is_dir() && !(allow_file && meta.is_file()) {
+        if !(meta.is_dir() || allow_file && meta.is_file()) {
             return Err(ToolError::failed(format!(
                 "{label} is a file, not a folder. Pass a folder as path (or read the file with the read tool)."
             )));
         }
-        Ok(Self { abs: resolved.abs, label, base })
+        Ok(Self {
+            abs: resolved.abs,
+            label,
+            base,
+        })
     }
 
     /// The root as a sentence names it.
     pub(crate) fn place(&self) -> String {
-        if self.label == "." { "the working directory".to_string() } else { self.label.clone() }
+        if self.label == "." {
+            "the working directory".to_string()
+        } else {
+            self.label.clone()
+        }
     }
 
     /// A found path as the model should see it: relative to the session directory when
@@ -362,6 +437,25 @@ mod tests {
         let g = PathGlob::new("**/*.md").unwrap();
         assert!(g.is_match(root, Path::new("/r/README.md")));
         assert!(g.is_match(root, Path::new("/r/docs/a/b.md")));
+    }
+
+    #[test]
+    fn absolute_patterns_are_split_at_the_first_wildcard() {
+        let split = |p: &str| split_absolute(p, None);
+        assert_eq!(
+            split("/r/src/**/*.rs"),
+            ("**/*.rs".into(), Some("/r/src".into()))
+        );
+        assert_eq!(
+            split("/r/Cargo.toml"),
+            ("Cargo.toml".into(), Some("/r".into()))
+        );
+        assert_eq!(split("/*.rs"), ("*.rs".into(), Some("/".into())));
+        assert_eq!(split("src/*.rs"), ("src/*.rs".into(), None));
+        assert_eq!(
+            split_absolute("/x/*.rs", Some("a")),
+            ("/x/*.rs".into(), Some("a".into()))
+        );
     }
 
     #[test]

@@ -61,7 +61,10 @@ pub struct GrepTool {
 
 impl GrepTool {
     pub fn new() -> Self {
-        Self { spec: ToolSpec::new("grep", DESCRIPTION, crate::params_schema::<GrepArgs>()).idempotent(true) }
+        Self {
+            spec: ToolSpec::new("grep", DESCRIPTION, crate::params_schema::<GrepArgs>())
+                .idempotent(true),
+        }
     }
 }
 
@@ -114,16 +117,22 @@ impl Tool for GrepTool {
         let root = SearchRoot::open(&ctx, "grep", args.path.as_deref(), true).await?;
         let abort = ctx.abort().clone();
         let walk_root = root.abs.clone();
-        let found = tokio::task::spawn_blocking(move || search(&walk_root, &matcher, include.as_ref(), &abort))
-            .await
-            .map_err(|e| ToolError::failed(format!("the search stopped unexpectedly: {e}")))?;
+        let found = tokio::task::spawn_blocking(move || {
+            search(&walk_root, &matcher, include.as_ref(), &abort)
+        })
+        .await
+        .map_err(|e| ToolError::failed(format!("the search stopped unexpectedly: {e}")))?;
         if ctx.is_aborted() {
             return Err(ToolError::Aborted);
         }
         let (files, withheld) = withhold_secrets(&ctx, &root, found.files).await;
         let (body, shown) = render(&root, &files);
         let mut output = if shown == 0 {
-            format!("No matches found for \"{}\" in {}.", args.pattern, root.place())
+            format!(
+                "No matches found for \"{}\" in {}.",
+                args.pattern,
+                root.place()
+            )
         } else {
             body
         };
@@ -158,8 +167,11 @@ fn build_matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
 /// Files whose name looks like an env file (`.env`, `.env.local`, `prod.env`) may hold
 /// secrets that `read` would ask about; their matches are shown only if `read` is allowed.
 fn looks_like_env(path: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    name.ends_with(".env") || name.contains(".env.") && !name.ends_with(".env.example")
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    name.ends_with(".env") || (name.contains(".env.") && !name.ends_with(".env.example"))
 }
 
 async fn withhold_secrets(
@@ -167,7 +179,11 @@ async fn withhold_secrets(
     root: &SearchRoot,
     files: Vec<(PathBuf, FileHits)>,
 ) -> (Vec<(PathBuf, FileHits)>, Vec<(String, usize)>) {
-    let env: Vec<String> = files.iter().filter(|(p, _)| looks_like_env(p)).map(|(p, _)| root.display(p)).collect();
+    let env: Vec<String> = files
+        .iter()
+        .filter(|(p, _)| looks_like_env(p))
+        .map(|(p, _)| root.display(p))
+        .collect();
     if env.is_empty() {
         return (files, Vec::new());
     }
@@ -181,7 +197,13 @@ async fn withhold_secrets(
         return (files, Vec::new());
     }
     let (secret, open): (Vec<_>, Vec<_>) = files.into_iter().partition(|(p, _)| looks_like_env(p));
-    (open, secret.into_iter().map(|(p, h)| (root.display(&p), h.count)).collect())
+    (
+        open,
+        secret
+            .into_iter()
+            .map(|(p, h)| (root.display(&p), h.count))
+            .collect(),
+    )
 }
 
 /// `path:` then `  N: text` per line, files in the order given, at most `MAX_MATCHES` lines.
@@ -205,13 +227,33 @@ fn render(root: &SearchRoot, files: &[(PathBuf, FileHits)]) -> (String, usize) {
     (out.trim_end().to_string(), shown)
 }
 
-fn search(root: &Path, matcher: &RegexMatcher, include: Option<&PathGlob>, abort: &CancellationToken) -> Found {
+fn search(
+    root: &Path,
+    matcher: &RegexMatcher,
+    include: Option<&PathGlob>,
+    abort: &CancellationToken,
+) -> Found {
     let shared = Mutex::new((Newest::new(MAX_MATCHES), 0usize, 0usize));
-    let mut builder = GrepBuilder { root, matcher, include, abort, shared: &shared };
+    let mut builder = GrepBuilder {
+        root,
+        matcher,
+        include,
+        abort,
+        shared: &shared,
+    };
     walk_builder(root).build_parallel().visit(&mut builder);
-    let (newest, total_matches, total_files) = shared.into_inner().unwrap_or_else(|p| p.into_inner());
-    let files = newest.into_sorted().into_iter().map(|(_, p, h)| (p, h)).collect();
-    Found { files, total_matches, total_files }
+    let (newest, total_matches, total_files) =
+        shared.into_inner().unwrap_or_else(|p| p.into_inner());
+    let files = newest
+        .into_sorted()
+        .into_iter()
+        .map(|(_, p, h)| (p, h))
+        .collect();
+    Found {
+        files,
+        total_matches,
+        total_files,
+    }
 }
 
 struct GrepBuilder<'a> {
@@ -260,7 +302,9 @@ impl ParallelVisitor for GrepVisitor<'_> {
         if self.abort.is_cancelled() {
             return WalkState::Quit;
         }
-        let Ok(entry) = entry else { return WalkState::Continue };
+        let Ok(entry) = entry else {
+            return WalkState::Continue;
+        };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             return WalkState::Continue;
         }
@@ -269,14 +313,28 @@ impl ParallelVisitor for GrepVisitor<'_> {
         {
             return WalkState::Continue;
         }
-        let mut sink = Collect { hits: FileHits::default(), binary: false, abort: self.abort, seen: 0 };
-        if self.searcher.search_path(&self.matcher, entry.path(), &mut sink).is_err() || sink.binary {
+        let mut sink = Collect {
+            hits: FileHits::default(),
+            binary: false,
+            abort: self.abort,
+            seen: 0,
+        };
+        if self
+            .searcher
+            .search_path(&self.matcher, entry.path(), &mut sink)
+            .is_err()
+            || sink.binary
+        {
             return WalkState::Continue;
         }
         if sink.hits.count > 0 {
             self.matches += sink.hits.count;
             self.files += 1;
-            let mtime = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
+            let mtime = entry
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
             self.newest.push(mtime, entry.into_path(), sink.hits);
         }
         WalkState::Continue
@@ -309,10 +367,12 @@ impl Sink for Collect<'_> {
         self.hits.count += 1;
         self.seen += 1;
         if self.hits.lines.len() < MAX_MATCHES {
-            self.hits.lines.push((mat.line_number().unwrap_or(0), clip_line(mat.bytes())));
+            self.hits
+                .lines
+                .push((mat.line_number().unwrap_or(0), clip_line(mat.bytes())));
         }
         // A pathological file can match millions of times; look at the abort signal now and then.
-        Ok(self.seen % 4096 != 0 || !self.abort.is_cancelled())
+        Ok(!self.seen.is_multiple_of(4096) || !self.abort.is_cancelled())
     }
 
     fn binary_data(&mut self, _: &Searcher, _offset: u64) -> Result<bool, Self::Error> {
@@ -325,7 +385,10 @@ fn clip_line(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let text = text.trim_end_matches(['\n', '\r']);
     match text.char_indices().nth(MAX_LINE_CHARS) {
-        Some((cut, _)) => format!("{}… [line cut at {MAX_LINE_CHARS} characters]", &text[..cut]),
+        Some((cut, _)) => format!(
+            "{}… [line cut at {MAX_LINE_CHARS} characters]",
+            &text[..cut]
+        ),
         None => text.to_string(),
     }
 }

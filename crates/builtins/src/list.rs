@@ -7,7 +7,8 @@
 //! and each folder's children, while a bounded heap keeps the `MAX_ENTRIES` shallowest
 //! entries (depth, then path) → those are rendered as an indented tree, folders first with
 //! a trailing `/`, each folder saying how many of its entries were left out. The walk stops
-//! after `SCAN_LIMIT` entries or when the call is aborted.
+//! after `SCAN_LIMIT` entries or when the call is aborted. `flat_listing` is the one-level
+//! listing `read` returns for a folder path.
 
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::path::{Path, PathBuf};
@@ -21,7 +22,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::glob::{SearchRoot, parse_args, walk_builder};
+use crate::glob::{SearchRoot, parse_args, path_error, walk_builder};
 
 /// At most this many entries are shown.
 const MAX_ENTRIES: usize = 1000;
@@ -52,7 +53,10 @@ pub struct ListTool {
 
 impl ListTool {
     pub fn new() -> Self {
-        Self { spec: ToolSpec::new("list", DESCRIPTION, crate::params_schema::<ListArgs>()).idempotent(true) }
+        Self {
+            spec: ToolSpec::new("list", DESCRIPTION, crate::params_schema::<ListArgs>())
+                .idempotent(true),
+        }
     }
 }
 
@@ -76,7 +80,12 @@ impl Tool for ListTool {
         let args: ListArgs = parse_args("list", args)?;
         let root = SearchRoot::open(&ctx, "list", args.path.as_deref(), false).await?;
         let mut overrides = OverrideBuilder::new(&root.abs);
-        for glob in args.ignore.iter().map(|g| g.trim()).filter(|g| !g.is_empty()) {
+        for glob in args
+            .ignore
+            .iter()
+            .map(|g| g.trim())
+            .filter(|g| !g.is_empty())
+        {
             let glob = glob.strip_prefix('!').unwrap_or(glob);
             overrides.add(&format!("!{glob}")).map_err(|e| {
                 ToolError::failed(format!(
@@ -91,7 +100,9 @@ impl Tool for ListTool {
         let walk_root = root.abs.clone();
         let scan = tokio::task::spawn_blocking(move || {
             let mut builder = walk_builder(&walk_root);
-            builder.overrides(overrides).sort_by_file_name(|a, b| a.cmp(b));
+            builder
+                .overrides(overrides)
+                .sort_by_file_name(|a, b| a.cmp(b));
             scan(&walk_root, builder, &abort)
         })
         .await
@@ -100,7 +111,10 @@ impl Tool for ListTool {
             return Err(ToolError::Aborted);
         }
         let shown = scan.kept.len();
-        let mut output = format!("{}/\n", root.abs.display().to_string().trim_end_matches('/'));
+        let mut output = format!(
+            "{}/\n",
+            root.abs.display().to_string().trim_end_matches('/')
+        );
         output.push_str(&render(&root.abs, scan.kept, &scan.children));
         if shown == 0 {
             output.push_str("  (empty: no entries, or all of them are ignored)\n");
@@ -120,7 +134,9 @@ impl Tool for ListTool {
         }
         Ok(ToolResult::text(output.trim_end().to_string())
             .with_title(root.label.clone())
-            .with_metadata(json!({ "count": scan.total, "shown": shown, "truncated": scan.total > shown })))
+            .with_metadata(
+                json!({ "count": scan.total, "shown": shown, "truncated": scan.total > shown }),
+            ))
     }
 }
 
@@ -162,7 +178,11 @@ fn scan(root: &Path, builder: ignore::WalkBuilder, abort: &CancellationToken) ->
             *children.entry(parent.to_path_buf()).or_default() += 1;
         }
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        let candidate = Entry { depth: entry.depth(), path: entry.into_path(), is_dir };
+        let candidate = Entry {
+            depth: entry.depth(),
+            path: entry.into_path(),
+            is_dir,
+        };
         if heap.len() < MAX_ENTRIES {
             heap.push(candidate);
         } else if heap.peek().is_some_and(|worst| candidate < *worst) {
@@ -170,7 +190,12 @@ fn scan(root: &Path, builder: ignore::WalkBuilder, abort: &CancellationToken) ->
             heap.push(candidate);
         }
     }
-    Scan { kept: heap.into_sorted_vec(), children, total, complete }
+    Scan {
+        kept: heap.into_sorted_vec(),
+        children,
+        total,
+        complete,
+    }
 }
 
 #[derive(Default)]
@@ -183,18 +208,33 @@ struct Node {
 
 /// Renders kept entries (sorted by depth, so parents come before children) as a tree.
 fn render(root: &Path, kept: Vec<Entry>, counts: &HashMap<PathBuf, usize>) -> String {
-    let mut tree = Node { is_dir: true, path: root.to_path_buf(), children: BTreeMap::new() };
+    let mut tree = Node {
+        is_dir: true,
+        path: root.to_path_buf(),
+        children: BTreeMap::new(),
+    };
     for entry in kept {
-        let Ok(rel) = entry.path.strip_prefix(root) else { continue };
-        let parts: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
-        let Some((last, dirs)) = parts.split_last() else { continue };
+        let Ok(rel) = entry.path.strip_prefix(root) else {
+            continue;
+        };
+        let parts: Vec<String> = rel
+            .iter()
+            .map(|c| c.to_string_lossy().into_owned())
+            .collect();
+        let Some((last, dirs)) = parts.split_last() else {
+            continue;
+        };
         let mut node = &mut tree;
         for dir in dirs {
             node = node.children.entry((false, dir.clone())).or_default();
         }
         node.children.insert(
             (!entry.is_dir, last.clone()),
-            Node { is_dir: entry.is_dir, path: entry.path, children: BTreeMap::new() },
+            Node {
+                is_dir: entry.is_dir,
+                path: entry.path,
+                children: BTreeMap::new(),
+            },
         );
     }
     let mut out = String::new();
@@ -231,4 +271,46 @@ fn render_children(node: &Node, counts: &HashMap<PathBuf, usize>, depth: usize, 
             }
         }
     }
+}
+
+/// One folder's own entries, sorted, folders marked with `/`, windowed by a 1-based
+/// `offset` and `limit` (at most `max` shown): what `read` shows for a folder path.
+pub(crate) fn flat_listing(
+    abs: &Path,
+    label: &str,
+    offset: u64,
+    limit: u64,
+    max: usize,
+) -> Result<String, ToolError> {
+    let mut names: Vec<String> = std::fs::read_dir(abs)
+        .map_err(|e| path_error(label, &e))?
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if dir { format!("{name}/") } else { name }
+        })
+        .collect();
+    names.sort();
+    let total = names.len();
+    let start = usize::try_from(offset.saturating_sub(1))
+        .unwrap_or(usize::MAX)
+        .min(total);
+    let count = usize::try_from(limit).unwrap_or(usize::MAX).min(max);
+    let window: Vec<&String> = names.iter().skip(start).take(count).collect();
+    let mut output = format!("{label} is a folder; its entries ({total}):\n");
+    for name in &window {
+        output.push_str(name);
+        output.push('\n');
+    }
+    let end = start + window.len();
+    if end < total {
+        let (first, next) = (start + 1, end + 1);
+        output.push_str(&format!(
+            "\n(Showing entries {first}-{end} of {total}. Use offset={next} to see more.)"
+        ));
+    } else {
+        output.push_str("\n(Use the list tool for a recursive tree, or read a file by its path.)");
+    }
+    Ok(output)
 }

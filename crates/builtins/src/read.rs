@@ -74,16 +74,26 @@ pub struct ReadTool {
 
 impl ReadTool {
     pub fn new(times: Arc<FileTimes>) -> Self {
-        let spec = ToolSpec::new("read", DESCRIPTION, crate::params_schema::<ReadArgs>()).idempotent(true);
+        let spec =
+            ToolSpec::new("read", DESCRIPTION, crate::params_schema::<ReadArgs>()).idempotent(true);
         Self { spec, times }
     }
 }
 
 /// What a read produced.
 enum Outcome {
-    Text { output: String, shown: usize, more: bool },
-    Image { mime: &'static str, data: Vec<u8> },
-    Folder { output: String },
+    Text {
+        output: String,
+        shown: usize,
+        more: bool,
+    },
+    Image {
+        mime: &'static str,
+        data: Vec<u8>,
+    },
+    Folder {
+        output: String,
+    },
 }
 
 #[async_trait]
@@ -122,10 +132,15 @@ impl Tool for ReadTool {
         let title = resolved.pattern.clone();
         let abs = resolved.abs.to_string_lossy().into_owned();
         Ok(match outcome {
-            Outcome::Folder { output } => ToolResult::text(output).with_title(title).with_metadata(json!({ "path": abs })),
+            Outcome::Folder { output } => ToolResult::text(output)
+                .with_title(title)
+                .with_metadata(json!({ "path": abs })),
             Outcome::Image { mime, data } => {
                 self.times.mark(ctx.session_id(), &resolved.abs);
-                let url = format!("data:{mime};base64,{}", base64::engine::general_purpose::STANDARD.encode(&data));
+                let url = format!(
+                    "data:{mime};base64,{}",
+                    base64::engine::general_purpose::STANDARD.encode(&data)
+                );
                 let mut result = ToolResult::text(format!(
                     "{} is an image ({mime}, {} bytes); it is attached to this result.",
                     resolved.pattern,
@@ -133,21 +148,39 @@ impl Tool for ReadTool {
                 ))
                 .with_title(title)
                 .with_metadata(json!({ "path": abs, "mime": mime }));
-                let filename = resolved.abs.file_name().map(|n| n.to_string_lossy().into_owned());
-                result.attachments.push(Attachment { mime: mime.into(), url, filename });
+                let filename = resolved
+                    .abs
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned());
+                result.attachments.push(Attachment {
+                    mime: mime.into(),
+                    url,
+                    filename,
+                });
                 result
             }
-            Outcome::Text { output, shown, more } => {
+            Outcome::Text {
+                output,
+                shown,
+                more,
+            } => {
                 self.times.mark(ctx.session_id(), &resolved.abs);
-                ToolResult::text(output).with_title(title).with_metadata(json!({
-                    "path": abs, "offset": offset, "lines": shown, "truncated": more,
-                }))
+                ToolResult::text(output)
+                    .with_title(title)
+                    .with_metadata(json!({
+                        "path": abs, "offset": offset, "lines": shown, "truncated": more,
+                    }))
             }
         })
     }
 }
 
-fn read_path(path: &ResolvedPath, offset: u64, limit: u64, abort: &CancellationToken) -> Result<Outcome, ToolError> {
+fn read_path(
+    path: &ResolvedPath,
+    offset: u64,
+    limit: u64,
+    abort: &CancellationToken,
+) -> Result<Outcome, ToolError> {
     let label = path.pattern.as_str();
     let meta = match std::fs::metadata(&path.abs) {
         Ok(m) => m,
@@ -155,7 +188,8 @@ fn read_path(path: &ResolvedPath, offset: u64, limit: u64, abort: &CancellationT
         Err(e) => return Err(open_error(label, &e)),
     };
     if meta.is_dir() {
-        return read_folder(path, offset, limit);
+        let output = crate::list::flat_listing(&path.abs, label, offset, limit, MAX_OUTPUT_LINES)?;
+        return Ok(Outcome::Folder { output });
     }
     if !meta.is_file() {
         return Err(ToolError::failed(format!(
@@ -164,7 +198,10 @@ fn read_path(path: &ResolvedPath, offset: u64, limit: u64, abort: &CancellationT
     }
     let mut file = File::open(&path.abs).map_err(|e| open_error(label, &e))?;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
-    (&mut file).take(SNIFF_BYTES as u64).read_to_end(&mut head).map_err(|e| open_error(label, &e))?;
+    (&mut file)
+        .take(SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| open_error(label, &e))?;
     if let Some(mime) = image_mime(&head) {
         if meta.len() > MAX_IMAGE_BYTES {
             return Err(ToolError::failed(format!(
@@ -184,7 +221,7 @@ fn read_path(path: &ResolvedPath, offset: u64, limit: u64, abort: &CancellationT
 }
 
 /// The text shown for a binary file that is not a supported image.
-pub(crate) fn binary_text(label: &str, size: u64) -> String {
+fn binary_text(label: &str, size: u64) -> String {
     format!(
         "{label} is a binary file ({size} bytes), not text, so it cannot be shown. read only shows text files and png, jpeg, gif or webp images."
     )
@@ -206,7 +243,9 @@ fn read_lines<R: BufRead>(
     let mut line = Vec::new();
     let mut shown = 0usize;
     let mut invalid_utf8 = false;
-    let max_lines = usize::try_from(limit).unwrap_or(usize::MAX).min(MAX_OUTPUT_LINES);
+    let max_lines = usize::try_from(limit)
+        .unwrap_or(usize::MAX)
+        .min(MAX_OUTPUT_LINES);
     // Why the window ended before the end of the file, if it did.
     let mut stopped: Option<&str> = None;
     loop {
@@ -241,7 +280,9 @@ fn read_lines<R: BufRead>(
     let footer = match stopped {
         None if shown == 0 => "(File is empty.)".to_string(),
         None => format!("(End of file - total {} lines)", next - 1),
-        Some("bytes") => format!("(Output capped at 50 KB. File has more lines. Use offset={next} to continue.)"),
+        Some("bytes") => {
+            format!("(Output capped at 50 KB. File has more lines. Use offset={next} to continue.)")
+        }
         Some(_) => format!("(File has more lines. Use offset={next} to continue.)"),
     };
     let mut output = out;
@@ -252,11 +293,19 @@ fn read_lines<R: BufRead>(
     if invalid_utf8 {
         output.push_str("\n(Some bytes are not valid UTF-8 and are shown as \u{FFFD}.)");
     }
-    Ok(Outcome::Text { output, shown, more: stopped.is_some() })
+    Ok(Outcome::Text {
+        output,
+        shown,
+        more: stopped.is_some(),
+    })
 }
 
 /// Skips `n` lines without storing them; returns how many were skipped (fewer at EOF).
-fn skip_lines<R: BufRead>(reader: &mut R, n: u64, abort: &CancellationToken) -> std::io::Result<u64> {
+fn skip_lines<R: BufRead>(
+    reader: &mut R,
+    n: u64,
+    abort: &CancellationToken,
+) -> std::io::Result<u64> {
     let mut skipped = 0;
     let mut partial = false;
     while skipped < n {
@@ -288,7 +337,11 @@ fn skip_lines<R: BufRead>(reader: &mut R, n: u64, abort: &CancellationToken) -> 
 
 /// Reads the next line into `out` (without its `\n`), keeping at most `cap` bytes and
 /// skipping the rest. `None` at end of file; `Some(true)` when the line was cut.
-fn next_line<R: BufRead>(reader: &mut R, out: &mut Vec<u8>, cap: usize) -> std::io::Result<Option<bool>> {
+fn next_line<R: BufRead>(
+    reader: &mut R,
+    out: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<Option<bool>> {
     out.clear();
     let mut any = false;
     let mut cut = false;
@@ -325,41 +378,16 @@ fn decode_line(bytes: &[u8], byte_cut: bool) -> (String, bool) {
         Err(e) => !(byte_cut && e.error_len().is_none()),
     };
     let text = String::from_utf8_lossy(bytes);
-    match text.char_indices().nth(MAX_LINE_CHARS) {
-        Some((i, _)) => (format!("{}… [line truncated at {MAX_LINE_CHARS} characters]", &text[..i]), invalid),
-        None if byte_cut => (format!("{text}… [line truncated at {MAX_LINE_CHARS} characters]"), invalid),
-        None => (text.into_owned(), invalid),
-    }
-}
-
-/// A folder: its entries, sorted, folders marked with `/`, windowed by offset/limit.
-fn read_folder(path: &ResolvedPath, offset: u64, limit: u64) -> Result<Outcome, ToolError> {
-    let label = path.pattern.as_str();
-    let mut names: Vec<String> = std::fs::read_dir(&path.abs)
-        .map_err(|e| open_error(label, &e))?
-        .filter_map(|e| e.ok())
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if e.file_type().is_ok_and(|t| t.is_dir()) { format!("{name}/") } else { name }
-        })
-        .collect();
-    names.sort();
-    let total = names.len();
-    let start = usize::try_from(offset - 1).unwrap_or(usize::MAX).min(total);
-    let count = usize::try_from(limit).unwrap_or(usize::MAX).min(MAX_OUTPUT_LINES);
-    let window: Vec<&String> = names.iter().skip(start).take(count).collect();
-    let mut output = format!("{label} is a folder; its entries ({total}):\n");
-    for name in &window {
-        output.push_str(name);
-        output.push('\n');
-    }
-    let end = start + window.len();
-    if end < total {
-        output.push_str(&format!("\n(Showing entries {}-{end} of {total}. Use offset={} to see more.)", start + 1, end + 1));
+    let cut_at = text.char_indices().nth(MAX_LINE_CHARS).map(|(i, _)| i);
+    let kept = &text[..cut_at.unwrap_or(text.len())];
+    if cut_at.is_some() || byte_cut {
+        (
+            format!("{kept}… [line truncated at {MAX_LINE_CHARS} characters]"),
+            invalid,
+        )
     } else {
-        output.push_str("\n(Use the list tool for a recursive tree, or read a file by its path.)");
+        (kept.to_string(), invalid)
     }
-    Ok(Outcome::Folder { output })
 }
 
 fn image_mime(head: &[u8]) -> Option<&'static str> {
@@ -386,7 +414,10 @@ fn is_binary(head: &[u8]) -> bool {
     }
     let control = head
         .iter()
-        .filter(|b| (**b < 0x20 && !matches!(**b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b | 0x08)) || **b == 0x7f)
+        .filter(|b| {
+            (**b < 0x20 && !matches!(**b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b | 0x08))
+                || **b == 0x7f
+        })
         .count();
     control * 10 > head.len() * 3
 }
@@ -406,7 +437,11 @@ fn not_found(path: &ResolvedPath) -> ToolError {
     let Some(parent) = path.abs.parent() else {
         return ToolError::failed(format!("File not found: {label}."));
     };
-    let wanted = path.abs.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let wanted = path
+        .abs
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
     let entries = match std::fs::read_dir(parent) {
         Ok(e) => e,
         Err(_) => {
@@ -422,12 +457,16 @@ fn not_found(path: &ResolvedPath) -> ToolError {
             let lower = name.to_lowercase();
             let score = strsim::normalized_damerau_levenshtein(&wanted, &lower)
                 .max(strsim::jaro_winkler(&wanted, &lower) - 0.15);
-            let related = !wanted.is_empty() && (lower.contains(&wanted) || wanted.contains(&lower));
+            let related = wanted.len() >= 3
+                && lower.len() >= 3
+                && (lower.contains(&wanted) || wanted.contains(&lower));
             (score >= 0.6 || related).then_some((score.max(if related { 0.6 } else { 0.0 }), name))
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    let prefix = Path::new(label).parent().filter(|p| !p.as_os_str().is_empty());
+    let prefix = Path::new(label)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty());
     let suggestions: Vec<String> = scored
         .into_iter()
         .take(3)
@@ -437,66 +476,13 @@ fn not_found(path: &ResolvedPath) -> ToolError {
         })
         .collect();
     if suggestions.is_empty() {
-        ToolError::failed(format!("File not found: {label}. Check the path, or use glob or list to find the file."))
+        ToolError::failed(format!(
+            "File not found: {label}. Check the path, or use glob or list to find the file."
+        ))
     } else {
-        ToolError::failed(format!("File not found: {label}\n\nDid you mean one of these?\n{}", suggestions.join("\n")))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn window(text: &str, offset: u64, limit: u64) -> String {
-        let reader = BufReader::with_capacity(7, text.as_bytes());
-        match read_lines(reader, "f", offset, limit, &CancellationToken::new()) {
-            Ok(Outcome::Text { output, .. }) => output,
-            Ok(_) => unreachable!(),
-            Err(e) => format!("ERR {e}"),
-        }
-    }
-
-    #[test]
-    fn windows_and_footers() {
-        let text = "a\nb\nc\nd\n";
-        assert_eq!(window(text, 1, 2), "     1\ta\n     2\tb\n\n(File has more lines. Use offset=3 to continue.)");
-        assert_eq!(window(text, 3, 5), "     3\tc\n     4\td\n\n(End of file - total 4 lines)");
-        assert_eq!(window("a\nb", 2, 1), "     2\tb\n\n(End of file - total 2 lines)");
-        assert_eq!(window(text, 4, 1), "     4\td\n\n(End of file - total 4 lines)");
-        assert_eq!(window(text, 9, 1), "ERR offset 9 is past the end of f, which has 4 lines. Use an offset between 1 and 4.");
-        assert_eq!(window("a\nb", 3, 1), "ERR offset 3 is past the end of f, which has 2 lines. Use an offset between 1 and 2.");
-        assert_eq!(window("", 1, 10), "(File is empty.)");
-    }
-
-    #[test]
-    fn crlf_and_invalid_utf8() {
-        assert_eq!(window("x\r\ny\r\n", 1, 10), "     1\tx\n     2\ty\n\n(End of file - total 2 lines)");
-        let out = window("caf\u{e9}\n", 1, 1);
-        assert!(out.starts_with("     1\tcafé\n"));
-        let mut reader = BufReader::new(&b"caf\xe9\n"[..]);
-        let Ok(Outcome::Text { output, .. }) = read_lines(&mut reader, "f", 1, 5, &CancellationToken::new()) else {
-            panic!()
-        };
-        assert!(output.contains("caf\u{FFFD}"));
-        assert!(output.ends_with("(Some bytes are not valid UTF-8 and are shown as \u{FFFD}.)"));
-    }
-
-    #[test]
-    fn a_cut_multibyte_tail_is_not_reported_as_invalid() {
-        let line = "é".repeat(5000);
-        let bytes = &line.as_bytes()[..MAX_LINE_CHARS * 4 - 1];
-        let (text, bad) = decode_line(bytes, true);
-        assert!(!bad);
-        assert_eq!(text.chars().filter(|c| *c == 'é').count(), MAX_LINE_CHARS);
-    }
-
-    #[test]
-    fn sniffing() {
-        assert!(is_binary(b"abc\0def"));
-        assert!(is_binary(&[1u8, 2, 3, 4, 5, b'a']));
-        assert!(!is_binary("plain text\twith tabs\nand é".as_bytes()));
-        assert_eq!(image_mime(b"GIF89a...."), Some("image/gif"));
-        assert_eq!(image_mime(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
-        assert_eq!(image_mime(b"\xff\xd8\xff\xe0"), Some("image/jpeg"));
+        ToolError::failed(format!(
+            "File not found: {label}\n\nDid you mean one of these?\n{}",
+            suggestions.join("\n")
+        ))
     }
 }

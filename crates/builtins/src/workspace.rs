@@ -30,28 +30,51 @@ impl Workspace {
     /// Resolves `raw` (absolute or relative to the session directory).
     pub fn resolve(ctx: &ToolContext, raw: &str) -> ResolvedPath {
         let dir = ctx.directory();
-        let joined = if Path::new(raw).is_absolute() { PathBuf::from(raw) } else { dir.join(raw) };
+        let joined = if Path::new(raw).is_absolute() {
+            PathBuf::from(raw)
+        } else {
+            dir.join(raw)
+        };
         let abs = canonical_prefix(&normalize(&joined));
-        let roots = [canonical_prefix(dir), canonical_prefix(ctx.worktree()), canonical_prefix(ctx.main_cwd())];
-        let inside = roots.iter().any(|r| !r.as_os_str().is_empty() && abs.starts_with(r));
+        let roots = [
+            canonical_prefix(dir),
+            canonical_prefix(ctx.worktree()),
+            canonical_prefix(ctx.main_cwd()),
+        ];
+        let inside = roots
+            .iter()
+            .any(|r| !r.as_os_str().is_empty() && abs.starts_with(r));
         let base = canonical_prefix(dir);
         let pattern = match abs.strip_prefix(&base) {
             Ok(rel) if inside && !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
             _ => abs.to_string_lossy().into_owned(),
         };
-        ResolvedPath { abs, pattern, inside }
+        ResolvedPath {
+            abs,
+            pattern,
+            inside,
+        }
     }
 
     /// Asks `external_directory` (pattern: the parent folder with `/*`) for paths outside
     /// the workspace. `allow_spill` lets `read` open the spill folder without a prompt.
-    pub async fn ensure_access(ctx: &ToolContext, path: &ResolvedPath, allow_spill: bool) -> Result<(), ToolError> {
+    pub async fn ensure_access(
+        ctx: &ToolContext,
+        path: &ResolvedPath,
+        allow_spill: bool,
+    ) -> Result<(), ToolError> {
         if path.inside {
             return Ok(());
         }
         if allow_spill && path.abs.starts_with(canonical_prefix(ctx.spill_dir())) {
             return Ok(());
         }
-        let parent = path.abs.parent().unwrap_or(Path::new("/")).to_string_lossy().into_owned();
+        let parent = path
+            .abs
+            .parent()
+            .unwrap_or(Path::new("/"))
+            .to_string_lossy()
+            .into_owned();
         let pattern = format!("{}/*", parent.trim_end_matches('/'));
         ctx.ask(PermissionRequest {
             permission: "external_directory".into(),
@@ -102,7 +125,10 @@ fn canonical_prefix(path: &Path) -> PathBuf {
             }
             return out;
         }
-        match (existing.file_name().map(|f| f.to_os_string()), existing.parent()) {
+        match (
+            existing.file_name().map(|f| f.to_os_string()),
+            existing.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 rest.push(name);
                 existing = parent.to_path_buf();
@@ -131,8 +157,12 @@ impl FileTimes {
     /// Refuses when the file was read in this session and has changed on disk since.
     /// Files the model never read are not checked.
     pub fn check_unchanged(&self, session: &str, path: &Path) -> Result<(), ToolError> {
-        let Ok(seen) = self.seen.lock() else { return Ok(()) };
-        let Some(at) = seen.get(&(session.to_string(), path.to_path_buf())) else { return Ok(()) };
+        let Ok(seen) = self.seen.lock() else {
+            return Ok(());
+        };
+        let Some(at) = seen.get(&(session.to_string(), path.to_path_buf())) else {
+            return Ok(());
+        };
         let now = std::fs::metadata(path).and_then(|m| m.modified()).ok();
         if now.is_some_and(|n| n != *at) {
             return Err(ToolError::failed(format!(

@@ -87,7 +87,7 @@ Use it for terminal work: builds, tests, git, package managers, running programs
 - stdin is closed: commands that wait for input fail instead of hanging, so pass flags such as --yes or -y.
 - `timeout` is in milliseconds: default 120000 (2 minutes), maximum 600000 (10 minutes); larger values are clamped to the maximum. On timeout the command and every process it started are terminated, and you get the output printed so far.
 - Long output is truncated from the start: you see its last lines, and a note gives the path of a file with the full output.
-- Background jobs (`cmd &`) keep running after the command returns, but their later output is not captured; redirect it to a file.
+- The call returns when the shell exits; background jobs (`cmd &`) are not waited for and their later output is lost (a job that keeps printing may be stopped), so redirect it: `cmd > log.txt 2>&1 &`.
 - Give a short `description` (5-10 words) of what the command does; the user sees it.
 
 Example: {"command": "cargo test -p core", "description": "Run the core crate's tests"}"#
@@ -128,18 +128,13 @@ async fn a_failing_command_is_not_a_tool_failure_and_reports_its_exit_code() {
     );
     assert_eq!(out.result.title, "Fail on purpose");
 
-    assert_eq!(
-        bash(&h, json!({"command": "exit 3"})).await.model_text,
-        "(exit code 3)"
-    );
-    assert_eq!(
-        bash(&h, json!({"command": "true"})).await.model_text,
-        "(no output)"
-    );
-    assert_eq!(
-        bash(&h, json!({"command": "kill -9 $$"})).await.model_text,
-        "(terminated by signal 9)"
-    );
+    for (cmd, text) in [
+        ("exit 3", "(exit code 3)"),
+        ("true", "(no output)"),
+        ("kill -9 $$", "(terminated by signal 9)"),
+    ] {
+        assert_eq!(bash(&h, json!({ "command": cmd })).await.model_text, text);
+    }
 }
 
 #[tokio::test]
@@ -177,12 +172,8 @@ async fn workdir_is_resolved_against_the_session_directory() {
     let expected = h.work().canonicalize().unwrap().join("sub/dir");
     assert_eq!(out.model_text.trim_end(), expected.to_string_lossy());
     let out = bash(&h, json!({"command": "pwd"})).await;
-    assert_eq!(
-        std::path::Path::new(out.model_text.trim_end())
-            .canonicalize()
-            .unwrap(),
-        h.work().canonicalize().unwrap()
-    );
+    let cwd = std::path::Path::new(out.model_text.trim_end()).canonicalize();
+    assert_eq!(cwd.unwrap(), h.work().canonicalize().unwrap());
 }
 
 #[tokio::test]

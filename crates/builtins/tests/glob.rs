@@ -16,7 +16,14 @@ fn registry() -> ToolRegistry {
 }
 
 fn setup(replies: Vec<PermissionReply>) -> Harness {
-    harness(registry(), Setup { rules: podcode_builtins::default_rules(), replies, ..Default::default() })
+    harness(
+        registry(),
+        Setup {
+            rules: podcode_builtins::default_rules(),
+            replies,
+            ..Default::default()
+        },
+    )
 }
 
 /// Writes a file whose mtime is `age` seconds in the past.
@@ -25,7 +32,8 @@ fn put(h: &Harness, rel: &str, age: u64) {
     fs::create_dir_all(p.parent().unwrap()).unwrap();
     fs::write(&p, rel).unwrap();
     let f = fs::File::options().write(true).open(&p).unwrap();
-    f.set_modified(SystemTime::now() - Duration::from_secs(age)).unwrap();
+    f.set_modified(SystemTime::now() - Duration::from_secs(age))
+        .unwrap();
 }
 
 #[test]
@@ -61,16 +69,23 @@ async fn matches_come_newest_first_and_ignored_files_are_skipped() {
     put(&h, "notes.md", 1);
     let out = h.call("glob", r#"{"pattern": "*.rs"}"#).await;
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
-    assert_eq!(out.model_text, "src/new.rs\nsrc/deep/mid.rs\nbuild.rs\nsrc/old.rs");
+    assert_eq!(
+        out.model_text,
+        "src/new.rs\nsrc/deep/mid.rs\nbuild.rs\nsrc/old.rs"
+    );
     assert_eq!(out.result.title, "*.rs in .");
 
     let out = h.call("glob", r#"{"pattern": "src/*.rs"}"#).await;
     assert_eq!(out.model_text, "src/new.rs\nsrc/old.rs");
     let out = h.call("glob", r#"{"pattern": "src/**/*.{rs,md}"}"#).await;
     assert_eq!(out.model_text, "src/new.rs\nsrc/deep/mid.rs\nsrc/old.rs");
-    let out = h.call("glob", r#"{"pattern": "*.rs", "path": "src/deep"}"#).await;
+    let out = h
+        .call("glob", r#"{"pattern": "*.rs", "path": "src/deep"}"#)
+        .await;
     assert_eq!(out.model_text, "src/deep/mid.rs");
-    let out = h.call("glob", r#"{"pattern": "deep/*.rs", "path": "src"}"#).await;
+    let out = h
+        .call("glob", r#"{"pattern": "deep/*.rs", "path": "src"}"#)
+        .await;
     assert_eq!(out.model_text, "src/deep/mid.rs");
     assert!(h.user.asks().is_empty());
 }
@@ -110,12 +125,18 @@ async fn no_matches_and_bad_input() {
     let out = h.call("glob", r#"{"pattern": "src/[a.rs"}"#).await;
     assert_eq!(out.status, CallStatus::Failed);
     assert!(
-        out.model_text.starts_with("The glob tool failed: \"src/[a.rs\" is not a valid glob ("),
+        out.model_text
+            .starts_with("The glob tool failed: \"src/[a.rs\" is not a valid glob ("),
         "{}",
         out.model_text
     );
-    assert!(out.model_text.ends_with("Use `*`, `**`, `?`, `[abc]` and `{a,b}`, e.g. \"src/**/*.rs\"."));
-    let out = h.call("glob", r#"{"pattern": "*", "path": "missing"}"#).await;
+    assert!(
+        out.model_text
+            .ends_with("Use `*`, `**`, `?`, `[abc]` and `{a,b}`, e.g. \"src/**/*.rs\".")
+    );
+    let out = h
+        .call("glob", r#"{"pattern": "*", "path": "missing"}"#)
+        .await;
     assert_eq!(
         out.model_text,
         "The glob tool failed: missing does not exist. Check the path, or use list or glob to find the right one."
@@ -128,8 +149,18 @@ async fn searching_outside_the_workspace_asks_external_directory() {
     let outside = h.dir.path().join("elsewhere");
     fs::create_dir_all(&outside).unwrap();
     fs::write(outside.join("x.rs"), "").unwrap();
-    let out = h.call_json("glob", json!({"pattern": "*.rs", "path": outside})).await;
+    let out = h
+        .call_json("glob", json!({"pattern": "*.rs", "path": outside}))
+        .await;
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
-    assert_eq!(out.model_text, outside.canonicalize().unwrap().join("x.rs").display().to_string());
+    assert_eq!(
+        out.model_text,
+        outside
+            .canonicalize()
+            .unwrap()
+            .join("x.rs")
+            .display()
+            .to_string()
+    );
     assert_eq!(h.user.asks()[0].request.permission, "external_directory");
 }

@@ -19,7 +19,14 @@ fn registry() -> ToolRegistry {
 fn setup(replies: Vec<PermissionReply>, extra: Vec<PermissionRule>) -> Harness {
     let mut rules = podcode_builtins::default_rules();
     rules.extend(extra);
-    harness(registry(), Setup { rules, replies, ..Default::default() })
+    harness(
+        registry(),
+        Setup {
+            rules,
+            replies,
+            ..Default::default()
+        },
+    )
 }
 
 /// Writes a file whose mtime is `age` seconds in the past.
@@ -28,7 +35,8 @@ fn put(h: &Harness, rel: &str, data: impl AsRef<[u8]>, age: u64) {
     fs::create_dir_all(p.parent().unwrap()).unwrap();
     fs::write(&p, data).unwrap();
     let f = fs::File::options().write(true).open(&p).unwrap();
-    f.set_modified(SystemTime::now() - Duration::from_secs(age)).unwrap();
+    f.set_modified(SystemTime::now() - Duration::from_secs(age))
+        .unwrap();
 }
 
 #[test]
@@ -59,7 +67,12 @@ Example: {\"pattern\": \"fn\\\\s+parse_\\\\w+\", \"include\": \"*.rs\"}"
 async fn matches_are_grouped_by_file_newest_first_with_line_numbers() {
     let h = setup(vec![], vec![]);
     fs::write(h.work().join(".gitignore"), "dist/\n").unwrap();
-    put(&h, "src/old.rs", "fn parse_a() {}\nlet x = 1;\nfn parse_b() {}\n", 300);
+    put(
+        &h,
+        "src/old.rs",
+        "fn parse_a() {}\nlet x = 1;\nfn parse_b() {}\n",
+        300,
+    );
     put(&h, "src/new.rs", "// fn parse_c\nfn parse_c() {}\n", 10);
     put(&h, "README.md", "call parse_a() first\n", 100);
     put(&h, "dist/bundle.js", "fn parse_z() {}\n", 1);
@@ -74,11 +87,20 @@ async fn matches_are_grouped_by_file_newest_first_with_line_numbers() {
     assert_eq!(out.result.title, "fn\\s+parse_\\w+ in .");
     assert!(h.user.asks().is_empty());
 
-    let out = h.call("grep", r#"{"pattern": "parse_a", "include": "*.md"}"#).await;
+    let out = h
+        .call("grep", r#"{"pattern": "parse_a", "include": "*.md"}"#)
+        .await;
     assert_eq!(out.model_text, "README.md:\n  1: call parse_a() first");
-    let out = h.call("grep", r#"{"pattern": "parse_", "include": "src/*.rs", "path": "."}"#).await;
+    let out = h
+        .call(
+            "grep",
+            r#"{"pattern": "parse_", "include": "src/*.rs", "path": "."}"#,
+        )
+        .await;
     assert!(out.model_text.starts_with("src/new.rs:\n"));
-    let out = h.call("grep", r#"{"pattern": "let", "path": "src/old.rs"}"#).await;
+    let out = h
+        .call("grep", r#"{"pattern": "let", "path": "src/old.rs"}"#)
+        .await;
     assert_eq!(out.model_text, "src/old.rs:\n  2: let x = 1;");
     let out = h.call("grep", r#"{"pattern": "(?i)README|CALL"}"#).await;
     assert_eq!(out.model_text, "README.md:\n  1: call parse_a() first");
@@ -95,7 +117,10 @@ async fn at_most_100_matches_with_a_note() {
     let text = &out.model_text;
     assert!(text.starts_with("a.txt:\n  1: hit 1\n"));
     assert!(text.contains("\n  60: hit 60\n\nb.txt:\n  1: hit 1\n"));
-    assert!(text.contains("\n  40: hit 40\n\n(Showing 100 of 180 matches in 3 files."), "{text}");
+    assert!(
+        text.contains("\n  40: hit 40\n\n(Showing 100 of 180 matches in 3 files."),
+        "{text}"
+    );
     assert!(text.ends_with("(Showing 100 of 180 matches in 3 files. Use a more specific pattern, path or include to see the others.)"));
     assert!(!text.contains("c.txt"));
     assert_eq!(out.result.metadata["matches"], json!(180));
@@ -107,7 +132,13 @@ async fn long_and_non_utf8_lines() {
     put(&h, "min.js", format!("var a='{}';\n", "q".repeat(900)), 1);
     put(&h, "latin1.txt", b"caf\xe9 needle\n", 1);
     let out = h.call("grep", r#"{"pattern": "var a"}"#).await;
-    assert_eq!(out.model_text, format!("min.js:\n  1: var a='{}… [line cut at 500 characters]", "q".repeat(493)));
+    assert_eq!(
+        out.model_text,
+        format!(
+            "min.js:\n  1: var a='{}… [line cut at 500 characters]",
+            "q".repeat(493)
+        )
+    );
     let out = h.call("grep", r#"{"pattern": "needle"}"#).await;
     assert_eq!(out.model_text, "latin1.txt:\n  1: caf\u{FFFD} needle");
 }
@@ -123,14 +154,27 @@ async fn bad_patterns_get_clear_errors() {
     let out = h.call("grep", r#"{"pattern": "foo(bar"}"#).await;
     assert_eq!(out.status, CallStatus::Failed);
     let text = &out.model_text;
-    assert!(text.starts_with("The grep tool failed: \"foo(bar\" is not a valid regular expression: "), "{text}");
+    assert!(
+        text.starts_with("The grep tool failed: \"foo(bar\" is not a valid regular expression: "),
+        "{text}"
+    );
     assert!(text.ends_with(
         "\nThe pattern uses Rust regex syntax (like ripgrep). Escape special characters such as ( ) [ ] { } . * + ? | \\ with a backslash to match them literally."
     ));
     let out = h.call("grep", r#"{"pattern": "x", "include": "{a"}"#).await;
-    assert!(out.model_text.starts_with("The grep tool failed: include \"{a\" is not a valid glob ("), "{}", out.model_text);
-    let out = h.call("grep", r#"{"pattern": "nothing-matches-this"}"#).await;
-    assert_eq!(out.model_text, "No matches found for \"nothing-matches-this\" in the working directory.");
+    assert!(
+        out.model_text
+            .starts_with("The grep tool failed: include \"{a\" is not a valid glob ("),
+        "{}",
+        out.model_text
+    );
+    let out = h
+        .call("grep", r#"{"pattern": "nothing-matches-this"}"#)
+        .await;
+    assert_eq!(
+        out.model_text,
+        "No matches found for \"nothing-matches-this\" in the working directory."
+    );
     let out = h.call("grep", r#"{"pattern": "x", "path": "gone"}"#).await;
     assert_eq!(
         out.model_text,
@@ -140,7 +184,13 @@ async fn bad_patterns_get_clear_errors() {
 
 #[tokio::test]
 async fn matches_in_env_files_need_read_permission() {
-    let h = setup(vec![PermissionReply::Reject { feedback: None }, PermissionReply::Once], vec![]);
+    let h = setup(
+        vec![
+            PermissionReply::Reject { feedback: None },
+            PermissionReply::Once,
+        ],
+        vec![],
+    );
     put(&h, ".env", "API_KEY=secret\n", 10);
     put(&h, ".env.example", "API_KEY=\n", 20);
     put(&h, "src/config.rs", "let key = env(\"API_KEY\");\n", 30);
@@ -152,8 +202,18 @@ async fn matches_in_env_files_need_read_permission() {
     );
     let asks = h.user.asks();
     assert_eq!(asks.len(), 1);
-    assert_eq!((asks[0].request.permission.as_str(), asks[0].request.patterns.clone()), ("read", vec![".env".to_string()]));
+    assert_eq!(
+        (
+            asks[0].request.permission.as_str(),
+            asks[0].request.patterns.clone()
+        ),
+        ("read", vec![".env".to_string()])
+    );
 
     let out = h.call("grep", r#"{"pattern": "API_KEY"}"#).await;
-    assert!(out.model_text.starts_with(".env:\n  1: API_KEY=secret\n"), "{}", out.model_text);
+    assert!(
+        out.model_text.starts_with(".env:\n  1: API_KEY=secret\n"),
+        "{}",
+        out.model_text
+    );
 }

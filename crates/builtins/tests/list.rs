@@ -15,7 +15,14 @@ fn registry() -> ToolRegistry {
 }
 
 fn setup(replies: Vec<PermissionReply>) -> Harness {
-    harness(registry(), Setup { rules: podcode_builtins::default_rules(), replies, ..Default::default() })
+    harness(
+        registry(),
+        Setup {
+            rules: podcode_builtins::default_rules(),
+            replies,
+            ..Default::default()
+        },
+    )
 }
 
 fn put(h: &Harness, rel: &str, data: &str) {
@@ -44,7 +51,11 @@ Use it to get an overview of a project or folder; use glob to find files by name
 - `path` is the folder to list (default: the working directory).
 Example: {\"path\": \"src\", \"ignore\": [\"*.snap\"]}"
     );
-    assert!(spec.parameters.get("required").is_none_or(|r| r == &json!([])));
+    assert!(
+        spec.parameters
+            .get("required")
+            .is_none_or(|r| r == &json!([]))
+    );
     assert_eq!(spec.parameters["properties"]["ignore"]["type"], "array");
 }
 
@@ -73,7 +84,9 @@ async fn a_tree_with_folders_first_honouring_ignore_files_and_skipping_git() {
     assert_eq!(out.result.title, ".");
     assert!(h.user.asks().is_empty());
 
-    let out = h.call("list", r#"{"path": "src", "ignore": ["util"]}"#).await;
+    let out = h
+        .call("list", r#"{"path": "src", "ignore": ["util"]}"#)
+        .await;
     assert_eq!(out.model_text, format!("{}/src/\n  main.rs", root(&h)));
     assert_eq!(out.result.title, "src");
 }
@@ -92,7 +105,12 @@ async fn the_cap_keeps_the_shallowest_entries_and_says_what_was_left_out() {
     assert_eq!(lines[1], "  big/");
     assert_eq!(lines[2], "    f0000.txt");
     // All of depth 1 (big/, small/, README.md), then depth 2 in path order until the cap.
-    assert!(text.contains("\n    f0996.txt\n    … 203 more entries\n  small/ (1 entry not shown)\n  README.md\n"), "{text}");
+    assert!(
+        text.contains(
+            "\n    f0996.txt\n    … 203 more entries\n  small/ (1 entry not shown)\n  README.md\n"
+        ),
+        "{text}"
+    );
     assert!(text.ends_with(
         "\n\n(1000 of 1205 entries shown; 205 were left out. List a subfolder to see more, or use glob to find specific files.)"
     ));
@@ -105,7 +123,13 @@ async fn empty_folders_files_and_missing_paths() {
     fs::create_dir_all(h.work().join("empty")).unwrap();
     put(&h, "a.txt", "");
     let out = h.call("list", r#"{"path": "empty"}"#).await;
-    assert_eq!(out.model_text, format!("{}/empty/\n  (empty: no entries, or all of them are ignored)", root(&h)));
+    assert_eq!(
+        out.model_text,
+        format!(
+            "{}/empty/\n  (empty: no entries, or all of them are ignored)",
+            root(&h)
+        )
+    );
     let out = h.call("list", r#"{"path": "a.txt"}"#).await;
     assert_eq!(
         out.model_text,
@@ -118,7 +142,12 @@ async fn empty_folders_files_and_missing_paths() {
     );
     let out = h.call("list", r#"{"ignore": ["a[b"]}"#).await;
     assert_eq!(out.status, CallStatus::Failed);
-    assert!(out.model_text.starts_with("The list tool failed: ignore glob \"a[b\" is not valid ("), "{}", out.model_text);
+    assert!(
+        out.model_text
+            .starts_with("The list tool failed: ignore glob \"a[b\" is not valid ("),
+        "{}",
+        out.model_text
+    );
 }
 
 #[tokio::test]

@@ -19,7 +19,14 @@ fn registry() -> ToolRegistry {
 fn setup(replies: Vec<PermissionReply>, extra: Vec<PermissionRule>) -> Harness {
     let mut rules = podcode_builtins::default_rules();
     rules.extend(extra);
-    harness(registry(), Setup { rules, replies, ..Default::default() })
+    harness(
+        registry(),
+        Setup {
+            rules,
+            replies,
+            ..Default::default()
+        },
+    )
 }
 
 fn put(h: &Harness, rel: &str, data: impl AsRef<[u8]>) {
@@ -69,7 +76,10 @@ async fn a_whole_small_file_is_numbered_with_an_end_of_file_footer() {
     put(&h, "src/a.txt", lines(3));
     let out = h.call("read", r#"{"filePath": "src/a.txt"}"#).await;
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
-    assert_eq!(out.model_text, format!("{}\n(End of file - total 3 lines)", numbered(1, 3)));
+    assert_eq!(
+        out.model_text,
+        format!("{}\n(End of file - total 3 lines)", numbered(1, 3))
+    );
     assert_eq!(out.result.title, "src/a.txt");
     assert!(h.user.asks().is_empty());
 }
@@ -78,11 +88,26 @@ async fn a_whole_small_file_is_numbered_with_an_end_of_file_footer() {
 async fn offset_and_limit_window_the_file_and_the_footer_says_how_to_continue() {
     let h = setup(vec![], vec![]);
     put(&h, "a.txt", lines(10));
-    let out = h.call("read", r#"{"filePath": "a.txt", "offset": 3, "limit": 2}"#).await;
-    assert_eq!(out.model_text, format!("{}\n(File has more lines. Use offset=5 to continue.)", numbered(3, 4)));
-    let out = h.call("read", r#"{"filePath": "a.txt", "offset": 9, "limit": 5}"#).await;
-    assert_eq!(out.model_text, format!("{}\n(End of file - total 10 lines)", numbered(9, 10)));
-    let out = h.call("read", r#"{"filePath": "a.txt", "offset": 11}"#).await;
+    let out = h
+        .call("read", r#"{"filePath": "a.txt", "offset": 3, "limit": 2}"#)
+        .await;
+    assert_eq!(
+        out.model_text,
+        format!(
+            "{}\n(File has more lines. Use offset=5 to continue.)",
+            numbered(3, 4)
+        )
+    );
+    let out = h
+        .call("read", r#"{"filePath": "a.txt", "offset": 9, "limit": 5}"#)
+        .await;
+    assert_eq!(
+        out.model_text,
+        format!("{}\n(End of file - total 10 lines)", numbered(9, 10))
+    );
+    let out = h
+        .call("read", r#"{"filePath": "a.txt", "offset": 11}"#)
+        .await;
     assert_eq!(out.status, CallStatus::Failed);
     assert_eq!(
         out.model_text,
@@ -96,15 +121,30 @@ async fn the_default_window_fits_the_pipeline_limits_so_nothing_is_spilled() {
     put(&h, "big.txt", lines(3000));
     let out = h.call("read", r#"{"filePath": "big.txt"}"#).await;
     assert!(out.truncated.is_none());
-    assert_eq!(out.model_text, format!("{}\n(File has more lines. Use offset=1999 to continue.)", numbered(1, 1998)));
-    let out = h.call("read", r#"{"filePath": "big.txt", "offset": 1999}"#).await;
-    assert_eq!(out.model_text, format!("{}\n(End of file - total 3000 lines)", numbered(1999, 3000)));
+    assert_eq!(
+        out.model_text,
+        format!(
+            "{}\n(File has more lines. Use offset=1999 to continue.)",
+            numbered(1, 1998)
+        )
+    );
+    let out = h
+        .call("read", r#"{"filePath": "big.txt", "offset": 1999}"#)
+        .await;
+    assert_eq!(
+        out.model_text,
+        format!("{}\n(End of file - total 3000 lines)", numbered(1999, 3000))
+    );
 }
 
 #[tokio::test]
 async fn long_lines_are_cut_and_the_output_is_capped_at_50_kb() {
     let h = setup(vec![], vec![]);
-    put(&h, "long.txt", format!("short\n{}\nafter\n", "x".repeat(3000)));
+    put(
+        &h,
+        "long.txt",
+        format!("short\n{}\nafter\n", "x".repeat(3000)),
+    );
     let out = h.call("read", r#"{"filePath": "long.txt"}"#).await;
     assert_eq!(
         out.model_text,
@@ -120,7 +160,9 @@ async fn long_lines_are_cut_and_the_output_is_capped_at_50_kb() {
     assert!(out.truncated.is_none());
     let shown = out.model_text.lines().filter(|l| l.ends_with(&row)).count();
     assert_eq!(shown, 50);
-    assert!(out.model_text.ends_with("\n\n(Output capped at 50 KB. File has more lines. Use offset=51 to continue.)"));
+    assert!(out.model_text.ends_with(
+        "\n\n(Output capped at 50 KB. File has more lines. Use offset=51 to continue.)"
+    ));
 }
 
 #[tokio::test]
@@ -130,15 +172,25 @@ async fn a_line_deep_in_a_file_without_newlines_stays_bounded() {
     let mut data = vec![b'z'; 3 * 1024 * 1024];
     data.extend_from_slice(b"\nend\n");
     put(&h, "one.txt", data);
-    let out = h.call("read", r#"{"filePath": "one.txt", "offset": 2}"#).await;
-    assert_eq!(out.model_text, "     2\tend\n\n(End of file - total 2 lines)");
+    let out = h
+        .call("read", r#"{"filePath": "one.txt", "offset": 2}"#)
+        .await;
+    assert_eq!(
+        out.model_text,
+        "     2\tend\n\n(End of file - total 2 lines)"
+    );
 }
 
 #[tokio::test]
 async fn empty_files_non_utf8_and_empty_paths() {
     let h = setup(vec![], vec![]);
     put(&h, "empty.txt", "");
-    assert_eq!(h.call("read", r#"{"filePath": "empty.txt"}"#).await.model_text, "(File is empty.)");
+    assert_eq!(
+        h.call("read", r#"{"filePath": "empty.txt"}"#)
+            .await
+            .model_text,
+        "(File is empty.)"
+    );
     put(&h, "latin1.txt", b"caf\xe9\n");
     let out = h.call("read", r#"{"filePath": "latin1.txt"}"#).await;
     assert_eq!(
@@ -164,8 +216,13 @@ async fn a_folder_is_listed_instead_of_failing() {
         out.model_text,
         "src is a folder; its entries (3):\na.rs\nb.rs\nnested/\n\n(Use the list tool for a recursive tree, or read a file by its path.)"
     );
-    let out = h.call("read", r#"{"filePath": "src", "offset": 2, "limit": 1}"#).await;
-    assert_eq!(out.model_text, "src is a folder; its entries (3):\nb.rs\n\n(Showing entries 2-2 of 3. Use offset=3 to see more.)");
+    let out = h
+        .call("read", r#"{"filePath": "src", "offset": 2, "limit": 1}"#)
+        .await;
+    assert_eq!(
+        out.model_text,
+        "src is a folder; its entries (3):\nb.rs\n\n(Showing entries 2-2 of 3. Use offset=3 to see more.)"
+    );
 }
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\nIDATx\x9cc\0\x01\0\0\x05\0\x01\r\n-\xb4\0\0\0\0IEND\xaeB`\x82";
@@ -176,12 +233,19 @@ async fn images_come_back_as_attachments() {
     put(&h, "img/dot.png", PNG);
     let out = h.call("read", r#"{"filePath": "img/dot.png"}"#).await;
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
-    assert_eq!(out.model_text, "img/dot.png is an image (image/png, 67 bytes); it is attached to this result.");
+    assert_eq!(
+        out.model_text,
+        "img/dot.png is an image (image/png, 67 bytes); it is attached to this result."
+    );
     let att = &out.result.attachments;
     assert_eq!(att.len(), 1);
     assert_eq!(att[0].mime, "image/png");
     assert_eq!(att[0].filename.as_deref(), Some("dot.png"));
-    assert!(att[0].url.starts_with("data:image/png;base64,iVBORw0KGgo"), "{}", att[0].url);
+    assert!(
+        att[0].url.starts_with("data:image/png;base64,iVBORw0KGgo"),
+        "{}",
+        att[0].url
+    );
 }
 
 #[tokio::test]
@@ -206,7 +270,10 @@ async fn a_missing_file_suggests_similar_names() {
     put(&h, "src/unrelated.md", "");
     let out = h.call("read", r#"{"filePath": "src/mian.rs"}"#).await;
     assert_eq!(out.status, CallStatus::Failed);
-    assert_eq!(out.model_text, "The read tool failed: File not found: src/mian.rs\n\nDid you mean one of these?\nsrc/main.rs");
+    assert_eq!(
+        out.model_text,
+        "The read tool failed: File not found: src/mian.rs\n\nDid you mean one of these?\nsrc/main.rs"
+    );
     let out = h.call("read", r#"{"filePath": "src/zzzzqqq.py"}"#).await;
     assert_eq!(
         out.model_text,
@@ -247,16 +314,29 @@ async fn reading_outside_the_workspace_asks_external_directory() {
     let file = abs.join("notes.txt");
     let out = h.call_json("read", json!({"filePath": file})).await;
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
-    assert_eq!(out.model_text, "     1\thi\n\n(End of file - total 1 lines)");
+    assert_eq!(
+        out.model_text,
+        "     1\thi\n\n(End of file - total 1 lines)"
+    );
     let asks = h.user.asks();
     assert_eq!(asks.len(), 1);
     assert_eq!(asks[0].request.permission, "external_directory");
-    assert_eq!(asks[0].request.patterns, vec![format!("{}/*", abs.display())]);
+    assert_eq!(
+        asks[0].request.patterns,
+        vec![format!("{}/*", abs.display())]
+    );
 
     // Through `..` as well; the scripted user now rejects.
-    let out = h.call("read", r#"{"filePath": "../outside/notes.txt"}"#).await;
+    let out = h
+        .call("read", r#"{"filePath": "../outside/notes.txt"}"#)
+        .await;
     assert_eq!(out.status, CallStatus::Denied);
-    assert!(out.model_text.starts_with("The user rejected the external_directory permission"), "{}", out.model_text);
+    assert!(
+        out.model_text
+            .starts_with("The user rejected the external_directory permission"),
+        "{}",
+        out.model_text
+    );
 }
 
 #[test]
@@ -271,7 +351,13 @@ fn the_default_env_rules_match_the_paths_read_asks_with() {
 
 #[tokio::test]
 async fn env_files_ask_but_env_example_does_not() {
-    let h = setup(vec![PermissionReply::Once, PermissionReply::Reject { feedback: None }], vec![]);
+    let h = setup(
+        vec![
+            PermissionReply::Once,
+            PermissionReply::Reject { feedback: None },
+        ],
+        vec![],
+    );
     put(&h, ".env", "TOKEN=1\n");
     put(&h, "config/.env.local", "TOKEN=2\n");
     put(&h, ".env.example", "TOKEN=\n");
@@ -285,47 +371,151 @@ async fn env_files_ask_but_env_example_does_not() {
     );
     let out = h.call("read", r#"{"filePath": ".env.example"}"#).await;
     assert_eq!(out.status, CallStatus::Completed);
-    let asks: Vec<_> = h.user.asks().into_iter().map(|a| (a.request.permission, a.request.patterns)).collect();
+    let asks: Vec<_> = h
+        .user
+        .asks()
+        .into_iter()
+        .map(|a| (a.request.permission, a.request.patterns))
+        .collect();
     assert_eq!(
         asks,
-        vec![("read".to_string(), vec![".env".to_string()]), ("read".to_string(), vec!["config/.env.local".to_string()])]
+        vec![
+            ("read".to_string(), vec![".env".to_string()]),
+            ("read".to_string(), vec!["config/.env.local".to_string()])
+        ]
     );
 }
 
 #[tokio::test]
 async fn a_deny_rule_wins() {
-    let h = setup(vec![], vec![PermissionRule::new("read", "secrets/*", PermissionAction::Deny)]);
+    let h = setup(
+        vec![],
+        vec![PermissionRule::new(
+            "read",
+            "secrets/*",
+            PermissionAction::Deny,
+        )],
+    );
     put(&h, "secrets/key.pem", "k\n");
     let out = h.call("read", r#"{"filePath": "secrets/key.pem"}"#).await;
     assert_eq!(out.status, CallStatus::Denied);
-    assert!(out.model_text.starts_with("Permission denied: a rule in the user's configuration denies read"));
+    assert!(
+        out.model_text
+            .starts_with("Permission denied: a rule in the user's configuration denies read")
+    );
 }
 
 #[tokio::test]
 async fn spill_files_are_readable_without_a_prompt() {
     let mut r = registry();
-    r.merge(ToolSource::new(SourceKind::Test, "test"), vec![spew("spew", Truncation::Head)]);
+    r.merge(
+        ToolSource::new(SourceKind::Test, "test"),
+        vec![spew("spew", Truncation::Head)],
+    );
     let mut rules = podcode_builtins::default_rules();
     rules.push(PermissionRule::new("spew", "*", PermissionAction::Allow));
-    let h = harness(r, Setup { rules, ..Default::default() });
+    let h = harness(
+        r,
+        Setup {
+            rules,
+            ..Default::default()
+        },
+    );
     let out = h.call("spew", r#"{"bytes": 200000}"#).await;
-    let spill = out.truncated.expect("the spew output is truncated").spill_path;
-    let out = h.call_json("read", json!({"filePath": spill, "offset": 2001, "limit": 2})).await;
+    let spill = out
+        .truncated
+        .expect("the spew output is truncated")
+        .spill_path;
+    let out = h
+        .call_json(
+            "read",
+            json!({"filePath": spill, "offset": 2001, "limit": 2}),
+        )
+        .await;
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
-    assert_eq!(out.model_text, "  2001\tline 2001\n  2002\tline 2002\n\n(File has more lines. Use offset=2003 to continue.)");
+    assert_eq!(
+        out.model_text,
+        "  2001\tline 2001\n  2002\tline 2002\n\n(File has more lines. Use offset=2003 to continue.)"
+    );
     assert!(h.user.asks().is_empty(), "{:?}", h.user.asks());
 }
 
 #[tokio::test]
 async fn a_file_changed_since_it_was_read_cannot_be_overwritten() {
-    let h = setup(vec![], vec![PermissionRule::new("edit", "*", PermissionAction::Allow)]);
+    let h = setup(
+        vec![],
+        vec![PermissionRule::new("edit", "*", PermissionAction::Allow)],
+    );
     put(&h, "a.txt", "one\n");
     let out = h.call("read", r#"{"filePath": "a.txt"}"#).await;
     assert_eq!(out.status, CallStatus::Completed);
     let later = SystemTime::now() + Duration::from_secs(5);
     fs::write(h.work().join("a.txt"), "two\n").unwrap();
-    fs::File::options().write(true).open(h.work().join("a.txt")).unwrap().set_modified(later).unwrap();
-    let out = h.call("write", r#"{"filePath": "a.txt", "content": "three\n"}"#).await;
+    fs::File::options()
+        .write(true)
+        .open(h.work().join("a.txt"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let out = h
+        .call("write", r#"{"filePath": "a.txt", "content": "three\n"}"#)
+        .await;
     assert_eq!(out.status, CallStatus::Failed, "{}", out.model_text);
-    assert!(out.model_text.contains("modified on disk since you last read it"), "{}", out.model_text);
+    assert!(
+        out.model_text
+            .contains("modified on disk since you last read it"),
+        "{}",
+        out.model_text
+    );
+}
+
+#[tokio::test]
+async fn crlf_lines_and_cut_multibyte_characters() {
+    let h = setup(vec![], vec![]);
+    put(&h, "dos.txt", "x\r\ny\r\n");
+    let out = h.call("read", r#"{"filePath": "dos.txt"}"#).await;
+    assert_eq!(
+        out.model_text,
+        "     1\tx\n     2\ty\n\n(End of file - total 2 lines)"
+    );
+    // 5000 two-byte characters: cut at 2000 characters, and the byte cap splitting a
+    // character is not reported as invalid UTF-8.
+    put(&h, "wide.txt", format!("{}\n", "é".repeat(5000)));
+    let out = h.call("read", r#"{"filePath": "wide.txt"}"#).await;
+    assert_eq!(
+        out.model_text,
+        format!(
+            "     1\t{}… [line truncated at 2000 characters]\n\n(End of file - total 1 lines)",
+            "é".repeat(2000)
+        )
+    );
+}
+
+#[tokio::test]
+async fn images_are_recognised_by_their_magic_bytes() {
+    let h = setup(vec![], vec![]);
+    put(&h, "a.gif", b"GIF89a\x01\0\x01\0\0\0\0;");
+    put(
+        &h,
+        "a.webp",
+        b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0/\0\0\0\x10\x07\x10\x11\x11\x88\x88\xfe\x07\0",
+    );
+    put(&h, "photo.dat", b"\xff\xd8\xff\xe0\0\x10JFIF\0");
+    for (file, mime) in [
+        ("a.gif", "image/gif"),
+        ("a.webp", "image/webp"),
+        ("photo.dat", "image/jpeg"),
+    ] {
+        let out = h.call_json("read", json!({ "filePath": file })).await;
+        assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+        assert_eq!(out.result.attachments[0].mime, mime);
+    }
+    // Not an image, and mostly control characters: binary.
+    put(&h, "ctl.dat", [1u8, 2, 3, 4, 5, 6, 7, b'a']);
+    let out = h.call("read", r#"{"filePath": "ctl.dat"}"#).await;
+    assert_eq!(out.status, CallStatus::Failed);
+    assert!(
+        out.model_text
+            .contains("ctl.dat is a binary file (8 bytes)")
+    );
 }

@@ -7,9 +7,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use podcode_config::{Config, Dirs, TrustList, project_config_file, project_root};
-use podcode_store::{NewSession, Store};
 use podcode_plugins::{FileReport, HostOptions, ManifestCache, PluginDirs, PluginHost};
-use podcode_tools::{Asker, CallIdentity, PermissionEngine, RuntimeOptions, ToolHook, ToolRegistry, ToolRuntime};
+use podcode_store::{NewSession, Store};
+use podcode_tools::{
+    Asker, CallIdentity, PermissionEngine, RuntimeOptions, ToolHook, ToolRegistry, ToolRuntime,
+};
 
 /// The merged tool set and what came with it.
 pub struct LoadedTools {
@@ -30,17 +32,28 @@ pub struct App {
 impl App {
     pub fn load(cwd: Option<PathBuf>) -> Result<App> {
         let cwd = match cwd {
-            Some(dir) => dir.canonicalize().with_context(|| format!("--cwd {}", dir.display()))?,
+            Some(dir) => dir
+                .canonicalize()
+                .with_context(|| format!("--cwd {}", dir.display()))?,
             None => std::env::current_dir().context("cannot read the current directory")?,
         };
         let dirs = Dirs::from_env();
         let project = project_root(&cwd);
-        let loaded = podcode_config::load(&dirs.global_config_file(), Some(&project_config_file(&project)))?;
+        let loaded = podcode_config::load(
+            &dirs.global_config_file(),
+            Some(&project_config_file(&project)),
+        )?;
         for warning in &loaded.warnings {
             eprintln!("warning: {warning}");
         }
         let trusted = TrustList::load(&dirs.data_dir)?.is_trusted(&project);
-        Ok(App { dirs, cwd, project, config: loaded.config, trusted })
+        Ok(App {
+            dirs,
+            cwd,
+            project,
+            config: loaded.config,
+            trusted,
+        })
     }
 
     /// Built-ins first; then plugin and tool files and executables, global before project
@@ -65,7 +78,14 @@ impl App {
             project_root: self.project.clone(),
         });
         let mut cache = ManifestCache::load(self.dirs.data_dir.join("cache/manifests.json"));
-        let plugins = podcode_plugins::load_plugin_tools(&files, self.trusted, &host, &mut cache, &plugin_config).await;
+        let plugins = podcode_plugins::load_plugin_tools(
+            &files,
+            self.trusted,
+            &host,
+            &mut cache,
+            &plugin_config,
+        )
+        .await;
         for (source, tools) in plugins.sources {
             registry.merge(source, tools);
         }
@@ -90,12 +110,19 @@ impl App {
             Some(h) => vec![Arc::new(h)],
             None => Vec::new(),
         };
-        LoadedTools { registry, hooks, reports: plugins.reports, host }
+        LoadedTools {
+            registry,
+            hooks,
+            reports: plugins.reports,
+            host,
+        }
     }
 
     pub fn open_store(&self) -> Result<Arc<Store>> {
         let path = self.dirs.db_path();
-        Ok(Arc::new(Store::open(&path).with_context(|| format!("cannot open the store at {}", path.display()))?))
+        Ok(Arc::new(Store::open(&path).with_context(|| {
+            format!("cannot open the store at {}", path.display())
+        })?))
     }
 
     pub fn project_key(&self) -> String {
@@ -148,5 +175,8 @@ impl App {
 
 /// A multi-threaded runtime for commands that run tools.
 pub fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }

@@ -86,9 +86,14 @@ impl Asker for NoTerminalAsker {
     async fn ask(&self, req: &AskRequest) -> PermissionReply {
         self.rejected.store(true, Ordering::SeqCst);
         eprint!("{}", describe_request(req));
-        eprintln!("  rejected: no terminal to answer this prompt (pass --yes to allow asks; deny rules still hold)");
+        eprintln!(
+            "  rejected: no terminal to answer this prompt (pass --yes to allow asks; deny rules still hold)"
+        );
         PermissionReply::Reject {
-            feedback: Some("nobody could answer the permission prompt (non-interactive run without --yes)".into()),
+            feedback: Some(
+                "nobody could answer the permission prompt (non-interactive run without --yes)"
+                    .into(),
+            ),
         }
     }
 }

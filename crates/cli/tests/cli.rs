@@ -68,8 +68,25 @@ fn tools_json_lists_the_builtins_exactly_as_the_model_sees_them() {
     let out = env.run(&["tools", "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v = json(&out);
-    let ids: Vec<&str> = v["tools"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["read", "list", "glob", "grep", "write", "edit", "apply_patch", "bash"]);
+    let ids: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "read",
+            "list",
+            "glob",
+            "grep",
+            "write",
+            "edit",
+            "apply_patch",
+            "bash"
+        ]
+    );
     let read = &v["tools"][0];
     assert_eq!(read["protected"], true);
     assert_eq!(read["source"]["kind"], "builtin");
@@ -95,20 +112,42 @@ fn a_protected_override_is_refused_and_the_sources_other_tools_load() {
     let v = json(&env.run(&["tools", "--json"]));
     let problems = v["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 1, "{problems:?}");
-    assert_eq!(problems[0]["message"], "plugin: refusing to override protected built-in tool grep");
-    let deploy = v["tools"].as_array().unwrap().iter().find(|t| t["id"] == "deploy_status").unwrap();
+    assert_eq!(
+        problems[0]["message"],
+        "plugin: refusing to override protected built-in tool grep"
+    );
+    let deploy = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "deploy_status")
+        .unwrap();
     assert_eq!(deploy["source"]["kind"], "executable");
-    let grep = v["tools"].as_array().unwrap().iter().find(|t| t["id"] == "grep").unwrap();
+    let grep = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "grep")
+        .unwrap();
     assert_eq!(grep["source"]["kind"], "builtin");
     let human = text(&env.run(&["tools"]).stdout);
-    assert!(human.contains("error: plugin: refusing to override protected built-in tool grep"), "{human}");
+    assert!(
+        human.contains("error: plugin: refusing to override protected built-in tool grep"),
+        "{human}"
+    );
 }
 
 #[test]
 fn tool_call_reports_success_and_failure_through_its_exit_status() {
     let env = Env::new();
     env.global_tool("deploy", TWO_TOOLS);
-    let ok = env.run(&["tool", "call", "deploy_status", r#"{"service":"api"}"#, "--yes"]);
+    let ok = env.run(&[
+        "tool",
+        "call",
+        "deploy_status",
+        r#"{"service":"api"}"#,
+        "--yes",
+    ]);
     assert!(ok.status.success(), "{}", text(&ok.stderr));
     assert_eq!(text(&ok.stdout), "service is healthy\n\n");
     let bad = env.run(&["tool", "call", "deploy_status", r#"{"service":5}"#, "--yes"]);
@@ -118,7 +157,11 @@ fn tool_call_reports_success_and_failure_through_its_exit_status() {
         "The deploy_status tool was called with invalid arguments: `service`: 5 is not of type \"string\". Please rewrite the input so it satisfies the expected schema."
     );
     let not_json = env.run(&["tool", "call", "deploy_status", "{service", "--yes"]);
-    assert!(text(&not_json.stderr).contains("arguments that are not valid JSON"), "{}", text(&not_json.stderr));
+    assert!(
+        text(&not_json.stderr).contains("arguments that are not valid JSON"),
+        "{}",
+        text(&not_json.stderr)
+    );
 }
 
 #[test]
@@ -128,22 +171,43 @@ fn without_a_terminal_asks_are_rejected_and_deny_rules_hold_even_with_yes() {
     let out = env.run(&["tool", "call", "deploy_status", r#"{"service":"api"}"#]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("? deploy_status asks for permission: deploy_status *"), "{err}");
+    assert!(
+        err.contains("? deploy_status asks for permission: deploy_status *"),
+        "{err}"
+    );
     assert!(err.contains("pass --yes"), "{err}");
     env.write(
         ".podcode/config.toml",
         "[[permission]]\npermission = \"deploy_status\"\npattern = \"*\"\naction = \"deny\"\n",
     );
-    let out = env.run(&["tool", "call", "deploy_status", r#"{"service":"api"}"#, "--yes"]);
+    let out = env.run(&[
+        "tool",
+        "call",
+        "deploy_status",
+        r#"{"service":"api"}"#,
+        "--yes",
+    ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).starts_with("Permission denied: a rule in the user's configuration denies deploy_status"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).starts_with(
+            "Permission denied: a rule in the user's configuration denies deploy_status"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn changes_are_listed_shown_and_reverted_and_a_conflicting_revert_is_refused() {
     let env = Env::new();
     let file = env.write("notes.txt", "one\n");
-    let out = env.run(&["tool", "call", "edit", r#"{"filePath":"notes.txt","oldString":"one","newString":"two"}"#, "--yes"]);
+    let out = env.run(&[
+        "tool",
+        "call",
+        "edit",
+        r#"{"filePath":"notes.txt","oldString":"one","newString":"two"}"#,
+        "--yes",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "two\n");
     let changes: Value = json(&env.run(&["changes", "--json"]));
@@ -151,7 +215,10 @@ fn changes_are_listed_shown_and_reverted_and_a_conflicting_revert_is_refused() {
     let id = change["id"].as_str().unwrap();
     let session = change["session_id"].as_str().unwrap();
     let listing = text(&env.run(&["changes"]).stdout);
-    assert!(listing.contains(id) && listing.contains("modify  +1 -1"), "{listing}");
+    assert!(
+        listing.contains(id) && listing.contains("modify  +1 -1"),
+        "{listing}"
+    );
     let diff = text(&env.run(&["changes", "show", id]).stdout);
     assert!(diff.contains("-one\n+two"), "{diff}");
 
@@ -159,7 +226,10 @@ fn changes_are_listed_shown_and_reverted_and_a_conflicting_revert_is_refused() {
     let refused = env.run(&["revert", "--session", session]);
     assert_eq!(refused.status.code(), Some(1));
     let why = text(&refused.stderr);
-    assert!(why.contains("changed since Podcode wrote it (use --force to overwrite)"), "{why}");
+    assert!(
+        why.contains("changed since Podcode wrote it (use --force to overwrite)"),
+        "{why}"
+    );
     assert!(why.contains("+edited by hand"), "{why}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "edited by hand\n");
 
@@ -206,7 +276,10 @@ sys.stdout.write(out.decode(errors="replace"))
         .arg(answer)
         .args(&full)
         .current_dir(env.repo())
-        .envs(cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))))
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
         .output()
         .unwrap();
     text(&out.stdout)
@@ -216,8 +289,15 @@ sys.stdout.write(out.decode(errors="replace"))
 fn always_is_remembered_per_project_listed_and_reset() {
     let env = Env::new();
     env.global_tool("deploy", TWO_TOOLS);
-    let screen = call_in_pty(&env, &["tool", "call", "deploy_status", r#"{"service":"api"}"#], "a");
-    assert!(screen.contains("[a] always allow `*` in this project"), "{screen}");
+    let screen = call_in_pty(
+        &env,
+        &["tool", "call", "deploy_status", r#"{"service":"api"}"#],
+        "a",
+    );
+    assert!(
+        screen.contains("[a] always allow `*` in this project"),
+        "{screen}"
+    );
     assert!(screen.contains("service is healthy"), "{screen}");
     // Remembered: no prompt, and no terminal needed, the next time.
     let again = env.run(&["tool", "call", "deploy_status", r#"{"service":"web"}"#]);
@@ -229,14 +309,28 @@ fn always_is_remembered_per_project_listed_and_reset() {
     assert!(env.run(&["permissions", "reset", &id]).status.success());
     let after = env.run(&["tool", "call", "deploy_status", r#"{"service":"web"}"#]);
     assert_eq!(after.status.code(), Some(1));
-    let feedback = call_in_pty(&env, &["tool", "call", "deploy_status", r#"{"service":"api"}"#], "r");
-    assert!(feedback.contains("The user rejected the deploy_status permission for \"*\""), "{feedback}");
+    let feedback = call_in_pty(
+        &env,
+        &["tool", "call", "deploy_status", r#"{"service":"api"}"#],
+        "r",
+    );
+    assert!(
+        feedback.contains("The user rejected the deploy_status permission for \"*\""),
+        "{feedback}"
+    );
 }
 
 #[test]
 fn oversized_output_is_spilled_and_the_spill_file_reads_without_a_prompt() {
     let env = Env::new();
-    let out = env.run(&["tool", "call", "bash", r#"{"command":"seq 1 5000"}"#, "--yes", "--json"]);
+    let out = env.run(&[
+        "tool",
+        "call",
+        "bash",
+        r#"{"command":"seq 1 5000"}"#,
+        "--yes",
+        "--json",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v = json(&out);
     let spill = v["truncated"]["spill_path"].as_str().unwrap().to_string();
@@ -245,24 +339,43 @@ fn oversized_output_is_spilled_and_the_spill_file_reads_without_a_prompt() {
     assert!(output.contains(&format!("is saved in {spill}")), "{output}");
     assert!(Path::new(&spill).starts_with(env.root.path().join("data/tool-output")));
     // No --yes and no terminal: it would be rejected if it asked.
-    let read = env.run(&["tool", "call", "read", &format!(r#"{{"filePath":"{spill}","offset":1,"limit":3}}"#)]);
+    let read = env.run(&[
+        "tool",
+        "call",
+        "read",
+        &format!(r#"{{"filePath":"{spill}","offset":1,"limit":3}}"#),
+    ]);
     assert!(read.status.success(), "{}", text(&read.stderr));
-    assert!(text(&read.stdout).contains("1\t1\n"), "{}", text(&read.stdout));
+    assert!(
+        text(&read.stdout).contains("1\t1\n"),
+        "{}",
+        text(&read.stdout)
+    );
 }
 
 #[test]
 fn config_errors_name_file_line_and_key_and_unknown_keys_only_warn() {
     let env = Env::new();
-    let cfg = env.write(".podcode/config.toml", "[tool_output]\nmax_lines = \"many\"\n");
+    let cfg = env.write(
+        ".podcode/config.toml",
+        "[tool_output]\nmax_lines = \"many\"\n",
+    );
     let out = env.run(&["tools"]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(err.starts_with(&format!("error: {}:2:13:", cfg.display())), "{err}");
+    assert!(
+        err.starts_with(&format!("error: {}:2:13:", cfg.display())),
+        "{err}"
+    );
     assert!(err.contains("(key `tool_output.max_lines`)"), "{err}");
     std::fs::write(&cfg, "colour = \"blue\"\n").unwrap();
     let out = env.run(&["tools"]);
     assert!(out.status.success());
-    assert!(text(&out.stderr).contains("unknown key `colour` ignored"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("unknown key `colour` ignored"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -273,9 +386,26 @@ fn project_tools_need_trust() {
     std::fs::write(dir.join("deploy"), TWO_TOOLS).unwrap();
     std::fs::set_permissions(dir.join("deploy"), std::fs::Permissions::from_mode(0o755)).unwrap();
     let v = json(&env.run(&["tools", "--json"]));
-    assert!(v["tools"].as_array().unwrap().iter().all(|t| t["id"] != "deploy_status"));
-    assert!(v["problems"][0]["message"].as_str().unwrap().contains("podcode trust"));
+    assert!(
+        v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["id"] != "deploy_status")
+    );
+    assert!(
+        v["problems"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("podcode trust")
+    );
     assert!(env.run(&["trust"]).status.success());
     let v = json(&env.run(&["tools", "--json"]));
-    assert!(v["tools"].as_array().unwrap().iter().any(|t| t["id"] == "deploy_status"));
+    assert!(
+        v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == "deploy_status")
+    );
 }

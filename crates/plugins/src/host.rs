@@ -42,7 +42,9 @@ impl JsRuntime {
 
 fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 /// Bun first (TypeScript, `Bun.$`, `bun:sqlite` natively), then Node. `PODCODE_JS_RUNTIME`
@@ -110,7 +112,12 @@ struct State {
 
 impl PluginHost {
     pub fn new(runtime: Option<JsRuntime>, opts: HostOptions) -> Arc<Self> {
-        Arc::new(Self { runtime, opts, state: Mutex::new(State::default()), spawns: AtomicU64::new(0) })
+        Arc::new(Self {
+            runtime,
+            opts,
+            state: Mutex::new(State::default()),
+            spawns: AtomicU64::new(0),
+        })
     }
 
     pub fn runtime(&self) -> Option<&JsRuntime> {
@@ -125,47 +132,80 @@ impl PluginHost {
     fn host_dir(&self) -> PathBuf {
         let mut h = DefaultHasher::new();
         HOST_FILES.hash(&mut h);
-        self.opts.data_dir.join("plugin-host").join(format!("{:016x}", h.finish()))
+        self.opts
+            .data_dir
+            .join("plugin-host")
+            .join(format!("{:016x}", h.finish()))
     }
 
     /// Writes the embedded files and installs the host's dependencies, once per version.
+    /// Built in a private folder and renamed into place, so concurrent podcode processes
+    /// never see (or run) a half-installed host.
     async fn prepare(&self, runtime: &JsRuntime) -> Result<PathBuf, String> {
         let dir = self.host_dir();
-        let ready = dir.join(".installed");
-        if ready.exists() {
+        if dir.join(".installed").exists() {
             return Ok(dir);
         }
+        let tmp = dir.with_extension(podcode_protocol::new_id("tmp"));
+        let _ = std::fs::remove_dir_all(&tmp);
         for (rel, bytes) in HOST_FILES {
-            let path = dir.join(rel);
+            let path = tmp.join(rel);
             if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
             }
-            std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            std::fs::write(&path, bytes)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
-        eprintln!("podcode: installing the plugin host's dependencies into {} (once)…", dir.display());
+        eprintln!(
+            "podcode: installing the plugin host's dependencies (zod, sucrase) once, into {}…",
+            dir.display()
+        );
         let (program, args): (PathBuf, Vec<&str>) = match (runtime, which("npm")) {
-            (_, Some(npm)) => (npm, vec!["install", "--no-audit", "--no-fund", "--omit=dev", "--loglevel=error"]),
+            (_, Some(npm)) => (
+                npm,
+                vec![
+                    "ci",
+                    "--no-audit",
+                    "--no-fund",
+                    "--omit=dev",
+                    "--loglevel=error",
+                ],
+            ),
             (JsRuntime::Bun(bun), None) => (bun.clone(), vec!["install", "--production"]),
-            (JsRuntime::Node(_), None) => return Err("npm is needed once to install the plugin host's dependencies".into()),
+            (JsRuntime::Node(_), None) => {
+                return Err("npm is needed once to install the plugin host's dependencies".into());
+            }
         };
         let out = tokio::process::Command::new(&program)
             .args(&args)
-            .current_dir(&dir)
+            .current_dir(&tmp)
             .output()
             .await
             .map_err(|e| format!("could not run {}: {e}", program.display()))?;
         if !out.status.success() {
+            let _ = std::fs::remove_dir_all(&tmp);
             return Err(format!(
                 "installing the plugin host's dependencies failed ({}): {}",
                 out.status,
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
-        std::fs::write(&ready, b"ok").map_err(|e| e.to_string())?;
+        std::fs::write(tmp.join(".installed"), b"ok").map_err(|e| e.to_string())?;
+        // Only complete folders are ever renamed into place; if another process won the
+        // race its folder is just as good, and ours is discarded.
+        if std::fs::rename(&tmp, &dir).is_err() && !dir.join(".installed").exists() {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(format!(
+                "could not move the plugin host into {}",
+                dir.display()
+            ));
+        }
+        let _ = std::fs::remove_dir_all(&tmp);
         Ok(dir)
     }
 
-    async fn sidecar<'a>(&self, state: &'a mut State) -> Result<Sidecar, String> {
+    async fn sidecar(&self, state: &mut State) -> Result<Sidecar, String> {
         if let Some(sc) = &state.sidecar
             && sc.is_alive()
         {
@@ -173,11 +213,19 @@ impl PluginHost {
         }
         state.loaded.clear();
         let Some(runtime) = &self.runtime else {
-            return Err("no JavaScript runtime found: install Bun (npm install -g bun) or Node.js 20+".into());
+            return Err(
+                "no JavaScript runtime found: install Bun (npm install -g bun) or Node.js 20+"
+                    .into(),
+            );
         };
         let dir = self.prepare(runtime).await?;
-        let sc = Sidecar::spawn(runtime.name(), runtime.program(), &dir.join("host.mjs"), &dir)
-            .map_err(|e| format!("could not start {}: {e}", runtime.program().display()))?;
+        let sc = Sidecar::spawn(
+            runtime.name(),
+            runtime.program(),
+            &dir.join("host.mjs"),
+            &dir,
+        )
+        .map_err(|e| format!("could not start {}: {e}", runtime.program().display()))?;
         self.spawns.fetch_add(1, Ordering::SeqCst);
         sc.request("initialize", json!({"protocolVersion": 1, "hostDir": dir}))
             .await
@@ -203,9 +251,13 @@ impl PluginHost {
                 "project": {"root": self.opts.worktree},
             },
         });
-        let result = sc.request("load", params).await.map_err(LoadError::from_rpc)?;
-        let result: LoadResult = serde_json::from_value(result)
-            .map_err(|e| LoadError::plain(format!("the plugin host answered `load` unexpectedly: {e}")))?;
+        let result = sc
+            .request("load", params)
+            .await
+            .map_err(LoadError::from_rpc)?;
+        let result: LoadResult = serde_json::from_value(result).map_err(|e| {
+            LoadError::plain(format!("the plugin host answered `load` unexpectedly: {e}"))
+        })?;
         state.loaded.insert(file.path.clone(), result.clone());
         Ok((sc, result))
     }
@@ -222,7 +274,11 @@ impl PluginHost {
     pub async fn shutdown(&self) {
         let mut state = self.state.lock().await;
         if let Some(sc) = state.sidecar.take() {
-            let _ = tokio::time::timeout(std::time::Duration::from_millis(500), sc.request("shutdown", json!({}))).await;
+            let _ = tokio::time::timeout(
+                std::time::Duration::from_millis(500),
+                sc.request("shutdown", json!({})),
+            )
+            .await;
             sc.kill();
         }
     }
@@ -238,7 +294,11 @@ pub struct LoadError {
 
 impl LoadError {
     fn plain(message: String) -> Self {
-        Self { message, line: None, column: None }
+        Self {
+            message,
+            line: None,
+            column: None,
+        }
     }
 
     fn from_rpc(e: RpcError) -> Self {

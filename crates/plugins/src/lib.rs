@@ -14,7 +14,10 @@ mod sidecar;
 
 pub use discovery::{Discovered, DiscoveryOptions, discover};
 pub use executable::{ExecutableTool, describe_executable};
-pub use host::{HOST_FILES, HostOptions, JsRuntime, LoadError, LoadResult, PluginHost, ToolManifest, detect_runtime};
+pub use host::{
+    HOST_FILES, HostOptions, JsRuntime, LoadError, LoadResult, PluginHost, ToolManifest,
+    detect_runtime,
+};
 pub use manifest_cache::ManifestCache;
 pub use plugin_files::{PluginDirs, PluginFile, PluginFormat, find_plugin_files, plugin_dirs};
 pub use plugin_source::{FileReport, FileStatus, PluginTools, load_plugin_tools};

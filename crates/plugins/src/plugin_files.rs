@@ -40,16 +40,28 @@ pub struct PluginDirs {
 const EXTENSIONS: &[&str] = &["ts", "mts", "cts", "js", "mjs", "cjs", "tsx", "jsx"];
 
 fn is_module(path: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     !name.ends_with(".d.ts")
         && !name.starts_with('.')
-        && path.extension().and_then(|e| e.to_str()).is_some_and(|e| EXTENSIONS.contains(&e))
+        && path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| EXTENSIONS.contains(&e))
         && path.is_file()
 }
 
 fn modules_in(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| is_module(p)).collect();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| is_module(p))
+        .collect();
     files.sort();
     files
 }
@@ -65,7 +77,10 @@ pub fn plugin_dirs(d: &PluginDirs) -> Vec<(PathBuf, PluginFormat, bool)> {
         dirs.push((base.join("plugin"), Plugin, project));
         dirs.push((base.join("plugins"), Plugin, project));
     }
-    for base in [d.project_root.join(".opencode"), d.project_root.join(".podcode")] {
+    for base in [
+        d.project_root.join(".opencode"),
+        d.project_root.join(".podcode"),
+    ] {
         dirs.push((base.join("tool"), ToolFile, true));
         dirs.push((base.join("tools"), ToolFile, true));
         dirs.push((base.join("plugin"), Plugin, true));
@@ -82,7 +97,11 @@ pub fn find_plugin_files(d: &PluginDirs) -> Vec<PluginFile> {
         for path in modules_in(&dir) {
             let key = path.canonicalize().unwrap_or_else(|_| path.clone());
             if seen.insert(key) {
-                out.push(PluginFile { path, format, project });
+                out.push(PluginFile {
+                    path,
+                    format,
+                    project,
+                });
             }
         }
     }

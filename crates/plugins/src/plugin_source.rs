@@ -20,9 +20,17 @@ use crate::plugin_tool::{HookedFile, PluginHooks, PluginTool};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum FileStatus {
-    Loaded { format: String, tools: Vec<String>, hooks: Vec<String> },
-    Failed { message: String },
-    Skipped { reason: String },
+    Loaded {
+        format: String,
+        tools: Vec<String>,
+        hooks: Vec<String>,
+    },
+    Failed {
+        message: String,
+    },
+    Skipped {
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -56,61 +64,104 @@ pub async fn load_plugin_tools(
     cache: &mut ManifestCache,
     plugin_config: &Value,
 ) -> PluginTools {
-    let mut out = PluginTools { sources: Vec::new(), problems: Vec::new(), hooks: None, reports: Vec::new() };
+    let mut out = PluginTools {
+        sources: Vec::new(),
+        problems: Vec::new(),
+        hooks: None,
+        reports: Vec::new(),
+    };
     let mut hooked = Vec::new();
     for file in files {
         let name = file.path.display().to_string();
         if file.project && !trusted {
             let reason = "this workspace is not trusted to run its own code (run `podcode trust` to allow it)".to_string();
-            out.problems.push(LoadProblem { source: name, level: ProblemLevel::Warning, message: format!("skipped: {reason}") });
-            out.reports.push(FileReport { file: file.clone(), status: FileStatus::Skipped { reason }, warnings: vec![] });
+            out.problems.push(LoadProblem {
+                source: name,
+                level: ProblemLevel::Warning,
+                message: format!("skipped: {reason}"),
+            });
+            out.reports.push(FileReport {
+                file: file.clone(),
+                status: FileStatus::Skipped { reason },
+                warnings: vec![],
+            });
             continue;
         }
         let key = format!("plugin:{name}");
         let stamp = stamp(file, plugin_config);
         let cached = stamp.as_deref().and_then(|s| cache.get_value(&key, s));
-        let outcome: Result<LoadResult, String> = match cached {
-            Some(v) => match v.get("error").and_then(Value::as_str) {
-                Some(e) => Err(e.to_string()),
-                None => serde_json::from_value(v).map_err(|e| e.to_string()),
-            },
-            None => {
-                let fresh = host.load(file).await.map(|(_, r)| r).map_err(|e| match (e.line, e.column) {
-                    (Some(l), Some(c)) => format!("{name}:{l}:{c}: {}", e.message),
-                    (Some(l), None) => format!("{name}:{l}: {}", e.message),
-                    _ => e.message,
-                });
-                if let Some(s) = stamp {
-                    let value = match &fresh {
-                        Ok(r) => serde_json::to_value(r).unwrap_or(Value::Null),
-                        Err(e) => json!({"error": e}),
-                    };
-                    cache.put_value(&key, s, value);
+        let outcome: Result<LoadResult, String> =
+            match cached {
+                Some(v) => match v.get("error").and_then(Value::as_str) {
+                    Some(e) => Err(e.to_string()),
+                    None => serde_json::from_value(v).map_err(|e| e.to_string()),
+                },
+                None => {
+                    let fresh = host.load(file).await.map(|(_, r)| r).map_err(|e| {
+                        match (e.line, e.column) {
+                            (Some(l), Some(c)) => format!("{name}:{l}:{c}: {}", e.message),
+                            (Some(l), None) => format!("{name}:{l}: {}", e.message),
+                            _ => e.message,
+                        }
+                    });
+                    if let Some(s) = stamp {
+                        let value = match &fresh {
+                            Ok(r) => serde_json::to_value(r).unwrap_or(Value::Null),
+                            Err(e) => json!({"error": e}),
+                        };
+                        cache.put_value(&key, s, value);
+                    }
+                    fresh
                 }
-                fresh
-            }
-        };
+            };
         match outcome {
             Err(message) => {
-                out.problems.push(LoadProblem { source: name, level: ProblemLevel::Error, message: message.clone() });
-                out.reports.push(FileReport { file: file.clone(), status: FileStatus::Failed { message }, warnings: vec![] });
+                out.problems.push(LoadProblem {
+                    source: name,
+                    level: ProblemLevel::Error,
+                    message: message.clone(),
+                });
+                out.reports.push(FileReport {
+                    file: file.clone(),
+                    status: FileStatus::Failed { message },
+                    warnings: vec![],
+                });
             }
             Ok(result) => {
                 for w in &result.warnings {
-                    out.problems.push(LoadProblem { source: name.clone(), level: ProblemLevel::Warning, message: w.clone() });
+                    out.problems.push(LoadProblem {
+                        source: name.clone(),
+                        level: ProblemLevel::Warning,
+                        message: w.clone(),
+                    });
                 }
-                let format = result.format.clone().unwrap_or_else(|| file.format.as_str().to_string());
+                let format = result
+                    .format
+                    .clone()
+                    .unwrap_or_else(|| file.format.as_str().to_string());
                 if !result.hooks.is_empty() {
-                    hooked.push(HookedFile { file: file.clone(), hooks: result.hooks.clone(), opencode: format != "podcode" });
+                    hooked.push(HookedFile {
+                        file: file.clone(),
+                        hooks: result.hooks.clone(),
+                        opencode: format != "podcode",
+                    });
                 }
-                let kind = if format == "opencode-tools" { SourceKind::ToolFile } else { SourceKind::Plugin };
+                let kind = if format == "opencode-tools" {
+                    SourceKind::ToolFile
+                } else {
+                    SourceKind::Plugin
+                };
                 let tools: Vec<Arc<dyn Tool>> = result
                     .tools
                     .iter()
                     .map(|m| {
-                        let mut spec = ToolSpec::new(m.id.clone(), m.description.clone(), m.parameters.clone())
-                            .with_truncation(m.truncation)
-                            .idempotent(m.idempotent);
+                        let mut spec = ToolSpec::new(
+                            m.id.clone(),
+                            m.description.clone(),
+                            m.parameters.clone(),
+                        )
+                        .with_truncation(m.truncation)
+                        .idempotent(m.idempotent);
                         spec.timeout_ms = m.timeout;
                         Arc::new(PluginTool::new(spec, file.clone(), host.clone())) as Arc<dyn Tool>
                     })
@@ -130,7 +181,10 @@ pub async fn load_plugin_tools(
     }
     cache.save();
     if !hooked.is_empty() {
-        out.hooks = Some(PluginHooks { host: host.clone(), files: hooked });
+        out.hooks = Some(PluginHooks {
+            host: host.clone(),
+            files: hooked,
+        });
     }
     out
 }

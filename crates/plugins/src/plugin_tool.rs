@@ -52,7 +52,9 @@ impl Tool for PluginTool {
                     .map(|i| {
                         ArgIssue::new(
                             i.get("path").and_then(Value::as_str).unwrap_or("(root)"),
-                            i.get("message").and_then(Value::as_str).unwrap_or("invalid"),
+                            i.get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("invalid"),
                         )
                     })
                     .collect()
@@ -62,7 +64,11 @@ impl Tool for PluginTool {
     }
 
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        let (sc, _) = self.host.load(&self.file).await.map_err(|e| ToolError::failed(e.message))?;
+        let (sc, _) = self
+            .host
+            .load(&self.file)
+            .await
+            .map_err(|e| ToolError::failed(e.message))?;
         let id = ctx.identity().clone();
         let call_id = id.call_id.clone();
         sc.register_call(&call_id, ctx.clone());
@@ -98,7 +104,11 @@ impl Tool for PluginTool {
             }
         };
         sc.unregister_call(&call_id);
-        let value = reply.map_err(|e| ToolError::failed(e.message))?;
+        let rejection = sc.take_rejection(&call_id);
+        let value = reply.map_err(|e| match rejection {
+            Some(text) if e.message.contains(&text) => ToolError::Permission(text),
+            _ => ToolError::failed(e.message),
+        })?;
         result_from_json(value)
     }
 }
@@ -106,12 +116,23 @@ impl Tool for PluginTool {
 fn result_from_json(v: Value) -> Result<ToolResult, ToolError> {
     let attachments: Vec<Attachment> = match v.get("attachments") {
         None | Some(Value::Null) => Vec::new(),
-        Some(a) => serde_json::from_value(a.clone())
-            .map_err(|e| ToolError::failed(format!("the tool returned an invalid result: attachments: {e}")))?,
+        Some(a) => serde_json::from_value(a.clone()).map_err(|e| {
+            ToolError::failed(format!(
+                "the tool returned an invalid result: attachments: {e}"
+            ))
+        })?,
     };
     Ok(ToolResult {
-        title: v.get("title").and_then(Value::as_str).unwrap_or_default().to_string(),
-        output: v.get("output").and_then(Value::as_str).unwrap_or_default().to_string(),
+        title: v
+            .get("title")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        output: v
+            .get("output")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         metadata: v.get("metadata").cloned().unwrap_or(Value::Null),
         attachments,
     })
@@ -132,7 +153,13 @@ pub struct PluginHooks {
 }
 
 impl PluginHooks {
-    async fn run(&self, f: &HookedFile, name: &str, input: Value, output: Value) -> Option<Result<Value, String>> {
+    async fn run(
+        &self,
+        f: &HookedFile,
+        name: &str,
+        input: Value,
+        output: Value,
+    ) -> Option<Result<Value, String>> {
         if !f.hooks.iter().any(|h| h == name) {
             return None;
         }
@@ -157,10 +184,19 @@ impl ToolHook for PluginHooks {
     }
 
     async fn before(&self, call: &HookCall, args: &mut Value) -> Result<BeforeDecision, String> {
-        let input = json!({"tool": call.tool, "sessionID": call.session_id, "callID": call.call_id});
+        let input =
+            json!({"tool": call.tool, "sessionID": call.session_id, "callID": call.call_id});
         let mut errors = Vec::new();
         for f in &self.files {
-            match self.run(f, "tool.execute.before", input.clone(), json!({"args": args})).await {
+            match self
+                .run(
+                    f,
+                    "tool.execute.before",
+                    input.clone(),
+                    json!({"args": args}),
+                )
+                .await
+            {
                 None => {}
                 Some(Ok(out)) => {
                     if let Some(new) = out.get("args") {
@@ -171,15 +207,23 @@ impl ToolHook for PluginHooks {
                 Some(Err(message)) => errors.push(message),
             }
         }
-        if errors.is_empty() { Ok(BeforeDecision::Continue) } else { Err(errors.join("; ")) }
+        if errors.is_empty() {
+            Ok(BeforeDecision::Continue)
+        } else {
+            Err(errors.join("; "))
+        }
     }
 
     async fn after(&self, call: &HookCall, result: &mut ToolResult) -> Result<(), String> {
-        let input = json!({"tool": call.tool, "sessionID": call.session_id, "callID": call.call_id});
+        let input =
+            json!({"tool": call.tool, "sessionID": call.session_id, "callID": call.call_id});
         let mut errors = Vec::new();
         for f in &self.files {
             let output = json!({"title": result.title, "output": result.output, "metadata": result.metadata});
-            match self.run(f, "tool.execute.after", input.clone(), output).await {
+            match self
+                .run(f, "tool.execute.after", input.clone(), output)
+                .await
+            {
                 None => {}
                 Some(Ok(out)) => {
                     if let Some(t) = out.get("title").and_then(Value::as_str) {
@@ -195,17 +239,28 @@ impl ToolHook for PluginHooks {
                 Some(Err(message)) => errors.push(message),
             }
         }
-        if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
+        }
     }
 
-    async fn permission(&self, call: &HookCall, request: &PermissionRequest) -> Result<Option<PermissionAction>, String> {
+    async fn permission(
+        &self,
+        call: &HookCall,
+        request: &PermissionRequest,
+    ) -> Result<Option<PermissionAction>, String> {
         let input = json!({
             "tool": call.tool, "sessionID": call.session_id, "callID": call.call_id,
             "permission": request.permission, "patterns": request.patterns, "metadata": request.metadata,
         });
         let mut verdict = None;
         for f in &self.files {
-            if let Some(res) = self.run(f, "permission.ask", input.clone(), json!({"status": "ask"})).await {
+            if let Some(res) = self
+                .run(f, "permission.ask", input.clone(), json!({"status": "ask"}))
+                .await
+            {
                 let out = res?;
                 verdict = match out.get("status").and_then(Value::as_str) {
                     Some("allow") => Some(PermissionAction::Allow),
@@ -217,10 +272,17 @@ impl ToolHook for PluginHooks {
         Ok(verdict)
     }
 
-    async fn shell_env(&self, call: &HookCall, env: &mut BTreeMap<String, String>) -> Result<(), String> {
-        let input = json!({"tool": call.tool, "sessionID": call.session_id, "callID": call.call_id});
+    async fn shell_env(
+        &self,
+        call: &HookCall,
+        env: &mut BTreeMap<String, String>,
+    ) -> Result<(), String> {
+        let input =
+            json!({"tool": call.tool, "sessionID": call.session_id, "callID": call.call_id});
         for f in &self.files {
-            if let Some(res) = self.run(f, "shell.env", input.clone(), json!({"env": {}})).await
+            if let Some(res) = self
+                .run(f, "shell.env", input.clone(), json!({"env": {}}))
+                .await
                 && let Some(obj) = res?.get("env").and_then(Value::as_object)
             {
                 for (k, v) in obj {

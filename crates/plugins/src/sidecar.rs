@@ -39,6 +39,9 @@ struct Inner {
     pending: Pending,
     next_id: AtomicU64,
     calls: Mutex<HashMap<String, ToolContext>>,
+    /// The permission text of a call's rejected `ctx.ask`, so a plugin that lets the
+    /// rejection propagate (as the seed says to) ends as a denied call, like a built-in.
+    rejections: Mutex<HashMap<String, String>>,
     alive: AtomicBool,
     stderr_tail: Mutex<VecDeque<String>>,
     child: Mutex<Option<Child>>,
@@ -51,7 +54,12 @@ pub struct Sidecar {
 
 impl Sidecar {
     /// Starts `<program> <script>` in `dir` and begins reading its frames.
-    pub fn spawn(runtime: &str, program: &Path, script: &Path, dir: &Path) -> std::io::Result<Sidecar> {
+    pub fn spawn(
+        runtime: &str,
+        program: &Path,
+        script: &Path,
+        dir: &Path,
+    ) -> std::io::Result<Sidecar> {
         let mut child = Command::new(program)
             .arg(script)
             .current_dir(dir)
@@ -60,7 +68,8 @@ impl Sidecar {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()?;
-        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             return Err(std::io::Error::other("could not open the sidecar's pipes"));
         };
@@ -70,6 +79,7 @@ impl Sidecar {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             calls: Mutex::new(HashMap::new()),
+            rejections: Mutex::new(HashMap::new()),
             alive: AtomicBool::new(true),
             stderr_tail: Mutex::new(VecDeque::new()),
             child: Mutex::new(Some(child)),
@@ -110,7 +120,11 @@ impl Sidecar {
     }
 
     pub fn stderr_tail(&self) -> String {
-        self.inner.stderr_tail.lock().map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n")).unwrap_or_default()
+        self.inner
+            .stderr_tail
+            .lock()
+            .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
+            .unwrap_or_default()
     }
 
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
@@ -128,13 +142,19 @@ impl Sidecar {
                 p.remove(&id);
             }
             died(&self.inner);
-            return Err(RpcError { message: format!("could not write to the plugin host: {e}"), data: Value::Null, crashed: true });
+            return Err(RpcError {
+                message: format!("could not write to the plugin host: {e}"),
+                data: Value::Null,
+                crashed: true,
+            });
         }
         rx.await.unwrap_or_else(|_| Err(crash_error(&self.inner)))
     }
 
     pub async fn notify(&self, method: &str, params: Value) {
-        let _ = self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params})).await;
+        let _ = self
+            .send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
     }
 
     async fn send(&self, frame: &Value) -> std::io::Result<()> {
@@ -158,6 +178,15 @@ impl Sidecar {
         }
     }
 
+    /// The rejection text of this call's `ctx.ask`, if one was rejected.
+    pub fn take_rejection(&self, call_id: &str) -> Option<String> {
+        self.inner
+            .rejections
+            .lock()
+            .ok()
+            .and_then(|mut r| r.remove(call_id))
+    }
+
     /// Kills the process (a plugin stuck in a loop ignores its abort signal).
     pub fn kill(&self) {
         if let Ok(mut child) = self.inner.child.lock()
@@ -170,24 +199,42 @@ impl Sidecar {
 }
 
 fn crash_error(inner: &Inner) -> RpcError {
-    let tail = inner.stderr_tail.lock().map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n")).unwrap_or_default();
-    let mut message = format!("the plugin host ({}) stopped unexpectedly; it restarts on the next call", inner.runtime);
+    let tail = inner
+        .stderr_tail
+        .lock()
+        .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default();
+    let mut message = format!(
+        "the plugin host ({}) stopped unexpectedly; it restarts on the next call",
+        inner.runtime
+    );
     if !tail.trim().is_empty() {
         message.push_str(&format!(". Its last output:\n{}", tail.trim()));
     }
-    RpcError { message, data: Value::Null, crashed: true }
+    RpcError {
+        message,
+        data: Value::Null,
+        crashed: true,
+    }
 }
 
 fn died(inner: &Arc<Inner>) {
     inner.alive.store(false, Ordering::SeqCst);
-    let pending: Vec<_> = inner.pending.lock().map(|mut p| p.drain().collect()).unwrap_or_default();
+    let pending: Vec<_> = inner
+        .pending
+        .lock()
+        .map(|mut p| p.drain().collect())
+        .unwrap_or_default();
     for (_, tx) in pending {
         let _ = tx.send(Err(crash_error(inner)));
     }
 }
 
 async fn route(inner: &Arc<Inner>, frame: Value) {
-    let method = frame.get("method").and_then(Value::as_str).map(str::to_string);
+    let method = frame
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     match (method, frame.get("id").cloned()) {
         (None, Some(id)) => {
             let Some(id) = id.as_u64() else { return };
@@ -195,7 +242,11 @@ async fn route(inner: &Arc<Inner>, frame: Value) {
             if let Some(tx) = tx {
                 let result = match frame.get("error") {
                     Some(err) => Err(RpcError {
-                        message: err.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string(),
+                        message: err
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("unknown error")
+                            .to_string(),
                         data: err.get("data").cloned().unwrap_or(Value::Null),
                         crashed: false,
                     }),
@@ -206,8 +257,16 @@ async fn route(inner: &Arc<Inner>, frame: Value) {
         }
         (Some(method), id) => {
             let params = frame.get("params").cloned().unwrap_or(Value::Null);
-            let call_id = params.get("callId").and_then(Value::as_str).unwrap_or_default().to_string();
-            let ctx = inner.calls.lock().ok().and_then(|c| c.get(&call_id).cloned());
+            let call_id = params
+                .get("callId")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let ctx = inner
+                .calls
+                .lock()
+                .ok()
+                .and_then(|c| c.get(&call_id).cloned());
             match id {
                 // Notifications are handled in frame order, so a change recorded before a
                 // result arrives is journaled before the call completes.
@@ -219,9 +278,17 @@ async fn route(inner: &Arc<Inner>, frame: Value) {
                             None => Err(format!("no running call {call_id}")),
                             Some(ctx) => reverse_request(&method, params, ctx).await,
                         };
+                        if method == "ctx.ask"
+                            && let Err(text) = &reply
+                            && let Ok(mut r) = inner.rejections.lock()
+                        {
+                            r.insert(call_id.clone(), text.clone());
+                        }
                         let frame = match reply {
                             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                            Err(message) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": message}}),
+                            Err(message) => {
+                                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": message}})
+                            }
                         };
                         let _ = Sidecar { inner }.send(&frame).await;
                     });
@@ -259,7 +326,11 @@ async fn reverse_request(method: &str, params: Value, ctx: ToolContext) -> Resul
     match method {
         "ctx.ask" => {
             let request = PermissionRequest {
-                permission: params.get("permission").and_then(Value::as_str).unwrap_or_default().to_string(),
+                permission: params
+                    .get("permission")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
                 patterns: string_list(params.get("patterns")),
                 always: string_list(params.get("always")),
                 metadata: params.get("metadata").cloned().unwrap_or(Value::Null),
@@ -283,6 +354,10 @@ async fn reverse_request(method: &str, params: Value, ctx: ToolContext) -> Resul
 
 fn string_list(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }

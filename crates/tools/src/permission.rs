@@ -53,7 +53,7 @@ pub enum PermissionError {
 struct CompiledRule {
     rule: PermissionRule,
     permission: Matcher,
-    pattern: Matcher,
+    pattern: PatternMatcher,
 }
 
 /// `*`, `?` and `**` wildcards; `*` crosses `/` too, so `git *` matches `git log src/a.rs`.
@@ -83,9 +83,30 @@ impl Matcher {
     }
 }
 
-/// Matches `text` against a permission wildcard pattern.
+/// A compiled rule pattern; see `wildcard_match` for the family rule.
+struct PatternMatcher {
+    glob: Matcher,
+    bare: Option<String>,
+}
+
+impl PatternMatcher {
+    fn new(pattern: &str) -> Self {
+        Self {
+            glob: Matcher::new(pattern),
+            bare: pattern.strip_suffix(" *").map(str::to_string),
+        }
+    }
+
+    fn is_match(&self, s: &str) -> bool {
+        self.glob.is_match(s) || self.bare.as_deref() == Some(s)
+    }
+}
+
+/// Matches `text` against a permission wildcard pattern. A family pattern `git status *`
+/// also covers the bare `git status`.
 pub fn wildcard_match(pattern: &str, text: &str) -> bool {
     Matcher::new(pattern).is_match(text)
+        || pattern.strip_suffix(" *").is_some_and(|bare| bare == text)
 }
 
 pub struct PermissionEngine {
@@ -109,7 +130,7 @@ impl PermissionEngine {
             .into_iter()
             .map(|rule| CompiledRule {
                 permission: Matcher::new(&rule.permission),
-                pattern: Matcher::new(&rule.pattern),
+                pattern: PatternMatcher::new(&rule.pattern),
                 rule,
             })
             .collect();
@@ -241,5 +262,7 @@ mod tests {
         assert!(wildcard_match("*", "anything at all"));
         assert!(wildcard_match("echo [unclosed", "echo [unclosed"));
         assert!(!wildcard_match("rm *", "git rm x"));
+        assert!(wildcard_match("git status *", "git status"));
+        assert!(!wildcard_match("git status *", "git statusx"));
     }
 }

@@ -192,7 +192,7 @@ impl OutputSink {
 }
 
 fn memchr_count(data: &[u8]) -> u64 {
-    data.iter().filter(|b| **b == b'\n').count() as u64
+    memchr::memchr_iter(b'\n', data).count() as u64
 }
 
 /// Byte offset that keeps at most `max_lines` whole lines and `max_bytes` bytes from the start.

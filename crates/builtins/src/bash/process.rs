@@ -154,7 +154,7 @@ pub async fn run(
     }
     let mut child = cmd
         .spawn()
-        .map_err(|e| ToolError::failed(spawn_error_text(&spec.shell, &e)))?;
+        .map_err(|e| ToolError::failed(spawn_error_text(&spec.shell, &spec.dir, &e)))?;
     let pgid = child.id().and_then(|id| libc::pid_t::try_from(id).ok());
     let Some(pgid) = pgid else {
         return Err(ToolError::failed(format!(
@@ -264,8 +264,12 @@ async fn drain(
     }
 }
 
-pub fn spawn_error_text(shell: &Path, e: &io::Error) -> String {
-    format!("could not start the shell {}: {e}", shell.display())
+pub fn spawn_error_text(shell: &Path, dir: &Path, e: &io::Error) -> String {
+    format!(
+        "could not start the shell {} in {}: {e}",
+        shell.display(),
+        dir.display()
+    )
 }
 
 /// `(exit code N)` / `(terminated by signal N)` for a failed command; `None` for success.
@@ -304,6 +308,15 @@ mod tests {
             PathBuf::from("/bin/sh")
         );
         assert_eq!(pick_shell(None, |_| false), PathBuf::from("/bin/sh"));
+    }
+
+    #[test]
+    fn spawn_errors_name_the_shell_and_the_directory() {
+        let e = io::Error::from(io::ErrorKind::PermissionDenied);
+        assert_eq!(
+            spawn_error_text(Path::new("/bin/bash"), Path::new("/w"), &e),
+            "could not start the shell /bin/bash in /w: permission denied"
+        );
     }
 
     #[test]

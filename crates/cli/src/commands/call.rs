@@ -36,8 +36,17 @@ pub enum ToolCommand {
 }
 
 pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
-    let ToolCommand::Call { id, args, yes, json: json_out } = cmd;
-    let args = if args == "-" { std::io::read_to_string(std::io::stdin())? } else { args };
+    let ToolCommand::Call {
+        id,
+        args,
+        yes,
+        json: json_out,
+    } = cmd;
+    let args = if args == "-" {
+        std::io::read_to_string(std::io::stdin())?
+    } else {
+        args
+    };
     let app = App::load(cwd)?;
     tokio_runtime()?.block_on(async move {
         let loaded = app.tools().await;

@@ -68,10 +68,16 @@ pub fn run_changes(cwd: Option<PathBuf>, args: ChangesArgs) -> Result<ExitCode> 
     let app = App::load(cwd)?;
     let store = app.open_store()?;
     if let Some(ChangesCommand::Show { id }) = args.command {
-        let Some(c) = store.change(&id)? else { bail!("no change with id {id} (see `podcode changes`)") };
+        let Some(c) = store.change(&id)? else {
+            bail!("no change with id {id} (see `podcode changes`)")
+        };
         print!(
             "{}",
-            unified_diff(&c.file, c.old_content.as_deref().unwrap_or(""), c.new_content.as_deref().unwrap_or(""))
+            unified_diff(
+                &c.file,
+                c.old_content.as_deref().unwrap_or(""),
+                c.new_content.as_deref().unwrap_or("")
+            )
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -134,10 +140,24 @@ pub fn run_revert(cwd: Option<PathBuf>, args: RevertArgs) -> Result<ExitCode> {
         (_, _, Some(s)) => RevertTarget::Session(s.clone()),
         _ => bail!("name a change, --call or --session"),
     };
-    match revert(&store, &target, &RevertOptions { force: args.force, session_id }) {
+    match revert(
+        &store,
+        &target,
+        &RevertOptions {
+            force: args.force,
+            session_id,
+        },
+    ) {
         Ok(outcome) => {
             if outcome.reverted.is_empty() {
-                println!("Nothing to revert{}.", if outcome.skipped.is_empty() { "" } else { " (already reverted)" });
+                println!(
+                    "Nothing to revert{}.",
+                    if outcome.skipped.is_empty() {
+                        ""
+                    } else {
+                        " (already reverted)"
+                    }
+                );
             }
             for c in &outcome.reverted {
                 println!("restored {} ({} → {})", c.file, c.op.as_str(), c.id);

@@ -36,13 +36,20 @@ pub fn run(cwd: Option<PathBuf>, cmd: PermissionsCommand) -> Result<ExitCode> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&rows)?);
             } else if rows.is_empty() {
-                println!("No remembered approvals{}.", if all { "" } else { " for this project" });
+                println!(
+                    "No remembered approvals{}.",
+                    if all { "" } else { " for this project" }
+                );
             } else {
                 for r in rows {
                     let when = humantime::format_rfc3339_seconds(
-                        std::time::UNIX_EPOCH + std::time::Duration::from_millis(r.created_at.max(0) as u64),
+                        std::time::UNIX_EPOCH
+                            + std::time::Duration::from_millis(r.created_at.max(0) as u64),
                     );
-                    println!("{}  {} {}  ({}, {when})", r.id, r.permission, r.pattern, r.project);
+                    println!(
+                        "{}  {} {}  ({}, {when})",
+                        r.id, r.permission, r.pattern, r.project
+                    );
                 }
             }
         }
@@ -53,7 +60,9 @@ pub fn run(cwd: Option<PathBuf>, cmd: PermissionsCommand) -> Result<ExitCode> {
                 (None, false) => store.remove_approvals(Some(&project), None)?,
             };
             if removed == 0 {
-                bail!("nothing to reset: no matching approval (see `podcode permissions list --all`)");
+                bail!(
+                    "nothing to reset: no matching approval (see `podcode permissions list --all`)"
+                );
             }
             println!("Forgot {removed} approval(s).");
         }

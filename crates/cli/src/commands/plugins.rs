@@ -35,15 +35,21 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
             .map(|r| {
                 let name = r.file.path.display().to_string();
                 let tools: Vec<_> = match &r.status {
-                    FileStatus::Loaded { tools, .. } => {
-                        tools.iter().map(|id| json!({"id": id, "status": fate(&name, id)})).collect()
-                    }
+                    FileStatus::Loaded { tools, .. } => tools
+                        .iter()
+                        .map(|id| json!({"id": id, "status": fate(&name, id)}))
+                        .collect(),
                     _ => Vec::new(),
                 };
                 json!({"report": r, "tools": tools})
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&json!({"runtime": loaded.host.runtime().map(|r| r.name()), "files": files}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"runtime": loaded.host.runtime().map(|r| r.name()), "files": files})
+            )?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     match loaded.host.runtime() {
@@ -51,13 +57,19 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
         None => println!("JavaScript runtime: none found (install Bun: npm install -g bun)"),
     }
     if loaded.reports.is_empty() {
-        println!("No plugin or tool files found. Put one in .podcode/plugins/, .opencode/tools/ or ~/.config/podcode/plugins/.");
+        println!(
+            "No plugin or tool files found. Put one in .podcode/plugins/, .opencode/tools/ or ~/.config/podcode/plugins/."
+        );
         return Ok(ExitCode::SUCCESS);
     }
     for r in &loaded.reports {
         let name = r.file.path.display().to_string();
         match &r.status {
-            FileStatus::Loaded { format, tools, hooks } => {
+            FileStatus::Loaded {
+                format,
+                tools,
+                hooks,
+            } => {
                 println!("loaded   {name} ({format})");
                 for id in tools {
                     println!("           tool {id}: {}", fate(&name, id));

@@ -39,10 +39,19 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
         loaded.registry
     });
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&listing_json(&registry))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&listing_json(&registry))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    let width = registry.tools().iter().map(|t| t.id().len()).max().unwrap_or(4).max(4);
+    let width = registry
+        .tools()
+        .iter()
+        .map(|t| t.id().len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     println!("{:width$}  {:22}  SOURCE", "TOOL", "FLAGS");
     for t in registry.tools() {
         let spec = t.tool.spec();

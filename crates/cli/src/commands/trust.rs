@@ -31,9 +31,15 @@ pub fn run(cwd: Option<PathBuf>, args: TrustArgs) -> Result<ExitCode> {
     }
     list.set(&app.project, !args.revoke)?;
     if args.revoke {
-        println!("{} is no longer trusted: its .podcode/ tools and plugins will not load.", app.project.display());
+        println!(
+            "{} is no longer trusted: its .podcode/ tools and plugins will not load.",
+            app.project.display()
+        );
     } else {
-        println!("Trusted {}: its .podcode/ tools and plugins will load.", app.project.display());
+        println!(
+            "Trusted {}: its .podcode/ tools and plugins will load.",
+            app.project.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -47,6 +47,7 @@ impl Asker for ScriptedUser {
 
 pub struct Harness {
     pub dir: tempfile::TempDir,
+    pub workspace: std::path::PathBuf,
     pub store: Arc<Store>,
     pub runtime: ToolRuntime,
     pub user: Arc<ScriptedUser>,
@@ -58,6 +59,8 @@ pub struct Setup {
     pub replies: Vec<PermissionReply>,
     pub hooks: Vec<Arc<dyn ToolHook>>,
     pub opts: Box<dyn FnOnce(&mut RuntimeOptions)>,
+    /// The calls' directory, main cwd and worktree; a fresh `work/` folder when `None`.
+    pub workspace: Option<std::path::PathBuf>,
 }
 
 impl Default for Setup {
@@ -67,6 +70,7 @@ impl Default for Setup {
             replies: vec![],
             hooks: vec![],
             opts: Box::new(|_| {}),
+            workspace: None,
         }
     }
 }
@@ -75,7 +79,10 @@ pub fn harness(registry: ToolRegistry, setup: Setup) -> Harness {
     let dir = tempfile::tempdir().expect("test harness");
     let store = Arc::new(Store::open(&dir.path().join("data/podcode.db")).expect("test harness"));
     let user = ScriptedUser::will(&setup.replies);
-    let project = dir.path().join("work");
+    let project = setup
+        .workspace
+        .clone()
+        .unwrap_or_else(|| dir.path().join("work"));
     std::fs::create_dir_all(&project).expect("test harness");
     let engine = PermissionEngine::new(
         setup.rules,
@@ -100,6 +107,7 @@ pub fn harness(registry: ToolRegistry, setup: Setup) -> Harness {
         .id;
     Harness {
         dir,
+        workspace: project,
         store,
         runtime,
         user,
@@ -115,7 +123,7 @@ pub fn registry(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
 
 impl Harness {
     pub fn work(&self) -> std::path::PathBuf {
-        self.dir.path().join("work")
+        self.workspace.clone()
     }
 
     pub fn identity(&self) -> CallIdentity {

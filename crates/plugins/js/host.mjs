@@ -1,0 +1,147 @@
+// host.mjs — entry of Podcode's JS plugin sidecar (run as `bun host.mjs` or `node host.mjs`,
+// cwd = the host dir). See docs/plugin-host-protocol.md for the wire contract.
+//
+// Owns: process-level setup (stdout discipline via io.mjs — imported first —, crash guards,
+// module resolution: Bun.plugin onLoad rewriting on Bun, module.register() hooks on Node) and
+// the JSON-RPC dispatch of initialize / load / validate / execute / abort / hook / shutdown.
+// Every request runs concurrently; each execute has its own AbortController. A plugin error
+// never ends the process.
+
+import { flushAndExit, logErr, respond, respondError, startReading } from "./io.mjs";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { IS_BUN, callError } from "./errors.mjs";
+import { buildCtx, normaliseResult } from "./context.mjs";
+import { HostError, findTool, hooksForErrors, importHooks, loadPlugin, registry } from "./plugins.mjs";
+import { validateArgs } from "./validate.mjs";
+
+const HOST_DIR = fileURLToPath(new URL(".", import.meta.url)).replace(/\/$/, "");
+const SHIM_URL = new URL("./shim/plugin.mjs", import.meta.url);
+
+process.on("uncaughtException", (err) => logErr("podcode plugin host: uncaught exception:", err));
+process.on("unhandledRejection", (err) => logErr("podcode plugin host: unhandled rejection:", err));
+
+hooksForErrors.hostDir = HOST_DIR;
+
+if (IS_BUN) {
+  const { installBunResolution, prepareBunImport } = await import("./bun_resolve.mjs");
+  installBunResolution({ shimPath: fileURLToPath(SHIM_URL) });
+  importHooks.beforeImport = prepareBunImport;
+} else {
+  const { register, createRequire } = await import("node:module");
+  const { sucraseOptions } = await import("./node_loader.mjs");
+  register(new URL("./node_loader.mjs", import.meta.url), { parentURL: import.meta.url, data: { shimURL: SHIM_URL.href } });
+  // V8 reports no location for a syntax error in an ES module; errors.mjs then runs
+  // `node --check` on the JavaScript, which for a .ts file is its type-stripped text.
+  const require = createRequire(import.meta.url);
+  hooksForErrors.strippedSource = (file) => {
+    if (!/\.(ts|mts|tsx)$/.test(file)) return undefined;
+    try {
+      return require("sucrase").transform(readFileSync(file, "utf8"), sucraseOptions(file)).code;
+    } catch {
+      return null;
+    }
+  };
+}
+
+const calls = new Map(); // callId → AbortController
+
+const methods = {
+  async initialize({ protocolVersion } = {}) {
+    if (protocolVersion !== undefined && protocolVersion !== 1) {
+      throw new HostError(`unsupported plugin host protocol version ${protocolVersion} (this host speaks 1)`, {});
+    }
+    return { runtime: IS_BUN ? "bun" : "node", version: IS_BUN ? process.versions.bun : process.versions.node };
+  },
+
+  async load(params) {
+    return loadPlugin(params ?? {});
+  },
+
+  async validate({ path, tool, args } = {}) {
+    const { def } = findTool(path, tool);
+    return validateArgs(def.parameters, args);
+  },
+
+  async execute({ path, tool, callId, args, ctx } = {}) {
+    const controller = new AbortController();
+    const key = callId ?? ctx?.callID;
+    if (key !== undefined) calls.set(key, controller);
+    try {
+      const { entry, def } = findTool(path, tool);
+      let value;
+      try {
+        value = await def.execute(args ?? {}, buildCtx(key, ctx, controller.signal));
+      } catch (err) {
+        const { message, data } = callError(err, path, entry.bunApis);
+        throw new HostError(message, data);
+      }
+      return normaliseResult(value);
+    } finally {
+      if (key !== undefined && calls.get(key) === controller) calls.delete(key);
+    }
+  },
+
+  async hook({ path, name, input, output } = {}) {
+    const entry = registry.get(path);
+    if (!entry) throw new HostError(`${path} is not loaded`, { file: path });
+    for (const hooks of entry.hookSets) {
+      const fn = hooks?.[name];
+      if (typeof fn !== "function") continue;
+      try {
+        await fn.call(hooks, input, output);
+      } catch (err) {
+        const { message, data } = callError(err, path, entry.bunApis);
+        throw new HostError(message, data);
+      }
+    }
+    return { output: output === undefined ? null : output };
+  },
+};
+
+function dispatch(frame) {
+  const { id, method, params } = frame ?? {};
+  const isNotification = id === undefined || id === null;
+  if (method === "abort") {
+    calls.get(params?.callId)?.abort();
+    if (!isNotification) respond(id, {});
+    return;
+  }
+  if (method === "shutdown") {
+    for (const c of calls.values()) c.abort();
+    if (!isNotification) respond(id, {});
+    flushAndExit(0);
+    return;
+  }
+  const fn = Object.prototype.hasOwnProperty.call(methods, method) ? methods[method] : undefined;
+  if (!fn) {
+    if (!isNotification) respondError(id, `unknown method ${JSON.stringify(method)}`, undefined, -32601);
+    return;
+  }
+  // Called synchronously so an execute registers its AbortController before the next frame
+  // (possibly its `abort`) is read.
+  let pending;
+  try {
+    pending = Promise.resolve(fn(params));
+  } catch (err) {
+    pending = Promise.reject(err);
+  }
+  pending.then(
+    (result) => {
+      if (!isNotification) respond(id, result);
+    },
+    (err) => {
+      if (isNotification) {
+        logErr(`podcode plugin host: ${method} failed:`, err);
+        return;
+      }
+      if (err instanceof HostError) respondError(id, err.message, err.data);
+      else {
+        const { message, data } = callError(err, params?.path);
+        respondError(id, message, data);
+      }
+    },
+  );
+}
+
+startReading(dispatch, () => flushAndExit(0));

@@ -1,0 +1,153 @@
+// io.mjs — the sidecar's stdio: frame transport and stdout discipline.
+//
+// Owns: capturing the real stdout writer for JSON-RPC frames (and only frames), redirecting
+// `console.*` and `process.stdout.write` to stderr so plugin output cannot corrupt the stream,
+// reading newline-delimited frames from stdin, and the sidecar → Rust side of the protocol:
+// requests with string ids "js-<n>" (ctx.ask, ctx.messages) and notifications
+// (ctx.metadata, ctx.recordChange). Must be imported before anything that prints.
+
+import { Console } from "node:console";
+import { createInterface } from "node:readline";
+
+const realStdout = process.stdout;
+const realWrite = process.stdout.write.bind(process.stdout);
+
+// --- stdout discipline -------------------------------------------------------------------
+process.stdout.write = function (chunk, encoding, cb) {
+  return process.stderr.write(chunk, encoding, cb);
+};
+{
+  // Every console method that prints goes to stderr (Bun's console writes to fd 1 natively,
+  // not through process.stdout.write, so the methods themselves are replaced).
+  const methods = ["log", "info", "debug", "dir", "dirxml", "table", "trace", "group", "groupCollapsed",
+    "groupEnd", "count", "countReset", "time", "timeLog", "timeEnd", "assert"];
+  let errConsole = null;
+  try {
+    errConsole = new Console({ stdout: process.stderr, stderr: process.stderr });
+  } catch {
+    errConsole = null;
+  }
+  const fallback = console.error.bind(console);
+  for (const key of methods) {
+    const fn = errConsole && typeof errConsole[key] === "function" ? errConsole[key].bind(errConsole) : fallback;
+    try {
+      console[key] = fn;
+    } catch {
+      // a non-writable console member: leave it
+    }
+  }
+}
+
+export function logErr(...parts) {
+  try {
+    process.stderr.write(parts.map((p) => (typeof p === "string" ? p : String(p?.stack ?? p))).join(" ") + "\n");
+  } catch {
+    // stderr gone: nothing left to tell
+  }
+}
+
+// --- frames out --------------------------------------------------------------------------
+export function writeFrame(frame, cb) {
+  let line;
+  try {
+    line = JSON.stringify(frame);
+  } catch (err) {
+    // A result that cannot be serialised (BigInt, cycle): answer with an error instead.
+    if (frame.id !== undefined && frame.id !== null && !frame.method) {
+      line = JSON.stringify({
+        jsonrpc: "2.0",
+        id: frame.id,
+        error: { code: -32000, message: `the tool returned an invalid result: ${err.message}` },
+      });
+    } else {
+      logErr(`podcode plugin host: dropped an unserialisable frame: ${err.message}`);
+      return;
+    }
+  }
+  realWrite(line + "\n", cb);
+}
+
+export function respond(id, result) {
+  writeFrame({ jsonrpc: "2.0", id, result });
+}
+
+export function respondError(id, message, data, code = -32000) {
+  const error = { code, message };
+  if (data && Object.keys(data).length) error.data = data;
+  writeFrame({ jsonrpc: "2.0", id, error });
+}
+
+export function notify(method, params) {
+  writeFrame({ jsonrpc: "2.0", method, params });
+}
+
+// --- sidecar → Rust requests -------------------------------------------------------------
+let nextId = 1;
+const pending = new Map();
+
+/** Sends a request to Rust; resolves with its result, rejects with Error(error.message). */
+export function request(method, params, signal) {
+  const id = `js-${nextId++}`;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      pending.delete(id);
+      reject(new Error(`${method} was cancelled: the call was aborted`));
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    pending.set(id, {
+      resolve: (v) => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      reject: (e) => {
+        signal?.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    });
+    writeFrame({ jsonrpc: "2.0", id, method, params });
+  });
+}
+
+function settle(frame) {
+  const p = pending.get(frame.id);
+  if (!p) return; // answer to a cancelled request
+  pending.delete(frame.id);
+  if (frame.error) p.reject(new Error(String(frame.error.message ?? "request failed")));
+  else p.resolve(frame.result);
+}
+
+// --- frames in ---------------------------------------------------------------------------
+/**
+ * Reads frames from stdin. `onRequest(frame)` is called for requests and notifications
+ * (without awaiting: calls run concurrently); responses to our own requests settle here.
+ */
+export function startReading(onRequest, onClose) {
+  const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  rl.on("line", (line) => {
+    if (line.trim() === "") return;
+    let frame;
+    try {
+      frame = JSON.parse(line);
+    } catch (err) {
+      writeFrame({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `parse error: ${err.message}` } });
+      return;
+    }
+    if (frame && frame.method === undefined && frame.id !== undefined && ("result" in frame || "error" in frame)) {
+      settle(frame);
+      return;
+    }
+    try {
+      onRequest(frame);
+    } catch (err) {
+      logErr("podcode plugin host: dispatch failed:", err);
+    }
+  });
+  rl.on("close", onClose);
+}
+
+export function flushAndExit(code) {
+  if (realStdout.writableLength === 0) process.exit(code);
+  realWrite("", () => process.exit(code));
+  setTimeout(() => process.exit(code), 500).unref?.();
+}
