@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use podcode_config::{Config, Dirs, TrustList, project_config_file, project_root};
-use podcode_plugins::{FileReport, HostOptions, ManifestCache, PluginDirs, PluginHost};
+use podcode_plugins::{
+    FileReport, HostOptions, ManifestCache, PluginDirs, PluginHooks, PluginHost,
+};
 use podcode_store::{NewSession, Store};
 use podcode_tools::{
     Asker, CallIdentity, PermissionEngine, RuntimeOptions, ToolHook, ToolRegistry, ToolRuntime,
@@ -17,6 +19,7 @@ use podcode_tools::{
 pub struct LoadedTools {
     pub registry: ToolRegistry,
     pub hooks: Vec<Arc<dyn ToolHook>>,
+    pub plugin_hooks: Option<Arc<PluginHooks>>,
     pub reports: Vec<FileReport>,
     pub host: Arc<PluginHost>,
 }
@@ -72,11 +75,14 @@ impl App {
                 worktree: self.project.clone(),
             },
         );
-        let files = podcode_plugins::find_plugin_files(&PluginDirs {
+        let dirs = PluginDirs {
             home: self.dirs.home.clone(),
             podcode_config: self.dirs.config_dir.clone(),
             project_root: self.project.clone(),
-        });
+        };
+        let (mut files, npm_errors) =
+            podcode_plugins::resolve_npm_plugins(&self.config.plugins, &dirs);
+        files.extend(podcode_plugins::find_plugin_files(&dirs));
         let mut cache = ManifestCache::load(self.dirs.data_dir.join("cache/manifests.json"));
         let plugins = podcode_plugins::load_plugin_tools(
             &files,
@@ -92,6 +98,9 @@ impl App {
         for p in plugins.problems {
             registry.add_problem(&p.source, p.level, p.message);
         }
+        for (name, message) in npm_errors {
+            registry.add_problem(&name, podcode_tools::ProblemLevel::Error, message);
+        }
 
         let opts = podcode_plugins::DiscoveryOptions {
             global_dirs: vec![self.dirs.config_dir.join("tools")],
@@ -106,13 +115,21 @@ impl App {
         for p in found.problems {
             registry.add_problem(&p.source, p.level, p.message);
         }
-        let hooks: Vec<Arc<dyn ToolHook>> = match plugins.hooks {
-            Some(h) => vec![Arc::new(h)],
-            None => Vec::new(),
-        };
+        let plugin_hooks = plugins.hooks.map(Arc::new);
+        let mut hooks: Vec<Arc<dyn ToolHook>> = Vec::new();
+        if let Some(h) = &plugin_hooks {
+            if h.handles("config") {
+                let config = serde_json::to_value(&self.config).unwrap_or_default();
+                for e in h.broadcast("config", config, serde_json::json!({})).await {
+                    registry.add_problem("plugins", podcode_tools::ProblemLevel::Warning, e);
+                }
+            }
+            hooks.push(h.clone());
+        }
         LoadedTools {
             registry,
             hooks,
+            plugin_hooks,
             reports: plugins.reports,
             host,
         }

@@ -152,8 +152,13 @@ fn tool_call_reports_success_and_failure_through_its_exit_status() {
     assert_eq!(text(&ok.stdout), "service is healthy\n\n");
     let bad = env.run(&["tool", "call", "deploy_status", r#"{"service":5}"#, "--yes"]);
     assert_eq!(bad.status.code(), Some(1));
+    let stderr = text(&bad.stderr);
+    assert!(
+        stderr.starts_with("warning: plugin: refusing to override protected built-in tool grep ("),
+        "{stderr}"
+    );
     assert_eq!(
-        text(&bad.stderr).trim_end(),
+        stderr.trim_end().lines().last().unwrap(),
         "The deploy_status tool was called with invalid arguments: `service`: 5 is not of type \"string\". Please rewrite the input so it satisfies the expected schema."
     );
     let not_json = env.run(&["tool", "call", "deploy_status", "{service", "--yes"]);
@@ -189,9 +194,14 @@ fn without_a_terminal_asks_are_rejected_and_deny_rules_hold_even_with_yes() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stderr).starts_with(
-            "Permission denied: a rule in the user's configuration denies deploy_status"
-        ),
+        text(&out.stderr)
+            .trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with(
+                "Permission denied: a rule in the user's configuration denies deploy_status"
+            ),
         "{}",
         text(&out.stderr)
     );

@@ -36,12 +36,25 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
-async fn load(ws: &Path, data: &Path, cache: &mut ManifestCache) -> (ToolRegistry, Arc<PluginHost>) {
+async fn load(
+    ws: &Path,
+    data: &Path,
+    cache: &mut ManifestCache,
+) -> (ToolRegistry, Arc<PluginHost>) {
     let host = PluginHost::new(
         detect_runtime(),
-        HostOptions { data_dir: data.to_path_buf(), plugin_config: json!({}), directory: ws.to_path_buf(), worktree: ws.to_path_buf() },
+        HostOptions {
+            data_dir: data.to_path_buf(),
+            plugin_config: json!({}),
+            directory: ws.to_path_buf(),
+            worktree: ws.to_path_buf(),
+        },
     );
-    let files = find_plugin_files(&PluginDirs { home: ws.join("home"), podcode_config: ws.join("cfg"), project_root: ws.to_path_buf() });
+    let files = find_plugin_files(&PluginDirs {
+        home: ws.join("home"),
+        podcode_config: ws.join("cfg"),
+        project_root: ws.to_path_buf(),
+    });
     let out = load_plugin_tools(&files, true, &host, cache, &json!({})).await;
     let mut registry = ToolRegistry::new();
     registry.register_builtin(testing::noop("noop"));
@@ -53,7 +66,10 @@ async fn load(ws: &Path, data: &Path, cache: &mut ManifestCache) -> (ToolRegistr
 }
 
 fn allow() -> Setup {
-    Setup { rules: vec![PermissionRule::new("*", "*", PermissionAction::Allow)], ..Default::default() }
+    Setup {
+        rules: vec![PermissionRule::new("*", "*", PermissionAction::Allow)],
+        ..Default::default()
+    }
 }
 
 async fn bench() {
@@ -72,7 +88,13 @@ async fn bench() {
         let t = Instant::now();
         let mut cache = ManifestCache::load(cache_file.clone());
         let (registry, host) = load(ws.path(), &data, &mut cache).await;
-        let h = harness(registry, Setup { workspace: Some(ws.path().to_path_buf()), ..allow() });
+        let h = harness(
+            registry,
+            Setup {
+                workspace: Some(ws.path().to_path_buf()),
+                ..allow()
+            },
+        );
         let out = h.call("echo7", r#"{"text":"hi"}"#).await;
         cold.push(t.elapsed());
         assert_eq!(out.model_text, "hi");
@@ -82,7 +104,13 @@ async fn bench() {
         let mut cache = ManifestCache::load(cache_file);
         let (registry, host) = load(ws.path(), &data, &mut cache).await;
         assert_eq!(host.spawn_count(), 0);
-        let h = harness(registry, Setup { workspace: Some(ws.path().to_path_buf()), ..allow() });
+        let h = harness(
+            registry,
+            Setup {
+                workspace: Some(ws.path().to_path_buf()),
+                ..allow()
+            },
+        );
         let out = h.call("echo7", r#"{"text":"hi"}"#).await;
         cold_cached.push(t.elapsed());
         assert_eq!(out.status, CallStatus::Completed);
@@ -90,7 +118,13 @@ async fn bench() {
     }
 
     let (registry, host) = load(ws.path(), &data, &mut ManifestCache::default()).await;
-    let h = harness(registry, Setup { workspace: Some(ws.path().to_path_buf()), ..allow() });
+    let h = harness(
+        registry,
+        Setup {
+            workspace: Some(ws.path().to_path_buf()),
+            ..allow()
+        },
+    );
     for _ in 0..200 {
         h.call("echo3", r#"{"text":"x"}"#).await;
         h.call("noop", "{}").await;
@@ -113,7 +147,10 @@ async fn bench() {
         "plugin cold ({runtime}, 20 tool files, nothing cached): first call after {:.0} ms median of 5; target < 400 ms",
         ms(median(cold))
     );
-    println!("plugin cold ({runtime}, manifests cached): first call after {:.0} ms median of 5", ms(median(cold_cached)));
+    println!(
+        "plugin cold ({runtime}, manifests cached): first call after {:.0} ms median of 5",
+        ms(median(cold_cached))
+    );
     println!(
         "plugin warm round trip ({runtime}, whole pipeline, {n} calls): median {:.3} ms; no-op built-in {:.3} ms; ratio {:.1}x; target < 1 ms",
         ms(p),
@@ -123,5 +160,9 @@ async fn bench() {
 }
 
 fn main() {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime").block_on(bench());
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(bench());
 }

@@ -106,8 +106,8 @@ pub struct PluginHost {
 #[derive(Default)]
 struct State {
     sidecar: Option<Sidecar>,
-    /// Files the current sidecar has imported.
-    loaded: HashMap<PathBuf, LoadResult>,
+    /// Files the current sidecar has imported, with the file stamp they were imported at.
+    loaded: HashMap<PathBuf, (String, LoadResult)>,
 }
 
 impl PluginHost {
@@ -238,7 +238,10 @@ impl PluginHost {
     pub async fn load(&self, file: &PluginFile) -> Result<(Sidecar, LoadResult), LoadError> {
         let mut state = self.state.lock().await;
         let sc = self.sidecar(&mut state).await.map_err(LoadError::plain)?;
-        if let Some(done) = state.loaded.get(&file.path) {
+        let stamp = file_stamp(&file.path);
+        if let Some((at, done)) = state.loaded.get(&file.path)
+            && *at == stamp
+        {
             return Ok((sc, done.clone()));
         }
         let params = json!({
@@ -258,7 +261,9 @@ impl PluginHost {
         let result: LoadResult = serde_json::from_value(result).map_err(|e| {
             LoadError::plain(format!("the plugin host answered `load` unexpectedly: {e}"))
         })?;
-        state.loaded.insert(file.path.clone(), result.clone());
+        state
+            .loaded
+            .insert(file.path.clone(), (stamp, result.clone()));
         Ok((sc, result))
     }
 
@@ -282,6 +287,20 @@ impl PluginHost {
             sc.kill();
         }
     }
+}
+
+/// Size and modification time: a changed file is imported again (the host busts the
+/// module cache with a version query).
+pub fn file_stamp(path: &Path) -> String {
+    std::fs::metadata(path)
+        .map(|m| {
+            let mtime = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            format!("{}:{}", m.len(), mtime.map(|d| d.as_nanos()).unwrap_or(0))
+        })
+        .unwrap_or_default()
 }
 
 /// Why a file did not load, with its position when the runtime reported one.

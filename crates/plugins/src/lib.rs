@@ -16,10 +16,13 @@ pub use discovery::{Discovered, DiscoveryOptions, discover};
 pub use executable::{ExecutableTool, describe_executable};
 pub use host::{
     HOST_FILES, HostOptions, JsRuntime, LoadError, LoadResult, PluginHost, ToolManifest,
-    detect_runtime,
+    detect_runtime, file_stamp,
 };
 pub use manifest_cache::ManifestCache;
-pub use plugin_files::{PluginDirs, PluginFile, PluginFormat, find_plugin_files, plugin_dirs};
+pub use plugin_files::{
+    PluginDirs, PluginFile, PluginFormat, find_plugin_files, fingerprint, plugin_dirs,
+    resolve_npm_plugins,
+};
 pub use plugin_source::{FileReport, FileStatus, PluginTools, load_plugin_tools};
 pub use plugin_tool::{HookedFile, PluginHooks, PluginTool};
 pub use sidecar::{RpcError, Sidecar};

@@ -107,3 +107,171 @@ pub fn find_plugin_files(d: &PluginDirs) -> Vec<PluginFile> {
     }
     out
 }
+
+/// Resolves npm packages listed in config (`plugins = ["name"]`) to their entry file, from
+/// the project's `node_modules` (walking up) and then the global config folder's. Packages
+/// found inside the project run repository-chosen code, so they count as project files.
+pub fn resolve_npm_plugins(
+    names: &[String],
+    d: &PluginDirs,
+) -> (Vec<PluginFile>, Vec<(String, String)>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    let mut bases: Vec<(PathBuf, bool)> = d
+        .project_root
+        .ancestors()
+        .map(|a| (a.join("node_modules"), true))
+        .collect();
+    bases.push((d.podcode_config.join("node_modules"), false));
+    for name in names {
+        let found = bases.iter().find_map(|(base, project)| {
+            let dir = base.join(name);
+            dir.join("package.json")
+                .is_file()
+                .then_some((dir, *project))
+        });
+        let Some((dir, project)) = found else {
+            errors.push((
+                name.clone(),
+                format!(
+                    "plugin package {name} is not installed: run `npm install {name}` in {} or {}",
+                    d.project_root.display(),
+                    d.podcode_config.display()
+                ),
+            ));
+            continue;
+        };
+        match package_entry(&dir) {
+            Some(path) => files.push(PluginFile {
+                path,
+                format: PluginFormat::Plugin,
+                project,
+            }),
+            None => errors.push((
+                name.clone(),
+                format!(
+                    "plugin package {name} has no entry file (exports, module or main) in {}",
+                    dir.display()
+                ),
+            )),
+        }
+    }
+    (files, errors)
+}
+
+/// The ESM entry of a package: `exports` (string, or `.` → import/default), `module`, `main`, `index.js`.
+fn package_entry(dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+    let pkg: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let pick = |v: &serde_json::Value| -> Option<String> {
+        match v {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Object(m) => ["import", "default", "node"]
+                .iter()
+                .find_map(|k| m.get(*k).and_then(|x| x.as_str()).map(str::to_string)),
+            _ => None,
+        }
+    };
+    let exports = pkg.get("exports");
+    let candidate = exports
+        .and_then(|e| {
+            if e.is_string() {
+                pick(e)
+            } else {
+                e.get(".").and_then(pick).or_else(|| pick(e))
+            }
+        })
+        .or_else(|| {
+            pkg.get("module")
+                .and_then(|m| m.as_str())
+                .map(str::to_string)
+        })
+        .or_else(|| pkg.get("main").and_then(|m| m.as_str()).map(str::to_string))
+        .unwrap_or_else(|| "index.js".to_string());
+    let path = dir.join(candidate);
+    path.is_file().then_some(path)
+}
+
+/// A cheap summary of every tool and plugin file (paths, sizes, modification times) in the
+/// given folders: when it changes, the tool set is rebuilt before the next model turn.
+pub fn fingerprint(dirs: &[PathBuf]) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        files.sort();
+        for f in files {
+            f.hash(&mut h);
+            crate::host::file_stamp(&f).hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dirs(root: &Path) -> PluginDirs {
+        PluginDirs {
+            home: root.join("home"),
+            podcode_config: root.join("cfg"),
+            project_root: root.join("repo"),
+        }
+    }
+
+    #[test]
+    fn npm_plugins_resolve_from_the_project_then_the_global_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = dirs(tmp.path());
+        let pkg = tmp.path().join("repo/node_modules/podcode-deploy");
+        std::fs::create_dir_all(pkg.join("dist")).unwrap();
+        std::fs::write(
+            pkg.join("package.json"),
+            r#"{"name":"podcode-deploy","exports":{".":{"import":"./dist/index.mjs"}}}"#,
+        )
+        .unwrap();
+        std::fs::write(pkg.join("dist/index.mjs"), "export default {}").unwrap();
+        let global = tmp.path().join("cfg/node_modules/other");
+        std::fs::create_dir_all(&global).unwrap();
+        std::fs::write(global.join("package.json"), r#"{"main":"main.js"}"#).unwrap();
+        std::fs::write(global.join("main.js"), "").unwrap();
+        let names = vec![
+            "podcode-deploy".to_string(),
+            "other".to_string(),
+            "missing".to_string(),
+        ];
+        let (files, errors) = resolve_npm_plugins(&names, &d);
+        assert_eq!(files[0].path, pkg.join("./dist/index.mjs"));
+        assert!(files[0].project);
+        assert_eq!(files[1].path, global.join("main.js"));
+        assert!(!files[1].project);
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0]
+                .1
+                .starts_with("plugin package missing is not installed: run `npm install missing`"),
+            "{}",
+            errors[0].1
+        );
+    }
+
+    #[test]
+    fn the_fingerprint_changes_when_a_tool_file_changes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("tools");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.ts"), "one").unwrap();
+        let before = fingerprint(std::slice::from_ref(&dir));
+        assert_eq!(before, fingerprint(std::slice::from_ref(&dir)));
+        std::fs::write(dir.join("a.ts"), "two!").unwrap();
+        assert_ne!(before, fingerprint(std::slice::from_ref(&dir)));
+        std::fs::write(dir.join("b.ts"), "").unwrap();
+        let with_b = fingerprint(std::slice::from_ref(&dir));
+        std::fs::remove_file(dir.join("b.ts")).unwrap();
+        assert_ne!(with_b, fingerprint(&[dir]));
+    }
+}

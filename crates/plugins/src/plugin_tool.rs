@@ -153,6 +153,48 @@ pub struct PluginHooks {
 }
 
 impl PluginHooks {
+    /// Whether any plugin registered hook `name`.
+    pub fn handles(&self, name: &str) -> bool {
+        self.files.iter().any(|f| f.hooks.iter().any(|h| h == name))
+    }
+
+    /// Runs hook `name` of every plugin that has it; returns the errors (for the user).
+    pub async fn broadcast(&self, name: &str, input: Value, output: Value) -> Vec<String> {
+        let mut errors = Vec::new();
+        for f in &self.files {
+            if let Some(Err(e)) = self.run(f, name, input.clone(), output.clone()).await {
+                errors.push(format!("{name} hook failed: {e}"));
+            }
+        }
+        errors
+    }
+
+    /// Feeds every runtime event to the plugins' `event` hooks, in order, until the runtime
+    /// goes away. Hook failures become warnings on stderr, never errors of a call.
+    pub fn forward_events(
+        self: &Arc<Self>,
+        mut events: tokio::sync::broadcast::Receiver<podcode_protocol::Event>,
+    ) {
+        if !self.handles("event") {
+            return;
+        }
+        let hooks = self.clone();
+        tokio::spawn(async move {
+            loop {
+                match events.recv().await {
+                    Ok(event) => {
+                        let input = json!({ "event": event });
+                        for e in hooks.broadcast("event", input, json!({})).await {
+                            eprintln!("warning: {e}");
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(_) => break,
+                }
+            }
+        });
+    }
+
     async fn run(
         &self,
         f: &HookedFile,

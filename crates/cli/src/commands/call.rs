@@ -50,6 +50,13 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
     let app = App::load(cwd)?;
     tokio_runtime()?.block_on(async move {
         let loaded = app.tools().await;
+        // Load problems are startup warnings: the call still runs with what did load.
+        for p in loaded.registry.problems() {
+            if p.level == podcode_tools::ProblemLevel::Error {
+                eprintln!("warning: {} ({})", p.message, p.source);
+            }
+        }
+        let plugin_hooks = loaded.plugin_hooks.clone();
         let store = app.open_store()?;
         let session = app.new_session(&store, "cli", &format!("podcode tool call {id}"))?;
         let asker: Arc<dyn Asker> = if yes {
@@ -61,6 +68,9 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
         };
         let host = loaded.host.clone();
         let runtime = app.runtime(loaded.registry, loaded.hooks, store, asker);
+        if let Some(h) = &plugin_hooks {
+            h.forward_events(runtime.subscribe());
+        }
         let mut events = runtime.subscribe();
         let printer = tokio::spawn(async move {
             while let Ok(event) = events.recv().await {
