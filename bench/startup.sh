@@ -28,8 +28,20 @@ PY
 
 t_true=$(median_ms true)
 t_tools=$(median_ms "$bin" tools --json)
-python3 - "$t_true" "$t_tools" <<'PY'
+
+# The same with 20 plugin tool files whose manifests are cached: no JS may start.
+mkdir -p "$work/plugins/.opencode/tools" && cd "$work/plugins" && git init -q
+for i in $(seq 1 20); do
+  printf 'import { tool } from "@opencode-ai/plugin"\nexport default tool({ description: "Echo %s", args: { text: tool.schema.string() }, async execute(a) { return a.text } })\n' "$i" \
+    > ".opencode/tools/echo$i.ts"
+done
+"$bin" trust >/dev/null
+"$bin" tools --json >/dev/null 2>&1 # imports once, caches the manifests
+t_plugins=$(median_ms "$bin" tools --json)
+
+python3 - "$t_true" "$t_tools" "$t_plugins" <<'PY'
 import sys
-t_true, t_tools = map(float, sys.argv[1:])
-print(f"podcode tools --json: median {t_tools:.2f} ms; true: {t_true:.2f} ms; ratio {t_tools / t_true:.1f}x; target < 30 ms")
+t_true, t_tools, t_plugins = map(float, sys.argv[1:])
+print(f"podcode tools --json, no plugins: median {t_tools:.2f} ms; true: {t_true:.2f} ms; ratio {t_tools / t_true:.1f}x; target < 30 ms")
+print(f"podcode tools --json, 20 cached plugin files: median {t_plugins:.2f} ms; ratio to no plugins {t_plugins / t_tools:.2f}x; target: same budget (< 30 ms)")
 PY

@@ -149,7 +149,7 @@ fn tool_call_reports_success_and_failure_through_its_exit_status() {
         "--yes",
     ]);
     assert!(ok.status.success(), "{}", text(&ok.stderr));
-    assert_eq!(text(&ok.stdout), "service is healthy\n\n");
+    assert_eq!(text(&ok.stdout), "service is healthy\n");
     let bad = env.run(&["tool", "call", "deploy_status", r#"{"service":5}"#, "--yes"]);
     assert_eq!(bad.status.code(), Some(1));
     let stderr = text(&bad.stderr);

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{CallIdentity, Shared, ToolContext};
 use crate::hooks::{BeforeDecision, ToolHook};
-use crate::permission::PermissionEngine;
+use crate::permission::{AskRequest, PermissionEngine, PermissionError};
 use crate::registry::ToolRegistry;
 use crate::texts;
 use crate::tool::ToolError;
@@ -150,6 +150,18 @@ impl ToolRuntime {
 
     pub fn store(&self) -> &Arc<Store> {
         &self.shared.store
+    }
+
+    /// Puts an event on the runtime's stream (the agent loop's own events share it, so
+    /// front ends read one ordered stream).
+    pub fn emit(&self, event: Event) {
+        self.shared.emit(event);
+    }
+
+    /// A permission ask outside any tool call (the agent's `doom_loop` check): the same
+    /// rules, remembered approvals and asker as a call's `ctx.ask`.
+    pub async fn ask_permission(&self, ask: AskRequest) -> Result<(), PermissionError> {
+        self.shared.permissions.check(ask, None).await
     }
 
     pub fn options(&self) -> &RuntimeOptions {
@@ -417,7 +429,18 @@ impl ToolRuntime {
         let (tool, task_ctx) = (tool.clone(), ctx.clone());
         let mut handle = tokio::spawn(async move { tool.execute(args, task_ctx).await });
         let status = tokio::select! {
-            joined = &mut handle => return join_to_exec(joined),
+            joined = &mut handle => {
+                // A tool that honours its abort signal can finish in the same instant the
+                // user aborts: that is still an aborted call, with what it returned.
+                if user_abort.is_cancelled() {
+                    let partial = match joined {
+                        Ok(Ok(r)) => Some(r),
+                        _ => None,
+                    };
+                    return Exec::Stopped { status: CallStatus::Aborted, partial };
+                }
+                return join_to_exec(joined);
+            }
             _ = tokio::time::sleep(timeout) => CallStatus::TimedOut,
             _ = user_abort.cancelled() => CallStatus::Aborted,
         };

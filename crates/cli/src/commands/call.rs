@@ -127,7 +127,12 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
             if !outcome.result.title.is_empty() {
                 eprintln!("● {} — {}", outcome.tool, outcome.result.title);
             }
-            println!("{}", outcome.model_text);
+            // The output is shown as the model reads it, without adding a blank line.
+            if outcome.model_text.ends_with('\n') {
+                print!("{}", outcome.model_text);
+            } else {
+                println!("{}", outcome.model_text);
+            }
             if let Some(t) = &outcome.truncated {
                 eprintln!(
                     "truncated: {} of {} lines cut; full output in {}",
