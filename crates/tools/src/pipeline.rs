@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use podcode_protocol::{Event, PermissionRequest, ToolResult, Truncation, clip_title, new_id};
-use podcode_store::{NewToolCall, Store, ToolCallEnd, ToolCallState};
+use podcode_store::Store;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -21,6 +21,8 @@ use crate::registry::ToolRegistry;
 use crate::texts;
 use crate::tool::ToolError;
 use crate::truncate::{OutputSink, Truncated, clean_spill_dir};
+
+mod record;
 
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {
@@ -455,94 +457,6 @@ impl ToolRuntime {
             }
         };
         Exec::Stopped { status, partial }
-    }
-
-    fn record_start(&self, id: &CallIdentity, tool: &str, args: &Value) {
-        let call = NewToolCall {
-            id: &id.call_id,
-            session_id: &id.session_id,
-            message_id: (!id.message_id.is_empty()).then_some(id.message_id.as_str()),
-            tool,
-            args,
-        };
-        if let Err(e) = self.shared.store.start_tool_call(&call) {
-            self.shared
-                .warn(format!("could not record tool call {}: {e}", id.call_id));
-        }
-        self.shared.emit(Event::ToolStarted {
-            session_id: id.session_id.clone(),
-            call_id: id.call_id.clone(),
-            tool: tool.to_string(),
-            args: args.clone(),
-        });
-    }
-
-    fn record_unstarted(&self, id: &CallIdentity, tool: &str, args: &Value, out: &CallOutcome) {
-        self.record_start(id, tool, args);
-        self.write_end(out);
-        self.emit_end(out);
-    }
-
-    fn finish(&self, out: CallOutcome, _tool: Option<&str>) -> CallOutcome {
-        self.write_end(&out);
-        self.emit_end(&out);
-        out
-    }
-
-    fn write_end(&self, out: &CallOutcome) {
-        let state = match out.status {
-            CallStatus::Completed => ToolCallState::Completed,
-            CallStatus::Denied => ToolCallState::Denied,
-            CallStatus::Aborted | CallStatus::TimedOut => ToolCallState::Interrupted,
-            CallStatus::Failed => ToolCallState::Failed,
-        };
-        let attachments = serde_json::to_value(&out.result.attachments).unwrap_or(Value::Null);
-        let spill = out
-            .truncated
-            .as_ref()
-            .map(|t| t.spill_path.to_string_lossy().into_owned());
-        let end = ToolCallEnd {
-            state,
-            title: &out.result.title,
-            output: &out.model_text,
-            metadata: &out.result.metadata,
-            attachments: &attachments,
-            error: (out.status != CallStatus::Completed).then_some(out.model_text.as_str()),
-            spill_path: spill.as_deref(),
-        };
-        if let Err(e) = self.shared.store.finish_tool_call(&out.call_id, &end) {
-            self.shared.warn(format!(
-                "could not record the end of tool call {}: {e}",
-                out.call_id
-            ));
-        }
-    }
-
-    fn emit_end(&self, out: &CallOutcome) {
-        let duration_ms = out.duration.as_millis() as u64;
-        let event = if out.status == CallStatus::Completed {
-            Event::ToolFinished {
-                call_id: out.call_id.clone(),
-                tool: out.tool.clone(),
-                result: ToolResult {
-                    output: out.model_text.clone(),
-                    ..out.result.clone()
-                },
-                spill_path: out
-                    .truncated
-                    .as_ref()
-                    .map(|t| t.spill_path.to_string_lossy().into_owned()),
-                duration_ms,
-            }
-        } else {
-            Event::ToolFailed {
-                call_id: out.call_id.clone(),
-                tool: out.tool.clone(),
-                error: out.model_text.clone(),
-                duration_ms,
-            }
-        };
-        self.shared.emit(event);
     }
 }
 
