@@ -10,6 +10,8 @@ mod glob;
 mod grep;
 mod list;
 mod read;
+mod symbols;
+mod webfetch;
 mod workspace;
 mod write;
 
@@ -31,6 +33,8 @@ pub fn register_all(registry: &mut ToolRegistry) {
     registry.register_builtin(Arc::new(edit::EditTool::new(times.clone())));
     registry.register_builtin(Arc::new(apply_patch::ApplyPatchTool::new(times)));
     registry.register_builtin(Arc::new(bash::BashTool::new()));
+    registry.register_builtin(Arc::new(symbols::SymbolsTool::new()));
+    registry.register_builtin(Arc::new(webfetch::WebfetchTool::new()));
 }
 
 /// The JSON Schema of a built-in's arguments, from its `schemars`-derived struct. Doc
@@ -55,6 +59,8 @@ pub fn default_rules() -> Vec<PermissionRule> {
         ("list", "*", Allow),
         ("glob", "*", Allow),
         ("grep", "*", Allow),
+        ("symbols", "*", Allow),
+        ("webfetch", "*", Ask),
         ("edit", "*", Ask),
         ("bash", "*", Ask),
         ("external_directory", "*", Ask),

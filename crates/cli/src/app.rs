@@ -10,6 +10,7 @@ use podcode_config::{Config, Dirs, TrustList, project_config_file, project_root}
 use podcode_plugins::{
     FileReport, HostOptions, ManifestCache, PluginDirs, PluginHooks, PluginHost,
 };
+use podcode_protocol::PermissionRule;
 use podcode_store::{NewSession, Store};
 use podcode_tools::{
     Asker, CallIdentity, PermissionEngine, RuntimeOptions, ToolHook, ToolRegistry, ToolRuntime,
@@ -135,6 +136,29 @@ impl App {
         }
     }
 
+    /// Every folder tools and plugins are loaded from (for `podcode_plugins::fingerprint`,
+    /// to notice files changed on disk and reload the tool set).
+    pub fn tool_dirs(&self) -> Vec<PathBuf> {
+        let dirs = PluginDirs {
+            home: self.dirs.home.clone(),
+            podcode_config: self.dirs.config_dir.clone(),
+            project_root: self.project.clone(),
+        };
+        let mut out: Vec<PathBuf> = podcode_plugins::plugin_dirs(&dirs)
+            .into_iter()
+            .map(|(dir, _, _)| dir)
+            .collect();
+        for dir in [
+            self.dirs.config_dir.join("tools"),
+            self.project.join(".podcode/tools"),
+        ] {
+            if !out.contains(&dir) {
+                out.push(dir);
+            }
+        }
+        out
+    }
+
     pub fn open_store(&self) -> Result<Arc<Store>> {
         let path = self.dirs.db_path();
         Ok(Arc::new(Store::open(&path).with_context(|| {
@@ -153,8 +177,21 @@ impl App {
         store: Arc<Store>,
         asker: Arc<dyn Asker>,
     ) -> ToolRuntime {
+        self.runtime_with_rules(registry, hooks, store, asker, &[])
+    }
+
+    /// `runtime` with extra rules after the config's (an agent profile's, which refine them).
+    pub fn runtime_with_rules(
+        &self,
+        registry: ToolRegistry,
+        hooks: Vec<Arc<dyn ToolHook>>,
+        store: Arc<Store>,
+        asker: Arc<dyn Asker>,
+        extra_rules: &[PermissionRule],
+    ) -> ToolRuntime {
         let mut rules = podcode_builtins::default_rules();
         rules.extend(self.config.permission.iter().cloned());
+        rules.extend(extra_rules.iter().cloned());
         let engine = PermissionEngine::new(rules, store.clone(), self.project_key(), asker);
         let mut opts = RuntimeOptions::new(self.dirs.spill_dir());
         opts.max_lines = self.config.tool_output.max_lines;

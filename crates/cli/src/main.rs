@@ -18,7 +18,9 @@ use clap::{Parser, Subcommand};
         Tools come from the built-ins, executables in .podcode/tools/ and ~/.config/podcode/tools/,\n\
         and (soon) JS/TS plugins. Every tool goes through the same pipeline: schema validation,\n\
         permission prompts, output truncation and the change journal.",
-    after_help = "Examples:\n  podcode tools                         list every tool the model can call\n  \
+    after_help = "Examples:\n  podcode run \"fix the failing test\"      one agent turn (text to stdout)\n  \
+        podcode sessions                      stored sessions, newest first\n  \
+        podcode tools                         list every tool the model can call\n  \
         podcode tool call read '{\"filePath\":\"README.md\"}'\n  \
         podcode changes                       what tools changed, newest last\n  \
         podcode revert --session ses_…        undo a whole session's edits"
@@ -33,6 +35,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the agent on one prompt, non-interactively: `podcode run "fix the failing test"`.
+    Run(commands::run::RunArgs),
+    /// List stored sessions, or show or export one.
+    Sessions(commands::sessions::SessionsArgs),
     /// List the merged tool set exactly as the model sees it, with sources and load problems.
     Tools {
         /// Stable machine-readable output.
@@ -65,6 +71,8 @@ enum Command {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Some(Command::Run(args)) => commands::run::run(cli.cwd, args),
+        Some(Command::Sessions(args)) => commands::sessions::run(cli.cwd, args),
         Some(Command::Tools { json }) => commands::tools::run(cli.cwd, json),
         Some(Command::Plugins { json }) => commands::plugins::run(cli.cwd, json),
         Some(Command::Tool { command }) => commands::call::run(cli.cwd, command),
@@ -73,11 +81,16 @@ fn main() -> std::process::ExitCode {
         Some(Command::Revert(args)) => commands::changes::run_revert(cli.cwd, args),
         Some(Command::Trust(args)) => commands::trust::run(cli.cwd, args),
         None => {
-            eprintln!(
-                "The interactive agent is not part of this build yet.\n\
-                 Try the tool system: `podcode tools`, `podcode tool call <id> '<json>'`, `podcode --help`."
-            );
-            Ok(std::process::ExitCode::from(2))
+            // The full-screen UI is not part of this build yet: show what there is.
+            use clap::CommandFactory;
+            let mut help = Cli::command();
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                let _ = help.print_help();
+                Ok(std::process::ExitCode::SUCCESS)
+            } else {
+                eprintln!("{}", help.render_help());
+                Ok(std::process::ExitCode::from(2))
+            }
         }
     };
     match result {

@@ -84,7 +84,9 @@ fn tools_json_lists_the_builtins_exactly_as_the_model_sees_them() {
             "write",
             "edit",
             "apply_patch",
-            "bash"
+            "bash",
+            "symbols",
+            "webfetch"
         ]
     );
     let read = &v["tools"][0];

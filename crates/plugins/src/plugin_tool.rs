@@ -288,6 +288,23 @@ impl ToolHook for PluginHooks {
         }
     }
 
+    async fn chat(&self, name: &str, input: &Value, mut output: Value) -> Result<Value, String> {
+        let mut errors = Vec::new();
+        for f in &self.files {
+            match self.run(f, name, input.clone(), output.clone()).await {
+                None => {}
+                Some(Ok(out)) if !out.is_null() => output = out,
+                Some(Ok(_)) => {}
+                Some(Err(e)) => errors.push(e),
+            }
+        }
+        if errors.is_empty() {
+            Ok(output)
+        } else {
+            Err(errors.join("; "))
+        }
+    }
+
     async fn permission(
         &self,
         call: &HookCall,

@@ -70,4 +70,104 @@ pub enum Event {
     },
     /// Something the user should see that is not part of any call (hook errors, load problems).
     Warning { message: String },
+    /// The agent loop took a user prompt and is about to ask the model.
+    TurnStarted {
+        session_id: String,
+        agent: String,
+        model: String,
+    },
+    /// One model request began; `message_id` is the assistant message it is recorded under.
+    StepStarted {
+        session_id: String,
+        message_id: String,
+        step: u32,
+    },
+    /// Streamed assistant text, as it arrives.
+    TextDelta { message_id: String, text: String },
+    /// Streamed model reasoning, as it arrives.
+    ReasoningDelta { message_id: String, text: String },
+    /// The model asked for a tool call (before it runs; `ToolStarted` follows when it does).
+    ToolRequested {
+        message_id: String,
+        call_id: String,
+        tool: String,
+    },
+    /// One model request ended. `status` is `completed`, `cut`, `aborted` or `error`.
+    StepFinished {
+        session_id: String,
+        message_id: String,
+        step: u32,
+        status: String,
+        finish_reason: Option<String>,
+        usage: StepUsage,
+    },
+    /// A step's stream was cut off; it was discarded and is being retried.
+    StepRetry {
+        session_id: String,
+        step: u32,
+        attempt: u32,
+        error: String,
+    },
+    /// The turn is over (final answer, abort, step limit or error).
+    TurnFinished {
+        session_id: String,
+        summary: TurnSummary,
+    },
+}
+
+/// Tokens (and cost, when the provider reports it) of one step or a whole turn.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct StepUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// In USD, when the provider reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+}
+
+impl StepUsage {
+    pub fn add(&mut self, other: &StepUsage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.cost = match (self.cost, other.cost) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+    }
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnEnd {
+    /// The model gave a final answer.
+    Answered,
+    /// The step limit was reached; the last message is the model's progress summary.
+    MaxSteps,
+    /// The user aborted.
+    Aborted,
+    /// The model could not be reached or its stream kept breaking.
+    Error,
+}
+
+/// What a turn did, for the closing summary of every front end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnSummary {
+    pub session_id: String,
+    pub end: TurnEnd,
+    /// Model requests made (the final summary request included).
+    pub steps: u32,
+    pub tool_calls: u32,
+    pub usage: StepUsage,
+    /// Ids of the journaled changes made during the turn.
+    pub changes: Vec<String>,
+    /// Files those changes touched, in first-touched order.
+    pub files: Vec<String>,
+    /// Set when `end` is `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }

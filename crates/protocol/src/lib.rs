@@ -11,7 +11,7 @@ mod permission;
 mod tool;
 
 pub use change::{ChangeOp, ChangeRecord, RecordedChange};
-pub use event::{Event, Op};
+pub use event::{Event, Op, StepUsage, TurnEnd, TurnSummary};
 pub use ids::{new_id, now_millis};
 pub use permission::{PermissionAction, PermissionReply, PermissionRequest, PermissionRule};
 pub use tool::{

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use podcode_protocol::{ChangeRecord, Event, PermissionRequest, RecordedChange};
+use podcode_protocol::{ChangeRecord, Event, PermissionAction, PermissionRequest, RecordedChange};
 use podcode_store::{MessageRow, Store};
 use serde_json::Value;
 use tokio::sync::{OnceCell, broadcast};
@@ -137,6 +137,13 @@ impl ToolContext {
     /// The project key approvals are remembered under.
     pub fn project(&self) -> &str {
         self.inner.shared.permissions.project()
+    }
+
+    /// What the configured rules alone say about `(permission, pattern)`: no hooks, no
+    /// remembered "always" approvals, no prompt. For gates that only an explicit `allow`
+    /// rule may open (e.g. `webfetch_private`).
+    pub fn rule_action(&self, permission: &str, pattern: &str) -> PermissionAction {
+        self.inner.shared.permissions.evaluate(permission, pattern)
     }
 
     /// Something the user should see (not the model), e.g. a plugin's ignored request.

@@ -46,6 +46,12 @@ pub trait ToolHook: Send + Sync {
         Ok(())
     }
 
+    /// Conversation hooks around model requests (`chat.message` on a new user message,
+    /// `chat.params` before every request): gets `output`, returns it, possibly changed.
+    async fn chat(&self, _name: &str, _input: &Value, output: Value) -> Result<Value, String> {
+        Ok(output)
+    }
+
     /// `permission.ask`: may settle an ask before the user is prompted.
     async fn permission(
         &self,

@@ -150,6 +150,20 @@ impl ToolRuntime {
         }
     }
 
+    /// Runs a conversation hook (`chat.message`, `chat.params`) through every hook source in
+    /// order; a failing hook is a warning and leaves the output as it was.
+    pub async fn chat_hook(&self, name: &str, input: Value, mut output: Value) -> Value {
+        for hook in &self.shared.hooks {
+            match hook.chat(name, &input, output.clone()).await {
+                Ok(changed) => output = changed,
+                Err(e) => self
+                    .shared
+                    .warn(format!("{name} hook {} failed: {e}", hook.name())),
+            }
+        }
+        output
+    }
+
     pub fn store(&self) -> &Arc<Store> {
         &self.shared.store
     }

@@ -4,5 +4,7 @@ pub mod call;
 pub mod changes;
 pub mod permissions;
 pub mod plugins;
+pub mod run;
+pub mod sessions;
 pub mod tools;
 pub mod trust;

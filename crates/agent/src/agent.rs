@@ -1,0 +1,404 @@
+//! `Agent`: one profile, one model, one tool runtime; `run_turn` is the loop.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use podcode_protocol::{Event, StepUsage, TurnEnd, TurnSummary};
+use podcode_providers::{ChatRequest, ModelClient, Part, Role};
+use podcode_store::Store;
+use podcode_tools::{CallIdentity, ToolRegistry, ToolRuntime};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::calls::{CallDone, Calls, DoomTracker};
+use crate::error::AgentError;
+use crate::history::{History, PartKind, StepStatus, TextData, load_history};
+use crate::profile::{AgentProfile, filter_registry};
+use crate::prompt::{SystemContext, system_prompt};
+use crate::record::Recorder;
+use crate::step::{StepFailure, StepOutput, run_step};
+use crate::texts::{max_steps_text, no_tools_text, stream_failed_text};
+
+/// Rebuilds the tool set when tool or plugin files changed on disk.
+#[async_trait]
+pub trait ToolReloader: Send + Sync {
+    /// Called before every model request; `Some` is the new, complete (unfiltered) registry.
+    async fn reload(&self) -> Option<ToolRegistry>;
+}
+
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// Model requests with tools per turn; then one more, without tools, for a summary.
+    pub max_steps: u32,
+    /// Retries of a step whose stream was cut (so up to `1 + this` attempts).
+    pub max_stream_retries: u32,
+    /// Pause before retrying a cut step.
+    pub stream_retry_delay: Duration,
+    /// The session's working directory.
+    pub directory: PathBuf,
+    /// The user's primary workspace.
+    pub main_cwd: PathBuf,
+    /// The workspace root (git root): `AGENTS.md` files are read from here down.
+    pub worktree: PathBuf,
+    /// The global config directory, for `AGENTS.md` there.
+    pub config_dir: Option<PathBuf>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+impl AgentOptions {
+    pub fn new(directory: PathBuf, worktree: PathBuf) -> Self {
+        Self {
+            max_steps: 50,
+            max_stream_retries: 2,
+            stream_retry_delay: Duration::from_millis(250),
+            main_cwd: directory.clone(),
+            directory,
+            worktree,
+            config_dir: None,
+            max_tokens: None,
+            temperature: None,
+        }
+    }
+}
+
+pub struct Agent {
+    runtime: Arc<ToolRuntime>,
+    model: Arc<dyn ModelClient>,
+    store: Arc<Store>,
+    profile: AgentProfile,
+    opts: AgentOptions,
+    reloader: Option<Arc<dyn ToolReloader>>,
+}
+
+impl Agent {
+    /// Narrows the runtime's registry to the tools `profile` offers (the agent owns the
+    /// runtime's registry from here on; reloads are narrowed the same way).
+    pub fn new(
+        runtime: Arc<ToolRuntime>,
+        model: Arc<dyn ModelClient>,
+        store: Arc<Store>,
+        profile: AgentProfile,
+        opts: AgentOptions,
+    ) -> Self {
+        runtime.set_registry(filter_registry(&runtime.registry(), &profile));
+        Self {
+            runtime,
+            model,
+            store,
+            profile,
+            opts,
+            reloader: None,
+        }
+    }
+
+    pub fn with_reloader(mut self, reloader: Arc<dyn ToolReloader>) -> Self {
+        self.reloader = Some(reloader);
+        self
+    }
+
+    pub fn profile(&self) -> &AgentProfile {
+        &self.profile
+    }
+
+    pub fn runtime(&self) -> &Arc<ToolRuntime> {
+        &self.runtime
+    }
+
+    /// Takes `user_text` through the loop. Model failures end the turn with
+    /// `TurnEnd::Error` (and a summary); `Err` means the store could not be written.
+    /// Every path ends with one `Event::TurnFinished`.
+    pub async fn run_turn(
+        &self,
+        session_id: &str,
+        user_text: &str,
+        abort: CancellationToken,
+    ) -> Result<TurnSummary, AgentError> {
+        if self.store.session(session_id)?.is_none() {
+            return Err(AgentError::UnknownSession(session_id.to_string()));
+        }
+        let rec = Recorder {
+            store: self.store.clone(),
+            runtime: self.runtime.clone(),
+            session: session_id.to_string(),
+        };
+        let mut history = History {
+            messages: load_history(&self.store, session_id)?,
+        };
+        let ctx = SystemContext {
+            cwd: self.opts.directory.clone(),
+            project_root: self.opts.worktree.clone(),
+            config_dir: self.opts.config_dir.clone(),
+        };
+        let system = system_prompt(&ctx, self.profile.prompt.as_deref()).await;
+        let user_text = self.chat_message_hook(session_id, user_text).await;
+        self.user_message(&rec, &mut history, &user_text, false)?;
+        rec.emit(Event::TurnStarted {
+            session_id: session_id.to_string(),
+            agent: self.profile.name.clone(),
+            model: self.model.model().to_string(),
+        });
+
+        let mut summary = TurnSummary {
+            session_id: session_id.to_string(),
+            end: TurnEnd::Answered,
+            steps: 0,
+            tool_calls: 0,
+            usage: StepUsage::default(),
+            changes: Vec::new(),
+            files: Vec::new(),
+            error: None,
+        };
+        let identity = CallIdentity {
+            session_id: session_id.to_string(),
+            agent: self.profile.name.clone(),
+            main_cwd: self.opts.main_cwd.clone(),
+            directory: self.opts.directory.clone(),
+            worktree: self.opts.worktree.clone(),
+            ..Default::default()
+        };
+        let mut doom = DoomTracker::default();
+        loop {
+            if abort.is_cancelled() {
+                summary.end = TurnEnd::Aborted;
+                break;
+            }
+            let last = summary.steps >= self.opts.max_steps;
+            if last {
+                self.user_message(
+                    &rec,
+                    &mut history,
+                    &max_steps_text(self.opts.max_steps),
+                    true,
+                )?;
+            } else {
+                self.reload_tools().await;
+            }
+            summary.steps += 1;
+            let out = match self
+                .step(&rec, &history, &system, !last, summary.steps, &abort)
+                .await?
+            {
+                Ok(out) => out,
+                Err(_) if abort.is_cancelled() => {
+                    summary.end = TurnEnd::Aborted;
+                    break;
+                }
+                Err(error) => {
+                    summary.end = TurnEnd::Error;
+                    summary.error = Some(error);
+                    break;
+                }
+            };
+            summary.usage.add(&out.usage);
+            history.push(Role::Assistant, out.parts.clone());
+            if out.status == StepStatus::Aborted {
+                summary.end = TurnEnd::Aborted;
+                break;
+            }
+            if out.calls.is_empty() {
+                summary.end = if last {
+                    TurnEnd::MaxSteps
+                } else {
+                    TurnEnd::Answered
+                };
+                break;
+            }
+            summary.tool_calls += out.calls.len() as u32;
+            let done = if last {
+                self.refuse_calls(&rec, &out)?
+            } else {
+                let calls = Calls {
+                    rec: &rec,
+                    identity: &identity,
+                    message_id: &out.message_id,
+                    abort: &abort,
+                };
+                calls.run(&out.calls, &mut doom).await?
+            };
+            for d in &done {
+                summary.changes.extend(d.changes.iter().cloned());
+            }
+            history.push(Role::User, done.into_iter().map(|d| d.result).collect());
+            if last {
+                summary.end = TurnEnd::MaxSteps;
+                break;
+            }
+        }
+        for id in &summary.changes {
+            if let Some(c) = self.store.change(id)?
+                && !summary.files.contains(&c.file)
+            {
+                summary.files.push(c.file);
+            }
+        }
+        rec.emit(Event::TurnFinished {
+            session_id: session_id.to_string(),
+            summary: summary.clone(),
+        });
+        Ok(summary)
+    }
+
+    fn hook_input(&self, session_id: &str) -> serde_json::Value {
+        let model = self.model.model();
+        json!({
+            "sessionID": session_id,
+            "agent": self.profile.name,
+            "model": {"providerID": model.provider, "modelID": model.model},
+        })
+    }
+
+    /// The `chat.message` hook may rewrite the user's text (its text parts, joined).
+    async fn chat_message_hook(&self, session_id: &str, text: &str) -> String {
+        let output =
+            json!({"message": {"role": "user"}, "parts": [{"type": "text", "text": text}]});
+        let out = self
+            .runtime
+            .chat_hook("chat.message", self.hook_input(session_id), output)
+            .await;
+        let texts: Vec<&str> = out["parts"]
+            .as_array()
+            .map(|parts| parts.iter().filter_map(|p| p["text"].as_str()).collect())
+            .unwrap_or_default();
+        if texts.is_empty() {
+            text.to_string()
+        } else {
+            texts.join("\n")
+        }
+    }
+
+    /// The `chat.params` hook may set the sampling temperature of the next request.
+    async fn chat_params_hook(&self, session_id: &str) -> Option<f32> {
+        let output = json!({"temperature": self.opts.temperature, "topP": null, "options": {}});
+        let out = self
+            .runtime
+            .chat_hook("chat.params", self.hook_input(session_id), output)
+            .await;
+        out["temperature"]
+            .as_f64()
+            .map(|t| t as f32)
+            .or(self.opts.temperature)
+    }
+
+    fn user_message(
+        &self,
+        rec: &Recorder,
+        history: &mut History,
+        text: &str,
+        synthetic: bool,
+    ) -> Result<(), AgentError> {
+        let mut content = json!({ "agent": self.profile.name });
+        if synthetic {
+            content["synthetic"] = json!(true);
+        }
+        let id = rec.message("user", &content)?;
+        let data = TextData {
+            text: text.to_string(),
+            interrupted: false,
+        };
+        rec.part(&id, PartKind::Text, &data)?;
+        history.push(
+            Role::User,
+            vec![Part::Text {
+                text: text.to_string(),
+            }],
+        );
+        Ok(())
+    }
+
+    async fn reload_tools(&self) {
+        if let Some(r) = &self.reloader
+            && let Some(full) = r.reload().await
+        {
+            self.runtime
+                .set_registry(filter_registry(&full, &self.profile));
+        }
+    }
+
+    /// One step, retried when its stream is cut. `Ok(Err(text))` ends the turn in error.
+    async fn step(
+        &self,
+        rec: &Recorder,
+        history: &History,
+        system: &str,
+        with_tools: bool,
+        step: u32,
+        abort: &CancellationToken,
+    ) -> Result<Result<StepOutput, String>, AgentError> {
+        let tools = if with_tools {
+            let registry = self.runtime.registry();
+            registry
+                .tools()
+                .iter()
+                .map(|t| t.tool.spec().clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let temperature = self.chat_params_hook(&rec.session).await;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let request = ChatRequest {
+                model: self.model.model().model.clone(),
+                system: system.to_string(),
+                messages: if with_tools {
+                    history.messages.clone()
+                } else {
+                    crate::history::without_tool_parts(&history.messages)
+                },
+                tools: tools.clone(),
+                max_tokens: self.opts.max_tokens,
+                temperature,
+            };
+            match run_step(rec, &self.model, &self.profile.name, step, request, abort).await? {
+                Ok(out) => return Ok(Ok(out)),
+                Err(StepFailure::Failed(e)) => return Ok(Err(e)),
+                Err(StepFailure::Cut(e)) if attempt > self.opts.max_stream_retries => {
+                    return Ok(Err(stream_failed_text(attempt, &e)));
+                }
+                Err(StepFailure::Cut(e)) => {
+                    rec.emit(Event::StepRetry {
+                        session_id: rec.session.clone(),
+                        step,
+                        attempt: attempt + 1,
+                        error: e,
+                    });
+                    tokio::select! {
+                        _ = tokio::time::sleep(self.opts.stream_retry_delay) => {}
+                        _ = abort.cancelled() => return Ok(Err("aborted while retrying".into())),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Calls made in the final, tool-less request still get a result each.
+    fn refuse_calls(&self, rec: &Recorder, out: &StepOutput) -> Result<Vec<CallDone>, AgentError> {
+        let mut done = Vec::new();
+        for c in &out.calls {
+            let text = no_tools_text(&c.name);
+            let args = serde_json::from_str(&c.arguments).unwrap_or(json!(c.arguments));
+            rec.settled_call(
+                &out.message_id,
+                &c.call_id,
+                &c.name,
+                &args,
+                podcode_store::ToolCallState::Failed,
+                &text,
+            )?;
+            done.push(CallDone {
+                result: Part::ToolResult {
+                    call_id: c.provider_id.clone(),
+                    output: text,
+                    is_error: true,
+                    attachments: Vec::new(),
+                },
+                changes: Vec::new(),
+            });
+        }
+        Ok(done)
+    }
+}

@@ -1,0 +1,17 @@
+//! `AgentError`: what stops a turn before it can produce a `TurnSummary`. Model and stream
+//! failures are not errors here: they end the turn with `TurnEnd::Error` and a summary, so
+//! front ends always get one closing event.
+
+use podcode_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// Recording the conversation failed; continuing would leave it half-stored.
+    #[error("could not record the conversation: {0}")]
+    Store(#[from] StoreError),
+    #[error("no session with id {0}")]
+    UnknownSession(String),
+    /// `--agent NAME` named no built-in or configured profile.
+    #[error("unknown agent \"{name}\"; available: {available}")]
+    UnknownAgent { name: String, available: String },
+}

@@ -1,0 +1,228 @@
+//! The system prompt: Podcode's base prompt (written for the model), the profile's extra
+//! instructions, facts about the environment (working directory, platform, date, a git
+//! status summary) and every `AGENTS.md` that applies: the user's global one, then those
+//! from the workspace root down to the working directory, each headed by its path.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The base prompt every profile starts from.
+pub const BASE_PROMPT: &str = "You are Podcode, a coding agent working in the user's terminal, on the user's workspace. You act through the tools you are given: read and search before you change anything, make focused edits, and run commands when they help you check your work.
+
+Guidelines:
+- Keep going until the user's request is fully handled, then stop and answer. Do not ask for confirmation you do not need.
+- Use paths relative to the working directory, or absolute paths inside it.
+- Read a file before you edit it; prefer small, precise edits over rewriting whole files.
+- If a tool call fails, read the error: it says what went wrong and how to fix the call.
+- If the user rejects a permission, do not retry the same call; follow their feedback or ask how to proceed.
+- Never invent file contents or command output. If you are unsure, look.
+- Follow the conventions of the code around you and the instructions in AGENTS.md files below.
+- Be concise: your final answer says what you did, what you found, and anything left for the user to do.";
+
+/// Where the turn runs, for the environment section and the `AGENTS.md` search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SystemContext {
+    /// The session's working directory.
+    pub cwd: PathBuf,
+    /// The workspace (project) root: `AGENTS.md` files are read from here down to `cwd`.
+    pub project_root: PathBuf,
+    /// The global config directory (`~/.config/podcode`), for the user's own `AGENTS.md`.
+    pub config_dir: Option<PathBuf>,
+}
+
+/// Everything before the conversation: base prompt, profile prompt, environment, AGENTS.md.
+pub async fn system_prompt(ctx: &SystemContext, profile_prompt: Option<&str>) -> String {
+    let mut out = String::from(BASE_PROMPT);
+    if let Some(p) = profile_prompt.filter(|p| !p.trim().is_empty()) {
+        out.push_str("\n\n");
+        out.push_str(p.trim());
+    }
+    let git = git_summary(&ctx.cwd).await;
+    out.push_str("\n\n");
+    out.push_str(&environment_facts(&ctx.cwd, &git, SystemTime::now()));
+    for (path, text) in agents_files(ctx) {
+        out.push_str(&format!(
+            "\n\nInstructions from {}:\n{}",
+            path.display(),
+            text.trim_end()
+        ));
+    }
+    out
+}
+
+/// The `<env>` section: working directory, platform, date and git summary.
+pub fn environment_facts(cwd: &Path, git: &str, now: SystemTime) -> String {
+    let date = humantime::format_rfc3339_seconds(now).to_string();
+    let date = date.get(..10).unwrap_or(&date);
+    format!(
+        "<env>\nWorking directory: {}\nPlatform: {} ({})\nToday's date: {date}\nGit status:\n{}\n</env>",
+        cwd.display(),
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        indent(git.trim_end())
+    )
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// At most this many changed paths are listed; the rest are counted.
+const GIT_MAX_FILES: usize = 20;
+
+/// `git status --porcelain -b`, shortened: the branch line, then up to 20 changed paths.
+/// "not a git repository" when git fails, is missing, or takes more than a second.
+pub async fn git_summary(cwd: &Path) -> String {
+    let run = tokio::process::Command::new("git")
+        .args(["status", "--porcelain", "-b"])
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = match tokio::time::timeout(Duration::from_secs(1), run).await {
+        Ok(Ok(out)) if out.status.success() => out,
+        _ => return "not a git repository".into(),
+    };
+    summarize_porcelain(&String::from_utf8_lossy(&out.stdout))
+}
+
+fn summarize_porcelain(text: &str) -> String {
+    let mut lines = text.lines();
+    let branch = lines
+        .next()
+        .and_then(|l| l.strip_prefix("## "))
+        .unwrap_or("unknown branch");
+    let files: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
+    let mut out = format!("branch: {branch}");
+    if files.is_empty() {
+        out.push_str("\nworking tree clean");
+        return out;
+    }
+    for f in files.iter().take(GIT_MAX_FILES) {
+        out.push('\n');
+        out.push_str(f);
+    }
+    if files.len() > GIT_MAX_FILES {
+        out.push_str(&format!(
+            "\n… and {} more changed paths",
+            files.len() - GIT_MAX_FILES
+        ));
+    }
+    out
+}
+
+/// The `AGENTS.md` files that apply, in order: global, then workspace root down to cwd.
+fn agents_files(ctx: &SystemContext) -> Vec<(PathBuf, String)> {
+    let mut paths = Vec::new();
+    if let Some(dir) = &ctx.config_dir {
+        paths.push(dir.join("AGENTS.md"));
+    }
+    let mut chain: Vec<&Path> = ctx
+        .cwd
+        .ancestors()
+        .take_while(|d| d.starts_with(&ctx.project_root))
+        .collect();
+    if chain.is_empty() {
+        chain.push(&ctx.cwd);
+    }
+    chain.reverse();
+    paths.extend(chain.into_iter().map(|d| d.join("AGENTS.md")));
+    let mut seen = std::collections::HashSet::new();
+    paths
+        .into_iter()
+        .filter(|p| seen.insert(p.clone()))
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(&p).ok()?;
+            (!text.trim().is_empty()).then_some((p, text))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn porcelain_is_summarized() {
+        assert_eq!(
+            summarize_porcelain("## main...origin/main\n M src/a.rs\n?? new.txt\n"),
+            "branch: main...origin/main\n M src/a.rs\n?? new.txt"
+        );
+        assert_eq!(
+            summarize_porcelain("## No commits yet on main\n"),
+            "branch: No commits yet on main\nworking tree clean"
+        );
+        let many: String = (0..25).map(|i| format!("?? f{i}\n")).collect();
+        let s = summarize_porcelain(&format!("## dev\n{many}"));
+        assert!(s.ends_with("?? f19\n… and 5 more changed paths"), "{s}");
+    }
+
+    #[test]
+    fn environment_facts_name_cwd_platform_date_and_git() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(86_400 * 365);
+        let env = environment_facts(Path::new("/w"), "branch: main\nworking tree clean", t);
+        assert_eq!(
+            env,
+            format!(
+                "<env>\nWorking directory: /w\nPlatform: {} ({})\nToday's date: 1971-01-01\nGit status:\n  branch: main\n  working tree clean\n</env>",
+                std::env::consts::OS,
+                std::env::consts::ARCH
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn agents_files_run_from_global_then_root_down_to_cwd() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        let sub = root.join("crates/a");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(dir.path().join("cfg")).unwrap();
+        std::fs::write(dir.path().join("cfg/AGENTS.md"), "global rule").unwrap();
+        std::fs::write(root.join("AGENTS.md"), "root rule").unwrap();
+        std::fs::write(sub.join("AGENTS.md"), "crate rule").unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "outside, ignored").unwrap();
+        let ctx = SystemContext {
+            cwd: sub.clone(),
+            project_root: root.clone(),
+            config_dir: Some(dir.path().join("cfg")),
+        };
+        let prompt = system_prompt(&ctx, Some("Profile says hi.")).await;
+        assert!(prompt.starts_with(BASE_PROMPT));
+        let g = prompt.find("global rule").unwrap();
+        let r = prompt.find("root rule").unwrap();
+        let c = prompt.find("crate rule").unwrap();
+        assert!(g < r && r < c, "{prompt}");
+        assert!(!prompt.contains("outside, ignored"));
+        assert!(prompt.contains(&format!(
+            "Instructions from {}:\nroot rule",
+            root.join("AGENTS.md").display()
+        )));
+        assert!(prompt.contains("\n\nProfile says hi.\n\n<env>"));
+        assert!(
+            prompt.contains("Git status:\n  not a git repository") || prompt.contains("branch:")
+        );
+    }
+
+    #[test]
+    fn base_prompt_is_pinned() {
+        let expected = [
+            "You are Podcode, a coding agent working in the user's terminal, on the user's workspace. You act through the tools you are given: read and search before you change anything, make focused edits, and run commands when they help you check your work.",
+            "",
+            "Guidelines:",
+            "- Keep going until the user's request is fully handled, then stop and answer. Do not ask for confirmation you do not need.",
+            "- Use paths relative to the working directory, or absolute paths inside it.",
+            "- Read a file before you edit it; prefer small, precise edits over rewriting whole files.",
+            "- If a tool call fails, read the error: it says what went wrong and how to fix the call.",
+            "- If the user rejects a permission, do not retry the same call; follow their feedback or ask how to proceed.",
+            "- Never invent file contents or command output. If you are unsure, look.",
+            "- Follow the conventions of the code around you and the instructions in AGENTS.md files below.",
+            "- Be concise: your final answer says what you did, what you found, and anything left for the user to do.",
+        ];
+        assert_eq!(BASE_PROMPT, expected.join("\n"));
+    }
+}

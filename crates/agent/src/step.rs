@@ -1,0 +1,306 @@
+//! One model request: stream the response, emit deltas, and record each part in the store
+//! as soon as it is complete (a text or reasoning block when the next block starts, tool
+//! calls when the response finishes, then the `step` part with usage). A cut or failed
+//! stream marks the step so it is never taken for a complete one.
+
+use std::sync::Arc;
+
+use podcode_protocol::{Event, StepUsage, new_id};
+use podcode_providers::{
+    ChatRequest, FinishReason, ModelClient, Part, ProviderError, StreamEvent, Usage,
+};
+use podcode_store::StoreError;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::history::{
+    PartKind, ReasoningData, StepData, StepStatus, StoredPart, TextData, ToolData, assistant_part,
+};
+use crate::record::Recorder;
+
+/// A step whose response arrived in full, or was stopped by the user.
+pub(crate) struct StepOutput {
+    pub message_id: String,
+    /// `Completed` or `Aborted`.
+    pub status: StepStatus,
+    /// What goes back to the model in the next request (text, reasoning, tool calls).
+    pub parts: Vec<Part>,
+    pub calls: Vec<ToolData>,
+    pub usage: StepUsage,
+}
+
+/// Why a step produced nothing usable.
+pub(crate) enum StepFailure {
+    /// The stream broke after it started: worth retrying.
+    Cut(String),
+    /// The request failed (configuration, HTTP, protocol): not retried here.
+    Failed(String),
+}
+
+enum Open {
+    None,
+    Text(String),
+    Reasoning(String, Option<String>),
+}
+
+struct Pending {
+    index: usize,
+    data: ToolData,
+}
+
+struct Streaming<'a> {
+    rec: &'a Recorder,
+    message_id: String,
+    open: Open,
+    parts: Vec<Part>,
+    pending: Vec<Pending>,
+    usage: StepUsage,
+    finish: Option<String>,
+}
+
+impl Streaming<'_> {
+    fn close(&mut self, interrupted: bool) -> Result<(), StoreError> {
+        let stored = match std::mem::replace(&mut self.open, Open::None) {
+            Open::None => return Ok(()),
+            Open::Text(text) => StoredPart::Text(TextData { text, interrupted }),
+            Open::Reasoning(text, signature) => StoredPart::Reasoning(ReasoningData {
+                text,
+                signature,
+                interrupted,
+            }),
+        };
+        match &stored {
+            StoredPart::Text(t) => self.rec.part(&self.message_id, PartKind::Text, t)?,
+            StoredPart::Reasoning(r) => self.rec.part(&self.message_id, PartKind::Reasoning, r)?,
+            _ => {}
+        }
+        if let Some(p) = assistant_part(&stored) {
+            self.parts.push(p);
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, ev: StreamEvent) -> Result<(), StoreError> {
+        match ev {
+            StreamEvent::TextDelta { text } => {
+                if !matches!(self.open, Open::Text(_)) {
+                    self.close(false)?;
+                    self.open = Open::Text(String::new());
+                }
+                if let Open::Text(buf) = &mut self.open {
+                    buf.push_str(&text);
+                }
+                self.rec.emit(Event::TextDelta {
+                    message_id: self.message_id.clone(),
+                    text,
+                });
+            }
+            StreamEvent::ReasoningDelta { text } => {
+                if !matches!(self.open, Open::Reasoning(..)) {
+                    self.close(false)?;
+                    self.open = Open::Reasoning(String::new(), None);
+                }
+                if let Open::Reasoning(buf, _) = &mut self.open {
+                    buf.push_str(&text);
+                }
+                self.rec.emit(Event::ReasoningDelta {
+                    message_id: self.message_id.clone(),
+                    text,
+                });
+            }
+            StreamEvent::ReasoningSignature { signature } => {
+                if !matches!(self.open, Open::Reasoning(..)) {
+                    self.close(false)?;
+                    self.open = Open::Reasoning(String::new(), None);
+                }
+                if let Open::Reasoning(_, sig) = &mut self.open {
+                    *sig = Some(signature);
+                }
+            }
+            StreamEvent::ToolCallStart { index, id, name } => {
+                self.close(false)?;
+                let call_id = new_id("call");
+                self.rec.emit(Event::ToolRequested {
+                    message_id: self.message_id.clone(),
+                    call_id: call_id.clone(),
+                    tool: name.clone(),
+                });
+                let provider_id = if id.is_empty() { call_id.clone() } else { id };
+                self.pending.push(Pending {
+                    index,
+                    data: ToolData {
+                        call_id,
+                        provider_id,
+                        name,
+                        arguments: String::new(),
+                    },
+                });
+            }
+            StreamEvent::ToolCallDelta { index, arguments } => {
+                if let Some(p) = self.pending.iter_mut().rev().find(|p| p.index == index) {
+                    p.data.arguments.push_str(&arguments);
+                }
+            }
+            StreamEvent::Usage { usage } => merge_usage(&mut self.usage, &usage),
+            StreamEvent::Finish { reason } => {
+                self.finish = Some(match reason {
+                    FinishReason::Stop => "stop".into(),
+                    FinishReason::ToolCalls => "tool_calls".into(),
+                    FinishReason::Length => "length".into(),
+                    FinishReason::Other(s) => s,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the step: open block, then (when complete) the tool calls, then `step`.
+    fn end(
+        mut self,
+        step: u32,
+        status: StepStatus,
+        error: Option<String>,
+    ) -> Result<StepOutput, StoreError> {
+        self.close(status != StepStatus::Completed)?;
+        let mut calls = Vec::new();
+        if status == StepStatus::Completed {
+            self.pending.sort_by_key(|p| p.index);
+            for p in self.pending.drain(..) {
+                self.rec.part(&self.message_id, PartKind::Tool, &p.data)?;
+                if let Some(part) = assistant_part(&StoredPart::Tool(p.data.clone())) {
+                    self.parts.push(part);
+                }
+                calls.push(p.data);
+            }
+        }
+        let data = StepData {
+            step,
+            status,
+            finish_reason: self.finish.clone(),
+            usage: self.usage,
+            error,
+        };
+        self.rec.part(&self.message_id, PartKind::Step, &data)?;
+        self.rec.emit(Event::StepFinished {
+            session_id: self.rec.session.clone(),
+            message_id: self.message_id.clone(),
+            step,
+            status: status.as_str().into(),
+            finish_reason: self.finish.clone(),
+            usage: self.usage,
+        });
+        Ok(StepOutput {
+            message_id: self.message_id,
+            status,
+            parts: self.parts,
+            calls,
+            usage: self.usage,
+        })
+    }
+}
+
+/// Providers report usage once or piecemeal (Anthropic: input at the start, output at the
+/// end); a non-zero field replaces what was known.
+fn merge_usage(into: &mut StepUsage, u: &Usage) {
+    let set = |slot: &mut u64, v: u64| {
+        if v > 0 {
+            *slot = v;
+        }
+    };
+    set(&mut into.input_tokens, u.input_tokens);
+    set(&mut into.output_tokens, u.output_tokens);
+    set(&mut into.cache_read_tokens, u.cache_read_tokens);
+    set(&mut into.cache_write_tokens, u.cache_write_tokens);
+    if u.cost.is_some() {
+        into.cost = u.cost;
+    }
+}
+
+enum Stop {
+    Finished,
+    Aborted,
+    Cut(String),
+    Failed(String),
+}
+
+/// Streams one request into a new assistant message. `Ok(Err(_))` is a failed step (already
+/// recorded as cut or error); `Err` is a store failure.
+pub(crate) async fn run_step(
+    rec: &Recorder,
+    model: &Arc<dyn ModelClient>,
+    agent: &str,
+    step: u32,
+    request: ChatRequest,
+    abort: &CancellationToken,
+) -> Result<Result<StepOutput, StepFailure>, StoreError> {
+    let content = json!({ "agent": agent, "model": model.model().to_string() });
+    let message_id = rec.message("assistant", &content)?;
+    rec.emit(Event::StepStarted {
+        session_id: rec.session.clone(),
+        message_id: message_id.clone(),
+        step,
+    });
+    let mut st = Streaming {
+        rec,
+        message_id,
+        open: Open::None,
+        parts: Vec::new(),
+        pending: Vec::new(),
+        usage: StepUsage::default(),
+        finish: None,
+    };
+    let started = tokio::select! {
+        biased;
+        _ = abort.cancelled() => Err(ProviderError::Aborted),
+        r = model.stream(request, abort.clone()) => r,
+    };
+    let stop = match started {
+        Err(e) => classify(e),
+        Ok(mut rx) => loop {
+            let next = tokio::select! {
+                biased;
+                _ = abort.cancelled() => break Stop::Aborted,
+                next = rx.recv() => next,
+            };
+            match next {
+                Some(Ok(ev)) => {
+                    let finished = matches!(ev, StreamEvent::Finish { .. });
+                    st.apply(ev)?;
+                    if finished {
+                        // Anything already queued behind `Finish` (late usage) still counts.
+                        while let Ok(Ok(ev)) = rx.try_recv() {
+                            st.apply(ev)?;
+                        }
+                        break Stop::Finished;
+                    }
+                }
+                Some(Err(e)) => break classify(e),
+                None if st.finish.is_some() => break Stop::Finished,
+                None => {
+                    break Stop::Cut("the stream ended before the model finished".into());
+                }
+            }
+        },
+    };
+    let out = match stop {
+        Stop::Finished => Ok(st.end(step, StepStatus::Completed, None)?),
+        Stop::Aborted => Ok(st.end(step, StepStatus::Aborted, None)?),
+        Stop::Cut(e) => {
+            st.end(step, StepStatus::Cut, Some(e.clone()))?;
+            Err(StepFailure::Cut(e))
+        }
+        Stop::Failed(e) => {
+            st.end(step, StepStatus::Error, Some(e.clone()))?;
+            Err(StepFailure::Failed(e))
+        }
+    };
+    Ok(out)
+}
+
+fn classify(e: ProviderError) -> Stop {
+    match e {
+        ProviderError::Aborted => Stop::Aborted,
+        e @ ProviderError::StreamCut { .. } => Stop::Cut(e.to_string()),
+        e => Stop::Failed(e.to_string()),
+    }
+}

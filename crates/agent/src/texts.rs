@@ -1,0 +1,71 @@
+//! The model-facing texts the loop itself writes (the pipeline owns the tool-call ones).
+//! Each is read by a model deciding what to do next; tests pin them verbatim.
+
+/// The user message added after `max_steps` steps, before the last request (sent without tools).
+pub fn max_steps_text(max_steps: u32) -> String {
+    format!(
+        "You have used all {max_steps} steps allowed for this turn, so tools are no longer available. Do not call any tool. Reply to the user with a summary of what you did, what is finished, and what remains to be done (with the next concrete steps), so they can continue from here."
+    )
+}
+
+/// The result of a tool call the user's abort stopped before it could start.
+pub fn not_run_text(tool: &str) -> String {
+    format!(
+        "The {tool} tool call was not run: the user interrupted the turn before it started. Do not run it again unless the user asks you to."
+    )
+}
+
+/// The result of a call whose outcome was never recorded (the process was killed while it ran).
+pub fn lost_result_text(tool: &str) -> String {
+    format!(
+        "The {tool} tool call was interrupted and its result was lost (Podcode stopped while it ran). Check its effects before you run it again."
+    )
+}
+
+/// The result of a call made in the final summary request, where no tools are offered.
+pub fn no_tools_text(tool: &str) -> String {
+    format!(
+        "The {tool} tool call was not run: the step limit was reached and no tools are available. Reply with your summary instead."
+    )
+}
+
+/// What the `doom_loop` ask shows the user (its patterns are the tool id).
+pub fn doom_loop_description(tool: &str) -> String {
+    format!(
+        "The model is calling {tool} with the same arguments for the third time in a row; it may be stuck in a loop."
+    )
+}
+
+/// The turn's error when the model's stream kept breaking.
+pub fn stream_failed_text(attempts: u32, error: &str) -> String {
+    format!("the model's response was cut off {attempts} times in a row; giving up ({error})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_are_pinned() {
+        assert_eq!(
+            max_steps_text(3),
+            "You have used all 3 steps allowed for this turn, so tools are no longer available. Do not call any tool. Reply to the user with a summary of what you did, what is finished, and what remains to be done (with the next concrete steps), so they can continue from here."
+        );
+        assert_eq!(
+            not_run_text("bash"),
+            "The bash tool call was not run: the user interrupted the turn before it started. Do not run it again unless the user asks you to."
+        );
+        assert_eq!(
+            lost_result_text("edit"),
+            "The edit tool call was interrupted and its result was lost (Podcode stopped while it ran). Check its effects before you run it again."
+        );
+        assert_eq!(
+            no_tools_text("read"),
+            "The read tool call was not run: the step limit was reached and no tools are available. Reply with your summary instead."
+        );
+        assert_eq!(
+            stream_failed_text(3, "reset"),
+            "the model's response was cut off 3 times in a row; giving up (reset)"
+        );
+    }
+}

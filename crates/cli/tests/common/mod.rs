@@ -1,0 +1,115 @@
+//! Shared by the `podcode run` test files: a repository whose project config points the
+//! model `scripted/test` at a fresh scripted model server (real HTTP + SSE on 127.0.0.1),
+//! with its own HOME, config and data folders, and helpers to read what the model was sent.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use podcode_providers::testing::{Reply, ScriptedModel};
+use serde_json::Value;
+
+pub struct Env {
+    pub root: tempfile::TempDir,
+    pub server: ScriptedModel,
+}
+
+impl Env {
+    /// A repository whose project config points `scripted/test` at a fresh scripted server.
+    pub fn new(script: Vec<Reply>) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("repo/.git")).unwrap();
+        let env = Self {
+            root,
+            server: ScriptedModel::start_blocking(script),
+        };
+        env.write(
+            ".podcode/config.toml",
+            &format!(
+                "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n",
+                env.server.base_url()
+            ),
+        );
+        env
+    }
+    pub fn repo(&self) -> PathBuf {
+        self.root.path().join("repo")
+    }
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_podcode"));
+        c.args(args)
+            .current_dir(self.repo())
+            .env("HOME", self.root.path().join("home"))
+            .env("PODCODE_CONFIG_DIR", self.root.path().join("config"))
+            .env("PODCODE_DATA_DIR", self.root.path().join("data"))
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .stdin(Stdio::null());
+        c
+    }
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.repo().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.repo().join(rel)).unwrap()
+    }
+    pub fn requests(&self) -> Vec<Value> {
+        self.server.requests()
+    }
+    /// The id of the newest session (`podcode sessions --json`).
+    pub fn last_session(&self) -> String {
+        let out = self.run(&["sessions", "--json"]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v[0]["id"].as_str().unwrap().to_string()
+    }
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The `tool` messages of an OpenAI-protocol request, in order: (tool_call_id, content).
+pub fn tool_messages(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            let content = match &m["content"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (m["tool_call_id"].as_str().unwrap().to_string(), content)
+        })
+        .collect()
+}
+
+/// Every assistant tool call is answered by `tool` messages right after it, in order.
+pub fn assert_every_call_answered(body: &Value) {
+    let mut open: Vec<String> = Vec::new();
+    for m in body["messages"].as_array().unwrap() {
+        if m["role"] == "tool" {
+            let id = m["tool_call_id"].as_str().unwrap().to_string();
+            assert_eq!(open.first(), Some(&id), "{body:#}");
+            open.remove(0);
+        } else {
+            assert!(open.is_empty(), "calls without results {open:?}: {body:#}");
+            if let Some(calls) = m["tool_calls"].as_array() {
+                open = calls
+                    .iter()
+                    .map(|c| c["id"].as_str().unwrap().to_string())
+                    .collect();
+            }
+        }
+    }
+    assert!(open.is_empty(), "calls without results {open:?}");
+}

@@ -1,0 +1,111 @@
+//! Plugins inside the agent loop: a model driving `podcode run` calls an opencode tool file
+//! (the seed's `math` example, unchanged) through the Bun/Node sidecar, and a Podcode
+//! plugin's `chat.message` / `chat.params` hooks shape what is sent to the model.
+
+mod common;
+use common::*;
+
+use podcode_providers::testing::Reply;
+
+const MATH: &str = r#"import { tool } from "@opencode-ai/plugin"
+
+export const add = tool({
+  description: "Add two numbers",
+  args: {
+    a: tool.schema.number().describe("First number"),
+    b: tool.schema.number().describe("Second number"),
+  },
+  async execute(args) {
+    return args.a + args.b
+  },
+})
+"#;
+
+const CHAT_HOOKS: &str = r#"export default {
+  id: "chat-hooks",
+  server() {
+    return {
+      "chat.message": async (_input, output) => {
+        output.parts[0].text = output.parts[0].text + " (seen by chat.message)"
+      },
+      "chat.params": async (_input, output) => {
+        output.temperature = 0.25
+      },
+      tool: () => [],
+    }
+  },
+}
+"#;
+
+#[test]
+fn the_model_calls_a_plugin_tool_and_chat_hooks_shape_the_requests() {
+    let env = Env::new(vec![
+        Reply::new().tool_call("call_1", "math_add", r#"{"a": 2, "b": 3}"#),
+        Reply::new().text("2 + 3 = 5."),
+    ]);
+    env.write(".opencode/tools/math.ts", MATH);
+    env.write(".podcode/plugins/chat-hooks.mjs", CHAT_HOOKS);
+    assert!(env.run(&["trust"]).status.success());
+
+    let out = env.run(&["run", "add 2 and 3", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("2 + 3 = 5."),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let requests = env.requests();
+    assert_eq!(requests.len(), 2);
+    let first = &requests[0];
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"math_add"), "{tools:?}");
+    let schema = &first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "math_add")
+        .unwrap()["function"]["parameters"];
+    assert_eq!(schema["properties"]["a"]["description"], "First number");
+    let user = first["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap();
+    let content = match &user["content"] {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    assert!(
+        content.contains("add 2 and 3 (seen by chat.message)"),
+        "{content}"
+    );
+    assert_eq!(first["temperature"], 0.25);
+    assert_eq!(
+        tool_messages(&requests[1]),
+        vec![("call_1".to_string(), "5".to_string())]
+    );
+}
+
+#[test]
+fn an_untrusted_workspace_keeps_its_plugins_out_of_the_model_request() {
+    let env = Env::new(vec![Reply::new().text("ok")]);
+    env.write(".opencode/tools/math.ts", MATH);
+    let out = env.run(&["run", "hello", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tools: Vec<String> = env.requests()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!tools.contains(&"math_add".to_string()), "{tools:?}");
+    assert!(tools.contains(&"read".to_string()));
+}

@@ -1,0 +1,81 @@
+//! The Anthropic Messages client: `POST {base}/messages` with `stream: true`, `x-api-key`
+//! and `anthropic-version: 2023-06-01`. `request` builds the body, `decode` reads the
+//! stream.
+
+mod decode;
+mod request;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::endpoint::http_client;
+use crate::stream::{self, Prepared};
+use crate::{ChatRequest, Endpoint, EventStream, ModelClient, ModelRef, ProviderError};
+
+pub(crate) use request::request_body;
+
+/// The API's default base URL.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+/// `max_tokens` when the request sets none (the API requires one).
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// A streaming client for the Anthropic Messages API.
+#[derive(Debug, Clone)]
+pub struct AnthropicClient {
+    model: ModelRef,
+    endpoint: Endpoint,
+    http: reqwest::Client,
+}
+
+impl AnthropicClient {
+    /// A client for `model` at `endpoint` (`x-api-key: <api_key>` when a key is set).
+    pub fn new(model: ModelRef, endpoint: Endpoint) -> Result<Self, ProviderError> {
+        Ok(Self {
+            model,
+            endpoint,
+            http: http_client()?,
+        })
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+}
+
+#[async_trait]
+impl ModelClient for AnthropicClient {
+    fn model(&self) -> &ModelRef {
+        &self.model
+    }
+
+    async fn stream(
+        &self,
+        request: ChatRequest,
+        abort: CancellationToken,
+    ) -> Result<EventStream, ProviderError> {
+        let provider = self.model.provider.clone();
+        let body = request_body(&self.model, &request);
+        let mut protocol_headers = vec![("anthropic-version", "2023-06-01".to_string())];
+        if let Some(key) = &self.endpoint.api_key {
+            protocol_headers.push(("x-api-key", key.clone()));
+        }
+        let prepared = Prepared {
+            url: self.endpoint.url("messages"),
+            headers: self.endpoint.header_map(&provider, &protocol_headers)?,
+            body: serde_json::to_vec(&body).map_err(|e| ProviderError::Protocol {
+                provider: provider.clone(),
+                message: e.to_string(),
+            })?,
+            provider,
+        };
+        let name = self.model.provider.clone();
+        stream::start(
+            &self.http,
+            &self.endpoint,
+            prepared,
+            || decode::AnthropicDecoder::new(&name),
+            abort,
+        )
+        .await
+    }
+}

@@ -1,0 +1,266 @@
+//! Maps the provider-neutral conversation to a Messages request body.
+//!
+//! The API's rules shape this: content blocks must be non-empty, roles alternate (so
+//! consecutive same-role messages are merged), `tool_result` blocks open the user turn that
+//! answers the calls, thinking blocks go back only with their signature, and `tool_use.input`
+//! is a JSON object (parsed from the call's argument text).
+
+use podcode_protocol::Attachment;
+use serde_json::{Map, Value, json};
+
+use super::DEFAULT_MAX_TOKENS;
+use crate::openai::model_id;
+use crate::{ChatRequest, Message, ModelRef, Part, Role};
+
+pub(crate) fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
+    let mut messages: Vec<(Role, Vec<Value>)> = Vec::new();
+    for m in &req.messages {
+        let blocks = content(m);
+        if blocks.is_empty() {
+            continue;
+        }
+        match messages.last_mut() {
+            Some((role, existing)) if *role == m.role => {
+                // tool_result blocks must lead the merged user turn.
+                let (mut results, rest): (Vec<Value>, Vec<Value>) = std::mem::take(existing)
+                    .into_iter()
+                    .chain(blocks)
+                    .partition(is_tool_result);
+                results.extend(rest);
+                *existing = results;
+            }
+            _ => messages.push((m.role, blocks)),
+        }
+    }
+    let messages: Vec<Value> = messages
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect();
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model_id(model, &req.model)));
+    body.insert(
+        "max_tokens".into(),
+        json!(req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
+    );
+    body.insert("stream".into(), json!(true));
+    if !req.system.is_empty() {
+        body.insert("system".into(), json!(req.system));
+    }
+    body.insert("messages".into(), Value::Array(messages));
+    if !req.tools.is_empty() {
+        let tools = req.tools.iter().map(
+            |t| json!({"name": t.id, "description": t.description, "input_schema": t.parameters}),
+        );
+        body.insert("tools".into(), Value::Array(tools.collect()));
+    }
+    if let Some(t) = req.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    Value::Object(body)
+}
+
+fn is_tool_result(block: &Value) -> bool {
+    block["type"] == "tool_result"
+}
+
+fn content(m: &Message) -> Vec<Value> {
+    let mut results = Vec::new();
+    let mut blocks = Vec::new();
+    for part in &m.parts {
+        match part {
+            Part::Text { text } if !text.is_empty() => {
+                blocks.push(json!({"type": "text", "text": text}))
+            }
+            Part::Reasoning {
+                text,
+                signature: Some(sig),
+            } if m.role == Role::Assistant => {
+                blocks.push(json!({"type": "thinking", "thinking": text, "signature": sig}));
+            }
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+            } => {
+                blocks.push(json!({"type": "tool_use", "id": id, "name": name, "input": tool_input(arguments)}));
+            }
+            Part::ToolResult {
+                call_id,
+                output,
+                is_error,
+                attachments,
+            } => {
+                results.push(tool_result(call_id, output, *is_error, attachments));
+            }
+            Part::Image { mime, url } => blocks.push(image(mime, url)),
+            _ => {}
+        }
+    }
+    results.extend(blocks);
+    results
+}
+
+/// The call's arguments as the JSON object `tool_use.input` must be; `{}` when they are
+/// empty or not an object (the tool's result then explains what was wrong).
+fn tool_input(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => json!({}),
+    }
+}
+
+fn tool_result(call_id: &str, output: &str, is_error: bool, attachments: &[Attachment]) -> Value {
+    let mut content = Vec::new();
+    if !output.is_empty() {
+        content.push(json!({"type": "text", "text": output}));
+    }
+    for a in attachments {
+        if a.mime.starts_with("image/") {
+            content.push(image(&a.mime, &a.url));
+        } else if a.mime == "application/pdf" {
+            content.push(json!({"type": "document", "source": source(&a.mime, &a.url)}));
+        } else {
+            content.push(json!({"type": "text", "text": crate::openai::unsupported_attachment(a)}));
+        }
+    }
+    let mut block = json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
+    if is_error {
+        block["is_error"] = json!(true);
+    }
+    block
+}
+
+fn image(mime: &str, url: &str) -> Value {
+    json!({"type": "image", "source": source(mime, url)})
+}
+
+/// `data:<mime>;base64,<data>` → a base64 source; anything else → a URL source.
+fn source(mime: &str, url: &str) -> Value {
+    if let Some(rest) = url.strip_prefix("data:")
+        && let Some((meta, data)) = rest.split_once(',')
+        && let Some(media_type) = meta.strip_suffix(";base64")
+    {
+        let media_type = if media_type.is_empty() {
+            mime
+        } else {
+            media_type
+        };
+        return json!({"type": "base64", "media_type": media_type, "data": data});
+    }
+    json!({"type": "url", "url": url})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(role: Role, parts: Vec<Part>) -> Message {
+        Message { role, parts }
+    }
+
+    #[test]
+    fn conversation_maps_to_messages() {
+        let req = ChatRequest {
+            model: "anthropic/claude-x".into(),
+            system: String::new(),
+            messages: vec![
+                msg(Role::User, vec![Part::Text { text: "hi".into() }]),
+                msg(
+                    Role::User,
+                    vec![
+                        Part::Text {
+                            text: String::new(),
+                        },
+                        Part::Text {
+                            text: "again".into(),
+                        },
+                    ],
+                ),
+                msg(
+                    Role::Assistant,
+                    vec![
+                        Part::Reasoning {
+                            text: "think".into(),
+                            signature: Some("sig".into()),
+                        },
+                        Part::Reasoning {
+                            text: "unsigned".into(),
+                            signature: None,
+                        },
+                        Part::ToolCall {
+                            id: "t1".into(),
+                            name: "read".into(),
+                            arguments: r#"{"a":1}"#.into(),
+                        },
+                        Part::ToolCall {
+                            id: "t2".into(),
+                            name: "list".into(),
+                            arguments: "not json".into(),
+                        },
+                    ],
+                ),
+                msg(
+                    Role::User,
+                    vec![Part::Text {
+                        text: "also".into(),
+                    }],
+                ),
+                msg(
+                    Role::User,
+                    vec![
+                        Part::ToolResult {
+                            call_id: "t1".into(),
+                            output: "x".into(),
+                            is_error: false,
+                            attachments: vec![],
+                        },
+                        Part::ToolResult {
+                            call_id: "t2".into(),
+                            output: String::new(),
+                            is_error: true,
+                            attachments: vec![],
+                        },
+                    ],
+                ),
+            ],
+            tools: vec![],
+            max_tokens: None,
+            temperature: Some(0.5),
+        };
+        let body = request_body(&ModelRef::parse("anthropic/claude-y").unwrap(), &req);
+        assert_eq!(body["model"], "claude-x");
+        assert_eq!(body["max_tokens"], 8192);
+        assert!(body.get("system").is_none() && body.get("tools").is_none());
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "again"}]},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "think", "signature": "sig"},
+                    {"type": "tool_use", "id": "t1", "name": "read", "input": {"a": 1}},
+                    {"type": "tool_use", "id": "t2", "name": "list", "input": {}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "x"}]},
+                    {"type": "tool_result", "tool_use_id": "t2", "content": [], "is_error": true},
+                    {"type": "text", "text": "also"}]},
+            ])
+        );
+    }
+
+    #[test]
+    fn sources_from_data_and_remote_urls() {
+        assert_eq!(
+            source("image/png", "data:image/jpeg;base64,QUJD"),
+            json!({"type": "base64", "media_type": "image/jpeg", "data": "QUJD"})
+        );
+        assert_eq!(
+            source("image/png", "data:;base64,QUJD")["media_type"],
+            "image/png"
+        );
+        assert_eq!(
+            source("image/png", "https://x/y.png"),
+            json!({"type": "url", "url": "https://x/y.png"})
+        );
+    }
+}

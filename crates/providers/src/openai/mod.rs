@@ -1,0 +1,78 @@
+//! The OpenAI-compatible chat completions client: `POST {base}/chat/completions` with
+//! `stream: true`. One client serves OpenAI, OpenRouter, Groq, DeepSeek, vLLM, llama.cpp,
+//! LM Studio and Ollama; `request` builds the body, `decode` reads the stream.
+
+mod decode;
+mod request;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::endpoint::http_client;
+use crate::stream::{self, Prepared};
+use crate::{ChatRequest, Endpoint, EventStream, ModelClient, ModelRef, ProviderError};
+
+pub(crate) use request::{model_id, request_body, unsupported_attachment};
+
+/// A streaming client for OpenAI-compatible chat completions.
+#[derive(Debug, Clone)]
+pub struct OpenAiClient {
+    model: ModelRef,
+    endpoint: Endpoint,
+    http: reqwest::Client,
+}
+
+impl OpenAiClient {
+    /// A client for `model` at `endpoint` (`Authorization: Bearer <api_key>` when a key is set).
+    pub fn new(model: ModelRef, endpoint: Endpoint) -> Result<Self, ProviderError> {
+        Ok(Self {
+            model,
+            endpoint,
+            http: http_client()?,
+        })
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+}
+
+#[async_trait]
+impl ModelClient for OpenAiClient {
+    fn model(&self) -> &ModelRef {
+        &self.model
+    }
+
+    async fn stream(
+        &self,
+        request: ChatRequest,
+        abort: CancellationToken,
+    ) -> Result<EventStream, ProviderError> {
+        let provider = self.model.provider.clone();
+        let body = request_body(&self.model, &request);
+        let auth: Vec<(&str, String)> = self
+            .endpoint
+            .api_key
+            .iter()
+            .map(|k| ("authorization", format!("Bearer {k}")))
+            .collect();
+        let prepared = Prepared {
+            url: self.endpoint.url("chat/completions"),
+            headers: self.endpoint.header_map(&provider, &auth)?,
+            body: serde_json::to_vec(&body).map_err(|e| ProviderError::Protocol {
+                provider: provider.clone(),
+                message: e.to_string(),
+            })?,
+            provider,
+        };
+        let name = self.model.provider.clone();
+        stream::start(
+            &self.http,
+            &self.endpoint,
+            prepared,
+            || decode::OpenAiDecoder::new(&name),
+            abort,
+        )
+        .await
+    }
+}
