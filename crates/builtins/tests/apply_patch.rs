@@ -2,28 +2,17 @@
 //! with one prompt showing the combined diff, all-or-nothing on bad hunks, bad patches and
 //! failed writes, the journal, and reverting the session to the original files.
 
+mod common;
+
 use std::fs;
 
-use podcode_protocol::{ChangeOp, PermissionAction, PermissionReply, PermissionRule};
-use podcode_tools::testing::{Harness, Setup, harness};
+use podcode_protocol::{ChangeOp, PermissionReply};
+use podcode_tools::testing::Harness;
 use podcode_tools::{CallOutcome, CallStatus, RevertOptions, RevertTarget, ToolRegistry, revert};
 use serde_json::json;
 
 fn setup(replies: Vec<PermissionReply>, allow_edit: bool) -> Harness {
-    let mut r = ToolRegistry::new();
-    podcode_builtins::register_all(&mut r);
-    let mut rules = podcode_builtins::default_rules();
-    if allow_edit {
-        rules.push(PermissionRule::new("edit", "*", PermissionAction::Allow));
-    }
-    harness(
-        r,
-        Setup {
-            rules,
-            replies,
-            ..Default::default()
-        },
-    )
+    common::builtins(replies, common::allow_if("edit", allow_edit))
 }
 
 fn put(h: &Harness, rel: &str, text: &str) {

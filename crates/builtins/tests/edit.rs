@@ -2,29 +2,18 @@
 //! whitespace-tolerant matches, refusals (ambiguous, no-op, missing, stale, binary, .git),
 //! the change journal, and reverting the session.
 
+mod common;
+
 use std::fs;
 use std::time::{Duration, SystemTime};
 
-use podcode_protocol::{ChangeOp, PermissionAction, PermissionReply, PermissionRule};
-use podcode_tools::testing::{Harness, Setup, harness};
+use podcode_protocol::{ChangeOp, PermissionReply};
+use podcode_tools::testing::Harness;
 use podcode_tools::{CallStatus, RevertOptions, RevertTarget, ToolRegistry, revert};
 use serde_json::json;
 
 fn setup(replies: Vec<PermissionReply>, allow_edit: bool) -> Harness {
-    let mut r = ToolRegistry::new();
-    podcode_builtins::register_all(&mut r);
-    let mut rules = podcode_builtins::default_rules();
-    if allow_edit {
-        rules.push(PermissionRule::new("edit", "*", PermissionAction::Allow));
-    }
-    harness(
-        r,
-        Setup {
-            rules,
-            replies,
-            ..Default::default()
-        },
-    )
+    common::builtins(replies, common::allow_if("edit", allow_edit))
 }
 
 fn put(h: &Harness, rel: &str, text: &str) {

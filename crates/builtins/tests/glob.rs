@@ -1,29 +1,18 @@
 //! `glob` through the real pipeline: name and path patterns, newest-first order, ignore
 //! files, the result cap and its note, and bad input.
 
+mod common;
+
 use std::fs;
 use std::time::{Duration, SystemTime};
 
 use podcode_protocol::PermissionReply;
-use podcode_tools::testing::{Harness, Setup, harness};
-use podcode_tools::{CallStatus, ToolRegistry};
+use podcode_tools::CallStatus;
+use podcode_tools::testing::Harness;
 use serde_json::json;
 
-fn registry() -> ToolRegistry {
-    let mut r = ToolRegistry::new();
-    podcode_builtins::register_all(&mut r);
-    r
-}
-
 fn setup(replies: Vec<PermissionReply>) -> Harness {
-    harness(
-        registry(),
-        Setup {
-            rules: podcode_builtins::default_rules(),
-            replies,
-            ..Default::default()
-        },
-    )
+    common::builtins(replies, vec![])
 }
 
 /// Writes a file whose mtime is `age` seconds in the past.
@@ -38,7 +27,7 @@ fn put(h: &Harness, rel: &str, age: u64) {
 
 #[test]
 fn description_and_schema_are_pinned() {
-    let r = registry();
+    let r = common::registry();
     let tool = &r.get("glob").unwrap().tool;
     assert!(tool.gates_itself());
     let spec = tool.spec();

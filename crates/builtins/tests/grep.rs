@@ -2,31 +2,18 @@
 //! `include`, ignore files, binary files, the match cap and its note, `.env` files, and
 //! bad patterns.
 
+mod common;
+
 use std::fs;
 use std::time::{Duration, SystemTime};
 
 use podcode_protocol::{PermissionReply, PermissionRule};
-use podcode_tools::testing::{Harness, Setup, harness};
-use podcode_tools::{CallStatus, ToolRegistry};
+use podcode_tools::CallStatus;
+use podcode_tools::testing::Harness;
 use serde_json::json;
 
-fn registry() -> ToolRegistry {
-    let mut r = ToolRegistry::new();
-    podcode_builtins::register_all(&mut r);
-    r
-}
-
 fn setup(replies: Vec<PermissionReply>, extra: Vec<PermissionRule>) -> Harness {
-    let mut rules = podcode_builtins::default_rules();
-    rules.extend(extra);
-    harness(
-        registry(),
-        Setup {
-            rules,
-            replies,
-            ..Default::default()
-        },
-    )
+    common::builtins(replies, extra)
 }
 
 /// Writes a file whose mtime is `age` seconds in the past.
@@ -41,7 +28,7 @@ fn put(h: &Harness, rel: &str, data: impl AsRef<[u8]>, age: u64) {
 
 #[test]
 fn description_and_schema_are_pinned() {
-    let r = registry();
+    let r = common::registry();
     let tool = &r.get("grep").unwrap().tool;
     assert!(tool.gates_itself());
     let spec = tool.spec();

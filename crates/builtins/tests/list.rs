@@ -1,28 +1,17 @@
 //! `list` through the real pipeline: the tree shape, ignore files and `ignore` globs, the
 //! entry cap and its notes, and bad paths.
 
+mod common;
+
 use std::fs;
 
 use podcode_protocol::PermissionReply;
-use podcode_tools::testing::{Harness, Setup, harness};
-use podcode_tools::{CallStatus, ToolRegistry};
+use podcode_tools::CallStatus;
+use podcode_tools::testing::Harness;
 use serde_json::json;
 
-fn registry() -> ToolRegistry {
-    let mut r = ToolRegistry::new();
-    podcode_builtins::register_all(&mut r);
-    r
-}
-
 fn setup(replies: Vec<PermissionReply>) -> Harness {
-    harness(
-        registry(),
-        Setup {
-            rules: podcode_builtins::default_rules(),
-            replies,
-            ..Default::default()
-        },
-    )
+    common::builtins(replies, vec![])
 }
 
 fn put(h: &Harness, rel: &str, data: &str) {
@@ -37,7 +26,7 @@ fn root(h: &Harness) -> String {
 
 #[test]
 fn description_and_schema_are_pinned() {
-    let r = registry();
+    let r = common::registry();
     let tool = &r.get("list").unwrap().tool;
     assert!(tool.gates_itself());
     let spec = tool.spec();

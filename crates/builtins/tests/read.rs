@@ -2,31 +2,18 @@
 //! output caps, folders, images, binary refusal, "did you mean", the permission gates
 //! (`external_directory`, `.env`, the spill folder) and the file-times bookkeeping.
 
+mod common;
+
 use std::fs;
 use std::time::{Duration, SystemTime};
 
 use podcode_protocol::{PermissionAction, PermissionReply, PermissionRule, Truncation};
 use podcode_tools::testing::{Harness, Setup, harness, spew};
-use podcode_tools::{CallStatus, SourceKind, ToolRegistry, ToolSource, wildcard_match};
+use podcode_tools::{CallStatus, SourceKind, ToolSource, wildcard_match};
 use serde_json::json;
 
-fn registry() -> ToolRegistry {
-    let mut r = ToolRegistry::new();
-    podcode_builtins::register_all(&mut r);
-    r
-}
-
 fn setup(replies: Vec<PermissionReply>, extra: Vec<PermissionRule>) -> Harness {
-    let mut rules = podcode_builtins::default_rules();
-    rules.extend(extra);
-    harness(
-        registry(),
-        Setup {
-            rules,
-            replies,
-            ..Default::default()
-        },
-    )
+    common::builtins(replies, extra)
 }
 
 fn put(h: &Harness, rel: &str, data: impl AsRef<[u8]>) {
@@ -45,7 +32,7 @@ fn lines(n: usize) -> String {
 
 #[test]
 fn description_and_schema_are_pinned() {
-    let r = registry();
+    let r = common::registry();
     let tool = &r.get("read").unwrap().tool;
     assert!(tool.gates_itself());
     let spec = tool.spec();
@@ -407,7 +394,7 @@ async fn a_deny_rule_wins() {
 
 #[tokio::test]
 async fn spill_files_are_readable_without_a_prompt() {
-    let mut r = registry();
+    let mut r = common::registry();
     r.merge(
         ToolSource::new(SourceKind::Test, "test"),
         vec![spew("spew", Truncation::Head)],
