@@ -273,7 +273,7 @@ while time.time() < deadline:
         if not chunk:
             break
         out += chunk
-    if not sent and b"> " in out:
+    if not sent and (b"> " in out or b"[y/N] " in out):
         os.write(fd, (answer + "\n").encode())
         sent = True
 os.waitpid(pid, 0)
@@ -420,4 +420,22 @@ fn project_tools_need_trust() {
             .iter()
             .any(|t| t["id"] == "deploy_status")
     );
+}
+
+#[test]
+fn on_a_terminal_an_untrusted_workspace_asks_before_loading_its_own_tools() {
+    let env = Env::new();
+    let dir = env.repo().join(".podcode/tools");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("deploy"), TWO_TOOLS).unwrap();
+    std::fs::set_permissions(dir.join("deploy"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args = ["tool", "call", "deploy_status", r#"{"service":"api"}"#, "--yes"];
+    let declined = call_in_pty(&env, &args, "n");
+    assert!(declined.contains("They run code from the repository."), "{declined}");
+    assert!(declined.contains("Not trusted: they stay skipped"), "{declined}");
+    assert!(declined.contains("Unknown tool \"deploy_status\""), "{declined}");
+    let accepted = call_in_pty(&env, &args, "y");
+    assert!(accepted.contains("service is healthy"), "{accepted}");
+    let list = text(&env.run(&["trust", "--list"]).stdout);
+    assert!(list.contains("repo"), "{list}");
 }

@@ -47,7 +47,8 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
     } else {
         args
     };
-    let app = App::load(cwd)?;
+    let mut app = App::load(cwd)?;
+    crate::trust_prompt::ask_to_trust(&mut app);
     tokio_runtime()?.block_on(async move {
         let loaded = app.tools().await;
         // Load problems are startup warnings: the call still runs with what did load.

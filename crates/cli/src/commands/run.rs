@@ -57,7 +57,9 @@ pub struct RunArgs {
 }
 
 pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
-    let app = Arc::new(App::load(cwd)?);
+    let mut app = App::load(cwd)?;
+    crate::trust_prompt::ask_to_trust(&mut app);
+    let app = Arc::new(app);
     let profile = resolve_profile(&app.config, &args.agent)?;
     let wanted = args.model.clone().or_else(|| profile.model.clone());
     let env = |k: &str| std::env::var(k).ok();
