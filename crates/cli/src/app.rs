@@ -1,6 +1,6 @@
 //! Loading everything a command needs, in one place: directories, the merged config (its
 //! warnings printed once), workspace trust, the tool registry (built-ins, then global and
-//! project executables), the store, and a runtime wired to a permission `Asker`.
+//! project executables, MCP servers), the store, and a runtime wired to a permission `Asker`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,6 +31,9 @@ pub struct App {
     pub project: PathBuf,
     pub config: Config,
     pub trusted: bool,
+    /// The configured MCP servers, started once per process and shared by every rebuild
+    /// of the tool set.
+    mcp: std::sync::OnceLock<Arc<podcode_mcp::McpSource>>,
 }
 
 impl App {
@@ -57,6 +60,7 @@ impl App {
             project,
             config: loaded.config,
             trusted,
+            mcp: std::sync::OnceLock::new(),
         })
     }
 
@@ -116,6 +120,27 @@ impl App {
         for p in found.problems {
             registry.add_problem(&p.source, p.level, p.message);
         }
+        // MCP servers last: required ones are awaited, the rest start in the background and
+        // offer their cached manifests, so they never delay the first model request.
+        // Each tool holds its server, so the source itself need not outlive this call.
+        for name in self.untrusted_mcp_servers() {
+            registry.add_problem(
+                &format!("mcp:{name}"),
+                podcode_tools::ProblemLevel::Warning,
+                format!(
+                    "skipped MCP server `{name}` from the project's config: this workspace is not trusted to run its own code (run `podcode trust` to allow it)"
+                ),
+            );
+        }
+        let mcp = self.mcp_source();
+        mcp.start().await;
+        let (mcp_sources, mcp_problems) = mcp.tools();
+        for (source, tools) in mcp_sources {
+            registry.merge(source, tools);
+        }
+        for p in mcp_problems {
+            registry.add_problem(&p.source, p.level, p.message);
+        }
         let plugin_hooks = plugins.hooks.map(Arc::new);
         let mut hooks: Vec<Arc<dyn ToolHook>> = Vec::new();
         if let Some(h) = &plugin_hooks {
@@ -133,6 +158,38 @@ impl App {
             plugin_hooks,
             reports: plugins.reports,
             host,
+        }
+    }
+
+    /// The configured MCP servers as a tool source (created once; not started yet). A server
+    /// that the project's own config defines runs a command chosen by the repository, so it
+    /// is left out until the workspace is trusted.
+    pub fn mcp_source(&self) -> Arc<podcode_mcp::McpSource> {
+        self.mcp
+            .get_or_init(|| {
+                let mut servers = self.config.mcp.clone();
+                for name in self.untrusted_mcp_servers() {
+                    servers.remove(&name);
+                }
+                Arc::new(podcode_mcp::McpSource::new(
+                    &servers,
+                    self.dirs.data_dir.join("cache/mcp-manifests.json"),
+                ))
+            })
+            .clone()
+    }
+
+    /// MCP servers named in the project's config file while the workspace is not trusted.
+    pub fn untrusted_mcp_servers(&self) -> Vec<String> {
+        if self.trusted {
+            return Vec::new();
+        }
+        let file = project_config_file(&self.project);
+        match std::fs::read_to_string(&file) {
+            Ok(text) => podcode_config::load_str(&file, &text)
+                .map(|(c, _)| c.mcp.into_keys().collect())
+                .unwrap_or_default(),
+            Err(_) => Vec::new(),
         }
     }
 

@@ -67,6 +67,13 @@ enum Command {
     Revert(commands::changes::RevertArgs),
     /// Trust this workspace to run its own tools and plugins (.podcode/tools, .podcode/plugins).
     Trust(commands::trust::TrustArgs),
+    /// MCP: `podcode mcp list` (configured servers), `podcode mcp serve` (serve our tools).
+    Mcp {
+        #[command(subcommand)]
+        command: commands::mcp::McpCommand,
+    },
+    /// The full-screen UI (what bare `podcode` opens on a terminal).
+    Tui(commands::tui::TuiArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -81,8 +88,14 @@ fn main() -> std::process::ExitCode {
         Some(Command::Changes(args)) => commands::changes::run_changes(cli.cwd, args),
         Some(Command::Revert(args)) => commands::changes::run_revert(cli.cwd, args),
         Some(Command::Trust(args)) => commands::trust::run(cli.cwd, args),
+        Some(Command::Mcp { command }) => commands::mcp::run(cli.cwd, command),
+        Some(Command::Tui(args)) => commands::tui::run(cli.cwd, args),
+        None if std::io::IsTerminal::is_terminal(&std::io::stdin())
+            && std::io::IsTerminal::is_terminal(&std::io::stdout()) =>
+        {
+            commands::tui::run(cli.cwd, commands::tui::TuiArgs::default())
+        }
         None => {
-            // The full-screen UI is not part of this build yet: show what there is.
             use clap::CommandFactory;
             let mut help = Cli::command();
             if std::io::IsTerminal::is_terminal(&std::io::stdout()) {

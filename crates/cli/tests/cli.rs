@@ -429,11 +429,26 @@ fn on_a_terminal_an_untrusted_workspace_asks_before_loading_its_own_tools() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("deploy"), TWO_TOOLS).unwrap();
     std::fs::set_permissions(dir.join("deploy"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let args = ["tool", "call", "deploy_status", r#"{"service":"api"}"#, "--yes"];
+    let args = [
+        "tool",
+        "call",
+        "deploy_status",
+        r#"{"service":"api"}"#,
+        "--yes",
+    ];
     let declined = call_in_pty(&env, &args, "n");
-    assert!(declined.contains("They run code from the repository."), "{declined}");
-    assert!(declined.contains("Not trusted: they stay skipped"), "{declined}");
-    assert!(declined.contains("Unknown tool \"deploy_status\""), "{declined}");
+    assert!(
+        declined.contains("They run code from the repository."),
+        "{declined}"
+    );
+    assert!(
+        declined.contains("Not trusted: they stay skipped"),
+        "{declined}"
+    );
+    assert!(
+        declined.contains("Unknown tool \"deploy_status\""),
+        "{declined}"
+    );
     let accepted = call_in_pty(&env, &args, "y");
     assert!(accepted.contains("service is healthy"), "{accepted}");
     let list = text(&env.run(&["trust", "--list"]).stdout);

@@ -2,9 +2,11 @@
 
 pub mod call;
 pub mod changes;
+pub mod mcp;
 pub mod permissions;
 pub mod plugins;
 pub mod run;
 pub mod sessions;
 pub mod tools;
 pub mod trust;
+pub mod tui;

@@ -118,7 +118,7 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         }
         let reloader = Arc::new(Reloader {
             app: app.clone(),
-            stamp: std::sync::Mutex::new(podcode_plugins::fingerprint(&app.tool_dirs())),
+            stamp: std::sync::Mutex::new(tools_stamp(&app)),
             hosts: Mutex::new(vec![loaded.host.clone()]),
         });
         let agent = Agent::new(runtime, model, store.clone(), profile, opts)
@@ -203,7 +203,14 @@ fn pick_session(
     Ok(row.id)
 }
 
-/// Reloads the tool set before a model request when tool or plugin files changed on disk.
+/// Tool and plugin files on disk, and how many MCP servers have finished starting: when
+/// either changes, the tool set is rebuilt before the next model request.
+fn tools_stamp(app: &App) -> u64 {
+    podcode_plugins::fingerprint(&app.tool_dirs()) ^ app.mcp_source().generation().rotate_left(32)
+}
+
+/// Reloads the tool set before a model request when tool or plugin files changed on disk,
+/// or a background MCP server became ready.
 struct Reloader {
     app: Arc<App>,
     stamp: std::sync::Mutex<u64>,
@@ -214,7 +221,7 @@ struct Reloader {
 #[async_trait]
 impl ToolReloader for Reloader {
     async fn reload(&self) -> Option<ToolRegistry> {
-        let now = podcode_plugins::fingerprint(&self.app.tool_dirs());
+        let now = tools_stamp(&self.app);
         {
             let mut stamp = self.stamp.lock().ok()?;
             if *stamp == now {

@@ -1,0 +1,130 @@
+//! `podcode mcp list [--json]`: each configured `[mcp.<name>]` server, started and waited
+//! for (up to its `startup_timeout`), with its state, tool count and last error. A
+//! successful start also caches the server's tool manifest, so later startups offer its
+//! tools at once without waiting for it.
+//!
+//! `podcode mcp serve [--allow PERMISSION[:PATTERN]]…`: the workspace's merged tool set
+//! served over MCP on stdio. Asks that no `--allow` rule (or config rule) opens are
+//! rejected; every change is journaled under one session for the connection, revertable
+//! with `podcode revert --session <id>` (the id is printed on stderr).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::Subcommand;
+use podcode_protocol::{PermissionAction, PermissionReply, PermissionRule};
+use podcode_tools::FixedAsker;
+
+use crate::app::{App, tokio_runtime};
+
+#[derive(Subcommand)]
+pub enum McpCommand {
+    /// Start every configured MCP server and show its state, tool count and last error.
+    List {
+        /// Stable machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve this workspace's tools (built-ins, plugins, executables) to an MCP client on stdio.
+    Serve {
+        /// Allow asks for PERMISSION (optionally only for PATTERN, e.g. `bash:git *`); every
+        /// other ask is rejected. Repeatable.
+        #[arg(long = "allow", value_name = "PERMISSION[:PATTERN]")]
+        allow: Vec<String>,
+    },
+}
+
+/// What a client's model reads when a call needed an ask no `--allow` rule opened.
+pub const SERVE_REJECT_FEEDBACK: &str = "podcode mcp serve rejects permission asks that no --allow rule opened; ask the user to restart the server with --allow for this permission";
+
+/// `--allow` values as rules: `PERMISSION` or `PERMISSION:PATTERN`.
+pub fn allow_rules(allow: &[String]) -> Vec<PermissionRule> {
+    allow
+        .iter()
+        .map(|a| {
+            let (permission, pattern) = a.split_once(':').unwrap_or((a.as_str(), "*"));
+            PermissionRule::new(permission, pattern, PermissionAction::Allow)
+        })
+        .collect()
+}
+
+pub fn run(cwd: Option<PathBuf>, command: McpCommand) -> Result<ExitCode> {
+    match command {
+        McpCommand::List { json } => list(cwd, json),
+        McpCommand::Serve { allow } => serve(cwd, &allow),
+    }
+}
+
+fn serve(cwd: Option<PathBuf>, allow: &[String]) -> Result<ExitCode> {
+    let app = App::load(cwd)?;
+    let rules = allow_rules(allow);
+    tokio_runtime()?.block_on(async {
+        let loaded = app.tools().await;
+        let store = app.open_store()?;
+        let session = app.new_session(&store, "mcp", "MCP client connection")?;
+        let asker = Arc::new(FixedAsker(PermissionReply::Reject {
+            feedback: Some(SERVE_REJECT_FEEDBACK.into()),
+        }));
+        let runtime =
+            app.runtime_with_rules(loaded.registry, loaded.hooks, store, asker, &rules);
+        let mut identity = app.identity(&session);
+        identity.agent = "mcp".into();
+        eprintln!(
+            "podcode mcp serve: changes are journaled under session {session} (undo with `podcode revert --session {session}`)"
+        );
+        let served = podcode_mcp::ToolServer::new(Arc::new(runtime), identity)
+            .serve_stdio()
+            .await;
+        loaded.host.shutdown().await;
+        served?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+fn list(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
+    let app = App::load(cwd)?;
+    let status = tokio_runtime()?.block_on(async {
+        let source = app.mcp_source();
+        source.start_and_wait().await;
+        source.status()
+    });
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "servers": status }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if status.is_empty() {
+        println!(
+            "no MCP servers configured; add one to config.toml:\n\n[mcp.everything]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-everything\"]"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let width = status
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    println!(
+        "{:width$}  {:8}  {:>5}  TRANSPORT",
+        "SERVER", "STATE", "TOOLS"
+    );
+    for s in &status {
+        println!(
+            "{:width$}  {:8}  {:>5}  {}",
+            s.name,
+            s.state.as_str(),
+            s.tools,
+            s.transport
+        );
+        if let Some(e) = &s.last_error {
+            println!("{:width$}  last error: {e}", "");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,287 @@
+//! `podcode mcp list`, and MCP tools in `podcode tools` and `podcode tool call`, against the
+//! real `@modelcontextprotocol/server-everything` (installed by `.ci/run` with `npm ci` in
+//! `crates/mcp/tests/servers`). Every test gets its own HOME, config and data folders.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+struct Env {
+    root: tempfile::TempDir,
+}
+
+impl Env {
+    fn new(config: &str) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("repo/.git")).unwrap();
+        std::fs::create_dir_all(root.path().join("config")).unwrap();
+        std::fs::write(root.path().join("config/config.toml"), config).unwrap();
+        Self { root }
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_podcode"))
+            .args(args)
+            .current_dir(self.root.path().join("repo"))
+            .env("HOME", self.root.path().join("home"))
+            .env("PODCODE_CONFIG_DIR", self.root.path().join("config"))
+            .env("PODCODE_DATA_DIR", self.root.path().join("data"))
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The real server is a test prerequisite, never a reason to skip.
+fn everything() -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp/tests/servers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        p.exists(),
+        "{} missing: run `npm ci` in crates/mcp/tests/servers (bash .ci/run does)",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn mcp_list_shows_state_tools_and_errors_then_tools_are_offered() {
+    let bin = everything();
+    let env = Env::new(&format!(
+        "[mcp.everything]\ncommand = \"{}\"\n\n[mcp.broken]\ncommand = \"/nonexistent/mcp-server\"\n",
+        bin.display()
+    ));
+
+    let out = env.run(&["mcp", "list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("SERVER      STATE     TOOLS  TRANSPORT\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("broken      failed        0  /nonexistent/mcp-server\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "last error: could not start `/nonexistent/mcp-server`: No such file or directory"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("everything  ready   "), "{stdout}");
+
+    let out = env.run(&["mcp", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["servers"][1]["name"], "everything");
+    assert_eq!(v["servers"][1]["state"], "ready");
+    assert!(v["servers"][1]["tools"].as_u64().unwrap() >= 5);
+
+    // The manifest cached by `mcp list` lets `podcode tools` offer the tools at once.
+    let out = env.run(&["tools", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let echo = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "everything_echo")
+        .expect("everything_echo listed");
+    assert_eq!(echo["source"]["kind"], "mcp");
+    assert_eq!(echo["source"]["name"], "mcp:everything");
+    assert_eq!(echo["parameters"]["required"][0], "message");
+
+    let out = env.run(&[
+        "tool",
+        "call",
+        "everything_echo",
+        r#"{"message":"hi"}"#,
+        "--yes",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Echo: hi");
+}
+
+#[test]
+fn no_servers_configured_says_how_to_add_one() {
+    let env = Env::new("");
+    let out = env.run(&["mcp", "list"]);
+    assert!(out.status.success());
+    assert_eq!(
+        text(&out.stdout),
+        "no MCP servers configured; add one to config.toml:\n\n[mcp.everything]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-everything\"]\n"
+    );
+}
+
+const STATUS_TOOL: &str = r#"#!/bin/sh
+if [ "$1" = describe ]; then
+  echo '{"id":"deploy_status","description":"Check a deploy.","parameters":{"type":"object","properties":{"service":{"type":"string"}},"required":["service"]}}'
+  exit 0
+fi
+cat > /dev/null
+echo "service is healthy"
+"#;
+
+fn obj(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+fn first_text(r: &rmcp::model::CallToolResult) -> String {
+    serde_json::to_value(&r.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_serve_offers_builtins_and_executables_to_a_real_client() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use std::os::unix::fs::PermissionsExt;
+
+    let env = Env::new("");
+    let tools = env.root.path().join("config/tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let tool = tools.join("deploy_status");
+    std::fs::write(&tool, STATUS_TOOL).unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let repo = env.root.path().join("repo");
+    std::fs::write(repo.join("notes.txt"), "first line\n").unwrap();
+
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_podcode"));
+    cmd.args([
+        "mcp",
+        "serve",
+        "--allow",
+        "deploy_status",
+        "--allow",
+        "edit:*",
+    ])
+    .current_dir(&repo)
+    .env("HOME", env.root.path().join("home"))
+    .env("PODCODE_CONFIG_DIR", env.root.path().join("config"))
+    .env("PODCODE_DATA_DIR", env.root.path().join("data"))
+    .env_remove("XDG_CONFIG_HOME")
+    .env_remove("XDG_DATA_HOME");
+    let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let mut banner = String::new();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(stderr.unwrap());
+        lines.read_line(&mut banner).await.unwrap();
+    }
+    let session = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("ses_"))
+        .unwrap_or_else(|| panic!("no session id in {banner:?}"))
+        .trim_end_matches([')', '`'])
+        .to_string();
+
+    let listed = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
+    for id in ["read", "write", "bash", "deploy_status"] {
+        assert!(names.contains(&id), "{id} missing from {names:?}");
+    }
+
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("read")
+                .with_arguments(obj(serde_json::json!({"filePath": "notes.txt"}))),
+        )
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{}", first_text(&r));
+    assert!(first_text(&r).contains("first line"), "{}", first_text(&r));
+
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("deploy_status")
+                .with_arguments(obj(serde_json::json!({"service": "api"}))),
+        )
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{}", first_text(&r));
+    assert_eq!(first_text(&r).trim(), "service is healthy");
+
+    // An ask no --allow rule opened is rejected, and the client's model is told why.
+    let r = client
+        .call_tool(CallToolRequestParams::new("bash").with_arguments(obj(
+            serde_json::json!({"command": "touch x", "description": "touch"}),
+        )))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        first_text(&r)
+            .contains("podcode mcp serve rejects permission asks that no --allow rule opened"),
+        "{}",
+        first_text(&r)
+    );
+
+    // Changes are journaled under the connection's session and revertable.
+    let r = client
+        .call_tool(CallToolRequestParams::new("write").with_arguments(obj(
+            serde_json::json!({"filePath": "notes.txt", "content": "changed\n"}),
+        )))
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{}", first_text(&r));
+    assert_eq!(
+        std::fs::read_to_string(repo.join("notes.txt")).unwrap(),
+        "changed\n"
+    );
+    let _ = client.cancel().await;
+    let out = env.run(&["revert", "--session", &session]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("notes.txt")).unwrap(),
+        "first line\n"
+    );
+}
+
+#[test]
+fn three_servers_not_required_do_not_delay_startup() {
+    let bin = everything();
+    let config: String = ["one", "two", "three"]
+        .iter()
+        .map(|n| format!("[mcp.{n}]\ncommand = \"{}\"\n\n", bin.display()))
+        .collect();
+    let with = Env::new(&config);
+    let without = Env::new("");
+    let time = |env: &Env| {
+        let t = std::time::Instant::now();
+        let out = env.run(&["tools", "--json"]);
+        (t.elapsed(), out)
+    };
+    let (base, _) = time(&without);
+    let (elapsed, out) = time(&with);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Structural: the tool set was built while all three were still starting.
+    let starting = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            p["message"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("is starting in the background; its tools join once it is ready")
+        })
+        .count();
+    assert_eq!(starting, 3, "{v}");
+    eprintln!(
+        "NUMBER `podcode tools` with 3 stdio MCP servers not required: {elapsed:?} (without MCP: {base:?})"
+    );
+}

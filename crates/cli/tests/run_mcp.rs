@@ -1,0 +1,92 @@
+//! MCP servers inside the agent loop: a server not marked `required` starts in the
+//! background, never delays the first model request, and its tools join the running
+//! session as soon as it is ready.
+
+mod common;
+use common::*;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use podcode_providers::testing::Reply;
+
+fn everything() -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp/tests/servers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        p.exists(),
+        "{} missing: run `npm ci` in crates/mcp/tests/servers (bash .ci/run does)",
+        p.display()
+    );
+    p
+}
+
+fn tool_names(request: &serde_json::Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_background_mcp_server_joins_the_running_session_when_ready() {
+    let env = Env::new(vec![
+        Reply::new().tool_call(
+            "call_1",
+            "bash",
+            r#"{"command": "sleep 4", "description": "wait"}"#,
+        ),
+        Reply::new().text("done"),
+    ]);
+    // A server that takes a second to come up, so it cannot be ready for the first request.
+    let slow = env.root.path().join("slow-everything.sh");
+    std::fs::write(
+        &slow,
+        format!(
+            "#!/bin/sh\nsleep 1\nexec {} \"$@\"\n",
+            everything().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = std::fs::read_to_string(env.repo().join(".podcode/config.toml")).unwrap();
+    env.write(
+        ".podcode/config.toml",
+        &format!(
+            "{config}\n[mcp.everything]\ncommand = \"{}\"\n",
+            slow.display()
+        ),
+    );
+
+    // A project-defined server runs repository-chosen code: untrusted, it is skipped.
+    let untrusted = env.run(&["tools", "--json"]);
+    let listing: serde_json::Value = serde_json::from_slice(&untrusted.stdout).unwrap();
+    assert!(listing["problems"].as_array().unwrap().iter().any(|p| {
+        p["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("skipped MCP server `everything` from the project's config")
+    }));
+    assert!(env.run(&["trust"]).status.success());
+
+    let out = env.run(&["run", "wait, then use the new tools", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = env.requests();
+    assert_eq!(requests.len(), 2);
+    let first = tool_names(&requests[0]);
+    assert!(first.contains(&"read".to_string()));
+    assert!(
+        !first.iter().any(|t| t.starts_with("everything_")),
+        "the first request did not wait: {first:?}"
+    );
+    let second = tool_names(&requests[1]);
+    assert!(
+        second.contains(&"everything_echo".to_string()),
+        "joined when ready: {second:?}"
+    );
+}

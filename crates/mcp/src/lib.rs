@@ -1,0 +1,20 @@
+//! MCP for Podcode. The client side makes every `[mcp.<name>]` server (a stdio child
+//! process or a streamable HTTP endpoint) a tool source whose tools pass through the same
+//! pipeline as the built-ins (`McpSource`, `McpTool`). The server side (`ToolServer`)
+//! serves Podcode's own merged tool set over MCP. Built on the official `rmcp` SDK.
+
+mod content;
+mod error;
+mod names;
+mod serve;
+mod server;
+mod source;
+mod tool;
+
+pub use content::{EMPTY_ERROR_TEXT, convert as convert_result};
+pub use error::McpError;
+pub use names::IdAllocator;
+pub use serve::ToolServer;
+pub use server::{McpServer, RemoteTool, ServerState};
+pub use source::{McpSource, ServerStatus, SourceTools, starting_text, unavailable_text};
+pub use tool::{McpTool, died_text, timeout_text};

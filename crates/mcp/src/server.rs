@@ -1,0 +1,325 @@
+//! One configured MCP server and its connection. A server starts on demand (or in the
+//! background at startup), lists its tools, and keeps one rmcp client session. When it
+//! fails to start, dies, or its connection closes, the reason is kept for `podcode tools`
+//! and `podcode mcp list`, the client is dropped, and the next use starts it again; after
+//! consecutive start failures the next attempt waits (1 s, 2 s, 4 s … up to 60 s).
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::{Duration, Instant};
+
+use podcode_config::McpServerConfig;
+use rmcp::handler::client::progress::ProgressDispatcher;
+use rmcp::model::ProgressNotificationParam;
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::sync::Mutex;
+
+use crate::error::McpError;
+
+const STDERR_TAIL: usize = 2048;
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The rmcp client handler: forwards progress notifications to per-call subscribers.
+#[derive(Clone, Default)]
+pub struct Handler {
+    pub(crate) progress: ProgressDispatcher,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.handle_notification(params).await;
+    }
+}
+
+pub type Client = RunningService<RoleClient, Handler>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerState {
+    Disabled,
+    Starting,
+    Ready,
+    Failed,
+}
+
+impl ServerState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Starting => "starting",
+            Self::Ready => "ready",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// A server's tool as it listed it: name, description, input schema.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct RemoteTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+struct Conn {
+    state: ServerState,
+    client: Option<Arc<Client>>,
+    pid: Option<u32>,
+    last_error: Option<String>,
+    failures: u32,
+    retry_at: Option<Instant>,
+}
+
+pub struct McpServer {
+    pub name: String,
+    pub config: McpServerConfig,
+    conn: Mutex<Conn>,
+    /// A snapshot of the state readable without waiting for a start in progress.
+    status: StdMutex<(ServerState, Option<String>, usize)>,
+    tools: StdMutex<Vec<RemoteTool>>,
+    stderr: Arc<StdMutex<String>>,
+}
+
+impl McpServer {
+    pub fn new(name: String, config: McpServerConfig) -> Arc<Self> {
+        let state = if config.enabled {
+            ServerState::Starting
+        } else {
+            ServerState::Disabled
+        };
+        Arc::new(Self {
+            name,
+            config,
+            conn: Mutex::new(Conn {
+                state,
+                client: None,
+                pid: None,
+                last_error: None,
+                failures: 0,
+                retry_at: None,
+            }),
+            status: StdMutex::new((state, None, 0)),
+            tools: StdMutex::new(Vec::new()),
+            stderr: Arc::new(StdMutex::new(String::new())),
+        })
+    }
+
+    /// State, last error and tool count, without waiting.
+    pub fn status(&self) -> (ServerState, Option<String>, usize) {
+        self.status
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or((ServerState::Failed, None, 0))
+    }
+
+    /// The tools from the last successful listing.
+    pub fn tools(&self) -> Vec<RemoteTool> {
+        self.tools.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// The server process id while it runs (stdio servers only).
+    pub async fn pid(&self) -> Option<u32> {
+        self.conn.lock().await.pid
+    }
+
+    pub fn call_timeout(&self) -> Duration {
+        Duration::from_secs(self.config.timeout.max(1))
+    }
+
+    fn publish(&self, conn: &Conn) {
+        let count = self.tools.lock().map(|t| t.len()).unwrap_or(0);
+        if let Ok(mut s) = self.status.lock() {
+            *s = (conn.state, conn.last_error.clone(), count);
+        }
+    }
+
+    /// A live client, starting the server when it is not running (honouring backoff).
+    pub async fn client(&self) -> Result<Arc<Client>, McpError> {
+        let mut conn = self.conn.lock().await;
+        if conn.state == ServerState::Disabled {
+            return Err(McpError::Disabled(self.name.clone()));
+        }
+        if let Some(c) = &conn.client {
+            if !c.is_closed() {
+                return Ok(c.clone());
+            }
+            let why = self.exit_reason("the connection closed");
+            conn.client = None;
+            conn.pid = None;
+            conn.state = ServerState::Failed;
+            conn.last_error = Some(why);
+        }
+        if let Some(at) = conn.retry_at
+            && Instant::now() < at
+        {
+            let wait = at.saturating_duration_since(Instant::now()).as_secs() + 1;
+            return Err(McpError::Unavailable {
+                server: self.name.clone(),
+                reason: format!(
+                    "{} (next restart attempt in {wait} s)",
+                    conn.last_error.clone().unwrap_or_default()
+                ),
+            });
+        }
+        conn.state = ServerState::Starting;
+        self.publish(&conn);
+        let startup = Duration::from_secs(self.config.startup_timeout.max(1));
+        let started = tokio::time::timeout(startup, self.connect()).await;
+        let result = match started {
+            Ok(Ok((client, pid, tools))) => {
+                if let Ok(mut t) = self.tools.lock() {
+                    *t = tools;
+                }
+                let client = Arc::new(client);
+                conn.client = Some(client.clone());
+                conn.pid = pid;
+                conn.state = ServerState::Ready;
+                conn.last_error = None;
+                conn.failures = 0;
+                conn.retry_at = None;
+                Ok(client)
+            }
+            Ok(Err(reason)) => Err(reason),
+            Err(_) => Err(format!(
+                "did not start within {} s (startup_timeout)",
+                startup.as_secs()
+            )),
+        };
+        let out = result.map_err(|reason| {
+            conn.failures += 1;
+            let backoff = Duration::from_secs(1 << (conn.failures - 1).min(6)).min(MAX_BACKOFF);
+            conn.retry_at = Some(Instant::now() + backoff);
+            conn.state = ServerState::Failed;
+            conn.last_error = Some(reason.clone());
+            McpError::Unavailable {
+                server: self.name.clone(),
+                reason,
+            }
+        });
+        self.publish(&conn);
+        out
+    }
+
+    /// Marks the server failed after it died or hung mid-call; the next use restarts it.
+    /// Only the session `client` is dropped: a newer one started meanwhile stays.
+    pub async fn mark_failed(&self, client: &Arc<Client>, reason: String) {
+        let mut conn = self.conn.lock().await;
+        match &conn.client {
+            Some(c) if Arc::ptr_eq(c, client) => {
+                // Dropping our handle lets the session close and the child be killed.
+                conn.client = None;
+            }
+            _ => return,
+        }
+        conn.pid = None;
+        conn.state = ServerState::Failed;
+        conn.last_error = Some(reason);
+        self.publish(&conn);
+    }
+
+    /// The tail of the server's stderr, for error messages.
+    pub fn exit_reason(&self, what: &str) -> String {
+        let tail = self
+            .stderr
+            .lock()
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
+        if tail.is_empty() {
+            what.to_string()
+        } else {
+            format!("{what}; its stderr ends with: {tail}")
+        }
+    }
+
+    async fn connect(&self) -> Result<(Client, Option<u32>, Vec<RemoteTool>), String> {
+        let handler = Handler::default();
+        let (client, pid) = if let Some(url) = &self.config.url {
+            (self.connect_http(url, handler).await?, None)
+        } else if let Some(command) = &self.config.command {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(&self.config.args).envs(&self.config.env);
+            if let Some(cwd) = &self.config.cwd {
+                cmd.current_dir(cwd);
+            }
+            let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("could not start `{command}`: {e}"))?;
+            let pid = transport.id();
+            if let Ok(mut s) = self.stderr.lock() {
+                s.clear();
+            }
+            if let Some(mut err) = stderr {
+                let tail = self.stderr.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = err.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        if let Ok(mut t) = tail.lock() {
+                            t.push_str(&String::from_utf8_lossy(&buf[..n]));
+                            let excess = t.len().saturating_sub(STDERR_TAIL);
+                            if excess > 0 {
+                                let cut = t.ceil_char_boundary(excess);
+                                t.drain(..cut);
+                            }
+                        }
+                    }
+                });
+            }
+            let client = handler
+                .serve(transport)
+                .await
+                .map_err(|e| self.exit_reason(&format!("the MCP handshake failed: {e}")))?;
+            (client, pid)
+        } else {
+            return Err("neither `command` nor `url` is set".to_string());
+        };
+        let listed = client
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("listing its tools failed: {e}"))?;
+        let tools = listed
+            .into_iter()
+            .map(|t| RemoteTool {
+                name: t.name.to_string(),
+                description: t.description.map(|d| d.to_string()).unwrap_or_default(),
+                input_schema: Value::Object((*t.input_schema).clone()),
+            })
+            .collect();
+        Ok((client, pid, tools))
+    }
+
+    async fn connect_http(&self, url: &str, handler: Handler) -> Result<Client, String> {
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|e| format!("could not build an HTTP client: {e}"))?;
+        let mut headers = HashMap::new();
+        for (k, v) in &self.config.headers {
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|e| format!("header `{k}`: {e}"))?;
+            let value = reqwest::header::HeaderValue::from_str(v)
+                .map_err(|e| format!("header `{k}`: {e}"))?;
+            headers.insert(name, value);
+        }
+        let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+        let transport = StreamableHttpClientTransport::with_client(http, config);
+        handler
+            .serve(transport)
+            .await
+            .map_err(|e| format!("could not connect to {url}: {e}"))
+    }
+}

@@ -1,0 +1,361 @@
+//! Against real MCP servers nobody here wrote: `@modelcontextprotocol/server-everything`
+//! and `@modelcontextprotocol/server-filesystem`, installed by `.ci/run` (`npm ci` in
+//! `tests/servers`). Every call goes through the full tool pipeline.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use podcode_config::McpServerConfig;
+use podcode_mcp::{McpSource, ServerState};
+use podcode_protocol::{Event, PermissionAction, PermissionRule};
+use podcode_tools::testing::{Harness, Setup, harness};
+use podcode_tools::{CallStatus, RawArgs, ToolRegistry};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// The real MCP servers are a test prerequisite, never a reason to skip.
+fn bin(name: &str) -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/servers/node_modules/.bin")
+        .join(name);
+    assert!(
+        p.exists(),
+        "{} missing: run `npm ci` in crates/mcp/tests/servers (bash .ci/run does)",
+        p.display()
+    );
+    p
+}
+
+fn stdio(bin: &Path, args: &[&str]) -> McpServerConfig {
+    McpServerConfig {
+        command: Some(bin.to_string_lossy().into_owned()),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+struct Rig {
+    h: Harness,
+    source: McpSource,
+    _cache: tempfile::TempDir,
+}
+
+async fn rig(servers: Vec<(&str, McpServerConfig)>) -> Rig {
+    let cache = tempfile::tempdir().unwrap();
+    let configs: BTreeMap<_, _> = servers
+        .into_iter()
+        .map(|(n, c)| (n.to_string(), c))
+        .collect();
+    let source = McpSource::new(&configs, cache.path().join("mcp.json"));
+    source.start_and_wait().await;
+    let (sources, problems) = source.tools();
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut registry = ToolRegistry::new();
+    for (s, tools) in sources {
+        registry.merge(s, tools);
+    }
+    let h = harness(
+        registry,
+        Setup {
+            rules: vec![PermissionRule::new("*", "*", PermissionAction::Allow)],
+            ..Default::default()
+        },
+    );
+    Rig {
+        h,
+        source,
+        _cache: cache,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn everything_text_image_validation_and_progress() {
+    let everything = bin("mcp-server-everything");
+    let r = rig(vec![("everything", stdio(&everything, &[]))]).await;
+
+    let out =
+        r.h.call_json("everything_echo", json!({"message": "hello mcp"}))
+            .await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    assert_eq!(out.model_text, "Echo: hello mcp");
+
+    let out =
+        r.h.call_json("everything_get-sum", json!({"a": 2, "b": 3}))
+            .await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    assert!(out.model_text.contains('5'), "{}", out.model_text);
+
+    let out = r.h.call_json("everything_get-tiny-image", json!({})).await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    let image = &out.result.attachments[0];
+    assert_eq!(image.mime, "image/png");
+    assert!(image.url.starts_with("data:image/png;base64,iVBOR"));
+    assert!(out.model_text.contains("[image attached: image/png]"));
+
+    // The server's schema is validated before the call leaves the process.
+    let out = r.h.call_json("everything_echo", json!({})).await;
+    assert_eq!(out.status, CallStatus::Failed);
+    assert!(out.model_text.contains("message"), "{}", out.model_text);
+
+    // Progress notifications become live metadata.
+    let mut events = r.h.runtime.subscribe();
+    let out =
+        r.h.call_json(
+            "everything_trigger-long-running-operation",
+            json!({"duration": 1, "steps": 3}),
+        )
+        .await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    let mut progress = Vec::new();
+    while let Ok(e) = events.try_recv() {
+        if let Event::ToolMetadata {
+            metadata: Some(m), ..
+        } = e
+        {
+            progress.push(m["progress"].as_f64().unwrap_or(-1.0));
+        }
+    }
+    assert!(progress.len() >= 2, "progress events: {progress:?}");
+    assert_eq!(
+        r.source.status()[0].state,
+        ServerState::Ready,
+        "{:?}",
+        r.source.status()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_cancels_and_a_killed_server_recovers() {
+    let everything = bin("mcp-server-everything");
+    let r = rig(vec![("everything", stdio(&everything, &[]))]).await;
+    let long = json!({"duration": 30, "steps": 30});
+
+    // Abort: the call ends at once and the server keeps serving.
+    let abort = CancellationToken::new();
+    let a = abort.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        a.cancel();
+    });
+    let t = Instant::now();
+    let out =
+        r.h.call_with(
+            "everything_trigger-long-running-operation",
+            RawArgs::Json(long.clone()),
+            abort,
+        )
+        .await;
+    assert_eq!(out.status, CallStatus::Aborted, "{}", out.model_text);
+    assert!(t.elapsed() < Duration::from_secs(10));
+    let out =
+        r.h.call_json("everything_echo", json!({"message": "still here"}))
+            .await;
+    assert_eq!(out.model_text, "Echo: still here");
+
+    // Kill the server mid-call: the call fails with the reason, the next call restarts it.
+    let server = r.source.servers()[0].clone();
+    let pid = server.pid().await.expect("a stdio server has a pid");
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // SAFETY: sending a signal to the test's own child process.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        }
+    });
+    let out =
+        r.h.call_json("everything_trigger-long-running-operation", long)
+            .await;
+    assert_eq!(out.status, CallStatus::Failed, "{}", out.model_text);
+    assert!(
+        out.model_text
+            .contains("MCP server `everything` stopped during the call"),
+        "{}",
+        out.model_text
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let status = &r.source.status()[0];
+    assert_eq!(status.state, ServerState::Failed, "{status:?}");
+    assert!(status.last_error.is_some());
+    let (_, problems) = r.source.tools();
+    assert!(
+        problems[0]
+            .message
+            .starts_with("MCP server `everything` is unavailable:"),
+        "{problems:?}"
+    );
+
+    let out =
+        r.h.call_json("everything_echo", json!({"message": "back"}))
+            .await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    assert_eq!(out.model_text, "Echo: back");
+    assert_ne!(server.pid().await, Some(pid));
+    assert_eq!(r.source.status()[0].state, ServerState::Ready);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn filesystem_reads_and_reports_errors() {
+    let fs = bin("mcp-server-filesystem");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.txt"), "alpha\n").unwrap();
+    let r = rig(vec![("fs", stdio(&fs, &[root.to_str().unwrap()]))]).await;
+
+    let file = root.join("a.txt");
+    let out =
+        r.h.call_json("fs_read_text_file", json!({"path": file}))
+            .await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    assert_eq!(out.model_text.trim(), "alpha");
+
+    // isError results fail the call with the server's own message.
+    let missing = root.join("missing.txt");
+    let out =
+        r.h.call_json("fs_read_text_file", json!({"path": missing}))
+            .await;
+    assert_eq!(out.status, CallStatus::Failed, "{}", out.model_text);
+    assert!(out.model_text.contains("ENOENT"), "{}", out.model_text);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn startup_does_not_wait_for_servers_not_required() {
+    let everything = bin("mcp-server-everything");
+    let cache = tempfile::tempdir().unwrap();
+    let configs: BTreeMap<_, _> = ["one", "two", "three"]
+        .iter()
+        .map(|n| (n.to_string(), stdio(&everything, &[])))
+        .collect();
+    let source = McpSource::new(&configs, cache.path().join("mcp.json"));
+    let t = Instant::now();
+    source.start().await;
+    let (sources, problems) = source.tools();
+    let elapsed = t.elapsed();
+    // Structural: start() returned while every server was still starting.
+    for s in source.status() {
+        assert_eq!(s.state, ServerState::Starting, "{s:?}");
+    }
+    assert!(sources.is_empty());
+    assert_eq!(problems.len(), 3);
+    assert_eq!(
+        problems[0].message,
+        "MCP server `one` is starting in the background; its tools join once it is ready"
+    );
+    eprintln!(
+        "NUMBER startup with 3 stdio MCP servers (not required): start() + tools() returned in {elapsed:?}, none awaited"
+    );
+
+    // Once they are up, their manifests are cached: the next startup offers the tools at once.
+    source.start_and_wait().await;
+    let again = McpSource::new(&configs, cache.path().join("mcp.json"));
+    again.start().await;
+    let (sources, _) = again.tools();
+    assert_eq!(sources.len(), 3);
+    assert!(sources[0].1.iter().any(|t| t.spec().id == "one_echo"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn warm_round_trip_overhead() {
+    let everything = bin("mcp-server-everything");
+    let r = rig(vec![("everything", stdio(&everything, &[]))]).await;
+    let client = r.source.servers()[0].client().await.unwrap();
+    let n = 200;
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let mut raw = Vec::new();
+    for _ in 0..n {
+        let t = Instant::now();
+        let mut args = serde_json::Map::new();
+        args.insert("message".into(), json!("x"));
+        client
+            .call_tool(rmcp::model::CallToolRequestParams::new("echo").with_arguments(args))
+            .await
+            .unwrap();
+        raw.push(t.elapsed());
+    }
+    let mut ours = Vec::new();
+    for _ in 0..n {
+        let t = Instant::now();
+        let out =
+            r.h.call_json("everything_echo", json!({"message": "x"}))
+                .await;
+        ours.push(t.elapsed());
+        assert_eq!(out.status, CallStatus::Completed);
+    }
+    let (raw, ours) = (median(raw), median(ours));
+    eprintln!(
+        "NUMBER warm MCP echo round trip: bare rmcp {raw:?}, through the pipeline {ours:?}, overhead {:?} (target < 2 ms)",
+        ours.saturating_sub(raw)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streamable_http_server_by_url() {
+    let everything = bin("mcp-server-everything");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new(&everything)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("listening on port") {
+                break;
+            }
+        }
+    }
+    let config = McpServerConfig {
+        url: Some(format!("http://127.0.0.1:{port}/mcp")),
+        headers: [("X-Podcode-Test".to_string(), "1".to_string())].into(),
+        ..Default::default()
+    };
+    let r = rig(vec![("web", config)]).await;
+    let out =
+        r.h.call_json("web_echo", json!({"message": "over http"}))
+            .await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    assert_eq!(out.model_text, "Echo: over http");
+    assert_eq!(
+        r.source.status()[0].transport,
+        format!("http://127.0.0.1:{port}/mcp")
+    );
+    let _ = child.kill().await;
+}
+
+#[tokio::test]
+async fn a_server_that_fails_to_start_is_retried_with_backoff() {
+    let server = podcode_mcp::McpServer::new(
+        "gone".into(),
+        McpServerConfig {
+            command: Some("/nonexistent/mcp-server".into()),
+            ..Default::default()
+        },
+    );
+    let first = server.client().await.err().unwrap().to_string();
+    assert_eq!(
+        first,
+        "MCP server `gone` is unavailable: could not start `/nonexistent/mcp-server`: No such file or directory (os error 2)"
+    );
+    // Within the backoff window the next use fails at once and says when it retries.
+    let second = server.client().await.err().unwrap().to_string();
+    assert!(
+        second.ends_with("(next restart attempt in 1 s)"),
+        "{second}"
+    );
+    let (state, last_error, tools) = server.status();
+    assert_eq!(state, ServerState::Failed);
+    assert_eq!(tools, 0);
+    assert!(last_error.unwrap().starts_with("could not start"));
+}

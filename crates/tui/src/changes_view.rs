@@ -1,0 +1,182 @@
+//! The Changes view: every journaled change of the session, grouped by tool call, with the
+//! selected change's diff beside the list; reverting goes through `podcode_tools::revert`,
+//! the same journal-checked path as `podcode revert`, and a refusal shows its conflict diff.
+
+use std::path::Path;
+
+use podcode_store::Store;
+use podcode_tools::{RevertError, RevertOptions, RevertTarget, revert, unified_diff};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use crate::error::TuiError;
+use crate::render::{diff_style, fg, wrap_lines};
+use crate::state::{AppState, ChangeItem};
+
+/// Reloads the session's changes from the store, keeping the selection in range.
+pub fn load_changes(state: &mut AppState, store: &Store) -> Result<(), TuiError> {
+    let all = store.changes(Some(&state.session_id), None)?;
+    let mut items = Vec::new();
+    for c in all.into_iter().filter(|c| c.reverts.is_none()) {
+        let reverted = store.reverted_by(&c.id)?.is_some();
+        let display = Path::new(&c.file)
+            .strip_prefix(&state.cwd)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| c.file.clone());
+        let diff = unified_diff(
+            &display,
+            c.old_content.as_deref().unwrap_or(""),
+            c.new_content.as_deref().unwrap_or(""),
+        );
+        items.push(ChangeItem {
+            change: c,
+            reverted,
+            display,
+            diff,
+        });
+    }
+    // Grouped by tool call, in first-change order.
+    let mut order: Vec<Option<String>> = Vec::new();
+    for i in &items {
+        if !order.contains(&i.change.call_id) {
+            order.push(i.change.call_id.clone());
+        }
+    }
+    items.sort_by_key(|i| order.iter().position(|o| *o == i.change.call_id));
+    state.changes.changes = items;
+    if state.changes.selected >= state.changes.changes.len() {
+        state.changes.selected = state.changes.changes.len().saturating_sub(1);
+    }
+    Ok(())
+}
+
+/// What a revert key asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RevertScope {
+    Change,
+    Call,
+    Session,
+}
+
+/// Reverts the selected change, its call or the whole session; a conflict is kept in the
+/// state so the view shows it and `f` can force it.
+pub fn revert_selected(state: &mut AppState, store: &Store, scope: RevertScope, force: bool) {
+    let Some(item) = state.changes.changes.get(state.changes.selected) else {
+        return;
+    };
+    let target = match scope {
+        RevertScope::Change => RevertTarget::Change(item.change.id.clone()),
+        RevertScope::Call => match &item.change.call_id {
+            Some(c) => RevertTarget::Call(c.clone()),
+            None => RevertTarget::Change(item.change.id.clone()),
+        },
+        RevertScope::Session => RevertTarget::Session(state.session_id.clone()),
+    };
+    let opts = RevertOptions {
+        force,
+        session_id: state.session_id.clone(),
+    };
+    state.changes.conflict = None;
+    state.changes.message = Some(match revert(store, &target, &opts) {
+        Ok(out) => format!(
+            "reverted {} change(s){}",
+            out.reverted.len(),
+            if out.skipped.is_empty() {
+                String::new()
+            } else {
+                format!(", {} already reverted", out.skipped.len())
+            }
+        ),
+        Err(RevertError::Conflict { file, diff }) => {
+            state.changes.conflict = Some((
+                item.change.id.clone(),
+                format!("{file} changed since Podcode wrote it:\n{diff}"),
+            ));
+            "revert refused: the file changed since (f forces, esc keeps it)".to_string()
+        }
+        Err(e) => format!("{e}"),
+    });
+    if let Err(e) = load_changes(state, store) {
+        state.changes.message = Some(e.to_string());
+    }
+}
+
+pub fn draw_changes(frame: &mut Frame, area: Rect, state: &AppState) {
+    let view = &state.changes;
+    let [list_area, diff_area] =
+        Layout::horizontal([Constraint::Percentage(35), Constraint::Percentage(65)]).areas(area);
+    let mut list: Vec<Line> = Vec::new();
+    let mut last_call: Option<&Option<String>> = None;
+    for (i, item) in view.changes.iter().enumerate() {
+        if last_call != Some(&item.change.call_id) {
+            let call = item.change.call_id.as_deref().unwrap_or("(no call)");
+            list.push(Line::styled(call.to_string(), fg(state, Color::DarkGray)));
+            last_call = Some(&item.change.call_id);
+        }
+        let mark = if i == view.selected { "▶ " } else { "  " };
+        let mut style = Style::default();
+        if i == view.selected {
+            style = style.add_modifier(Modifier::BOLD);
+        }
+        if item.reverted {
+            style = style.add_modifier(Modifier::CROSSED_OUT);
+        }
+        let state_tag = if item.reverted { " (reverted)" } else { "" };
+        list.push(Line::styled(
+            format!(
+                "{mark}{} {}{state_tag}",
+                item.change.op.as_str(),
+                item.display
+            ),
+            style,
+        ));
+    }
+    if list.is_empty() {
+        list.push(Line::raw("no changes in this session yet"));
+    }
+    list.push(Line::default());
+    list.push(Line::styled(
+        "r revert change · c call · a all · esc back",
+        fg(state, Color::DarkGray),
+    ));
+    if let Some(m) = &view.message {
+        list.push(Line::styled(m.clone(), fg(state, Color::Yellow)));
+    }
+    let inner_w = list_area.width.saturating_sub(2) as usize;
+    frame.render_widget(
+        Paragraph::new(wrap_lines(list, inner_w.max(1))).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(fg(state, Color::DarkGray))
+                .title(" changes "),
+        ),
+        list_area,
+    );
+    let (title, text) = match (&view.conflict, view.changes.get(view.selected)) {
+        (Some((_, conflict)), _) => (" conflict ", conflict.as_str()),
+        (None, Some(item)) => (" diff ", item.diff.as_str()),
+        (None, None) => (" diff ", ""),
+    };
+    let lines: Vec<Line> = text
+        .lines()
+        .map(|l| Line::styled(l, diff_style(l, state).unwrap_or_default()))
+        .collect();
+    let inner_w = diff_area.width.saturating_sub(2) as usize;
+    let border = if view.conflict.is_some() {
+        fg(state, Color::Red)
+    } else {
+        fg(state, Color::DarkGray)
+    };
+    frame.render_widget(
+        Paragraph::new(wrap_lines(lines, inner_w.max(1))).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(border)
+                .title(title),
+        ),
+        diff_area,
+    );
+}

@@ -1,0 +1,9 @@
+//! Errors of the terminal UI.
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("terminal: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("store: {0}")]
+    Store(#[from] podcode_store::StoreError),
+}

@@ -1,0 +1,307 @@
+//! Key handling: turns a key press into a state change and, when the core or the store has
+//! to act, an `Action` for the event loop. Pure apart from the state, so it is unit-tested.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use podcode_protocol::PermissionReply;
+
+use crate::changes_view::RevertScope;
+use crate::state::{AppState, Entry, Screen};
+
+/// What the event loop must do after a key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    None,
+    /// Send this prompt to the agent.
+    Submit(String),
+    /// Abort the running turn.
+    Abort,
+    /// Esc on the permission prompt: reject it and abort the turn.
+    RejectAndAbort,
+    Quit,
+    /// The user answered the open permission prompt.
+    Answer(PermissionReply),
+    /// Show the Changes view (reloading the journal).
+    OpenChanges,
+    Revert(RevertScope, bool),
+    /// `/new`: start a fresh session.
+    NewSession,
+    /// `/undo`: revert the last turn's changes.
+    Undo,
+}
+
+pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
+    if key.kind == KeyEventKind::Release {
+        return Action::None;
+    }
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    if ctrl && key.code == KeyCode::Char('c') {
+        if state.quit_armed {
+            return Action::Quit;
+        }
+        state.quit_armed = true;
+        state.input.clear();
+        return Action::None;
+    }
+    state.quit_armed = false;
+    if state.show_help {
+        state.show_help = false;
+        return Action::None;
+    }
+    if let Some(modal) = &mut state.modal {
+        if key.code == KeyCode::Esc && modal.feedback.is_none() {
+            return Action::RejectAndAbort;
+        }
+        return match crate::modal::modal_key(modal, key) {
+            Some(reply) => Action::Answer(reply),
+            None => Action::None,
+        };
+    }
+    if state.screen == Screen::Changes {
+        return changes_key(state, key);
+    }
+    match key.code {
+        KeyCode::Esc if state.busy => Action::Abort,
+        KeyCode::Char('g') if ctrl => Action::OpenChanges,
+        KeyCode::Char('o') if ctrl => {
+            state.toggle_last_output();
+            Action::None
+        }
+        KeyCode::Char('j') if ctrl => {
+            state.input.push('\n');
+            Action::None
+        }
+        KeyCode::Enter
+            if key
+                .modifiers
+                .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT) =>
+        {
+            state.input.push('\n');
+            Action::None
+        }
+        KeyCode::Enter => submit(state),
+        KeyCode::Backspace => {
+            state.input.pop();
+            Action::None
+        }
+        KeyCode::Up if !state.input.contains('\n') => {
+            history(state, true);
+            Action::None
+        }
+        KeyCode::Down if !state.input.contains('\n') => {
+            history(state, false);
+            Action::None
+        }
+        KeyCode::PageUp => {
+            state.scroll = state.scroll.saturating_add(10);
+            Action::None
+        }
+        KeyCode::PageDown => {
+            state.scroll = state.scroll.saturating_sub(10);
+            Action::None
+        }
+        KeyCode::Char(c) if !ctrl => {
+            state.input.push(c);
+            state.history_pos = None;
+            Action::None
+        }
+        _ => Action::None,
+    }
+}
+
+fn submit(state: &mut AppState) -> Action {
+    let text = state.input.trim().to_string();
+    if text.is_empty() {
+        return Action::None;
+    }
+    state.input.clear();
+    state.history_pos = None;
+    if state.history.last() != Some(&text) {
+        state.history.push(text.clone());
+    }
+    match text.as_str() {
+        "/help" => {
+            state.show_help = true;
+            return Action::None;
+        }
+        "/changes" => return Action::OpenChanges,
+        "/new" => return Action::NewSession,
+        "/undo" => return Action::Undo,
+        "/tools" => {
+            let text = if state.tools_info.is_empty() {
+                "no tools loaded".to_string()
+            } else {
+                state.tools_info.join("\n")
+            };
+            state.entries.push(Entry::Notice(text));
+            return Action::None;
+        }
+        "/model" | "/agent" => {
+            state.entries.push(Entry::Notice(format!(
+                "model {} · agent {} (switch with `podcode --model …` / `--agent …`)",
+                state.model, state.agent
+            )));
+            return Action::None;
+        }
+        _ => {}
+    }
+    if text.starts_with('/') && !text.contains(' ') {
+        state
+            .entries
+            .push(Entry::Notice(format!("unknown command {text} (try /help)")));
+        return Action::None;
+    }
+    if state.busy {
+        state.input = text;
+        state.entries.push(Entry::Notice(
+            "a turn is still running: wait, or press esc to abort it".into(),
+        ));
+        return Action::None;
+    }
+    state.push_user(&text);
+    Action::Submit(text)
+}
+
+fn history(state: &mut AppState, up: bool) {
+    if state.history.is_empty() {
+        return;
+    }
+    let last = state.history.len() - 1;
+    let pos = match (state.history_pos, up) {
+        (None, true) => Some(last),
+        (None, false) => None,
+        (Some(p), true) => Some(p.saturating_sub(1)),
+        (Some(p), false) if p < last => Some(p + 1),
+        (Some(_), false) => None,
+    };
+    state.history_pos = pos;
+    state.input = pos
+        .and_then(|p| state.history.get(p).cloned())
+        .unwrap_or_default();
+}
+
+fn changes_key(state: &mut AppState, key: KeyEvent) -> Action {
+    let view = &mut state.changes;
+    match key.code {
+        KeyCode::Esc | KeyCode::Char('q') => {
+            if view.conflict.is_some() {
+                view.conflict = None;
+                view.message = Some("revert cancelled".into());
+            } else {
+                state.screen = Screen::Transcript;
+            }
+            Action::None
+        }
+        KeyCode::Up | KeyCode::Char('k') => {
+            view.selected = view.selected.saturating_sub(1);
+            view.conflict = None;
+            Action::None
+        }
+        KeyCode::Down | KeyCode::Char('j') => {
+            if view.selected + 1 < view.changes.len() {
+                view.selected += 1;
+            }
+            view.conflict = None;
+            Action::None
+        }
+        KeyCode::Char('r') => Action::Revert(RevertScope::Change, false),
+        KeyCode::Char('c') => Action::Revert(RevertScope::Call, false),
+        KeyCode::Char('a') => Action::Revert(RevertScope::Session, false),
+        KeyCode::Char('f') if view.conflict.is_some() => Action::Revert(RevertScope::Change, true),
+        _ => Action::None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn typing_and_enter_submits_and_remembers_history() {
+        let mut s = AppState::default();
+        for c in "hi".chars() {
+            handle_key(&mut s, key(KeyCode::Char(c)));
+        }
+        assert_eq!(
+            handle_key(&mut s, key(KeyCode::Enter)),
+            Action::Submit("hi".into())
+        );
+        assert!(s.busy);
+        s.busy = false;
+        handle_key(&mut s, key(KeyCode::Up));
+        assert_eq!(s.input, "hi");
+    }
+
+    #[test]
+    fn esc_aborts_only_while_busy_and_ctrl_c_twice_quits() {
+        let mut s = AppState::default();
+        assert_eq!(handle_key(&mut s, key(KeyCode::Esc)), Action::None);
+        s.busy = true;
+        assert_eq!(handle_key(&mut s, key(KeyCode::Esc)), Action::Abort);
+        let cc = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(handle_key(&mut s, cc), Action::None);
+        assert_eq!(handle_key(&mut s, cc), Action::Quit);
+    }
+
+    #[test]
+    fn modal_keys_answer_and_esc_rejects_and_aborts() {
+        let mut s = AppState {
+            modal: Some(crate::state::PermissionModal {
+                tool: "bash".into(),
+                call_id: "c1".into(),
+                request: podcode_protocol::PermissionRequest {
+                    permission: "bash".into(),
+                    patterns: vec!["ls".into()],
+                    always: vec![],
+                    metadata: serde_json::Value::Null,
+                },
+                feedback: None,
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            handle_key(&mut s, key(KeyCode::Char('a'))),
+            Action::Answer(PermissionReply::Always)
+        );
+        assert_eq!(
+            handle_key(&mut s, key(KeyCode::Esc)),
+            Action::RejectAndAbort
+        );
+        handle_key(&mut s, key(KeyCode::Char('f')));
+        for c in "no".chars() {
+            handle_key(&mut s, key(KeyCode::Char(c)));
+        }
+        assert_eq!(
+            handle_key(&mut s, key(KeyCode::Enter)),
+            Action::Answer(PermissionReply::Reject {
+                feedback: Some("no".into())
+            })
+        );
+    }
+
+    #[test]
+    fn slash_commands() {
+        let mut s = AppState {
+            input: "/changes".into(),
+            ..Default::default()
+        };
+        assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::OpenChanges);
+        s.input = "/undo".into();
+        assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::Undo);
+        s.tools_info = vec!["read · built-in".into()];
+        s.input = "/tools".into();
+        assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::None);
+        assert_eq!(
+            s.entries.last(),
+            Some(&Entry::Notice("read · built-in".into()))
+        );
+        s.input = "/nope".into();
+        handle_key(&mut s, key(KeyCode::Enter));
+        assert!(
+            matches!(s.entries.last(), Some(Entry::Notice(t)) if t.contains("unknown command"))
+        );
+    }
+}

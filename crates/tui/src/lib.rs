@@ -1,0 +1,24 @@
+//! Podcode's full-screen terminal UI. It drives the core through the same `Op`/`Event` API
+//! as every other front end: runtime events come in on the broadcast, prompts and aborts go
+//! out as `Op`s, and permission asks arrive through `UiAsker`. Rendering is a pure function
+//! of `AppState` (see `render::draw`), so every view is tested with ratatui's test backend.
+
+mod asker;
+mod changes_view;
+mod error;
+mod event_loop;
+mod keys;
+mod modal;
+mod render;
+mod state;
+
+pub use asker::{PendingAsk, UiAsker};
+pub use changes_view::{RevertScope, load_changes, revert_selected};
+pub use error::TuiError;
+pub use event_loop::{TuiParams, run};
+pub use keys::{Action, handle_key};
+pub use modal::modal_key;
+pub use render::draw;
+pub use state::{
+    AppState, ChangeItem, ChangesView, Entry, PermissionModal, Screen, ToolCard, ToolStatus,
+};

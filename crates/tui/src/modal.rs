@@ -1,0 +1,126 @@
+//! The permission modal: what asks for what, the metadata the tool attached (the command,
+//! the diff), and the four answers. Keys: `o`/`y`/enter once, `a` always, `r`/`n` reject,
+//! `f` reject with feedback (type, enter sends, esc goes back); esc rejects and aborts the
+//! turn (handled by `keys`).
+
+use crossterm::event::{KeyCode, KeyEvent};
+use podcode_protocol::PermissionReply;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use crate::render::{diff_style, fg, wrap_lines};
+use crate::state::{AppState, PermissionModal};
+
+/// Metadata keys shown in the modal, in this order.
+const SHOWN_KEYS: [&str; 5] = ["command", "description", "path", "diff", "preview"];
+
+/// Handles a key while the modal is open; `Some` is the user's answer.
+pub fn modal_key(modal: &mut PermissionModal, key: KeyEvent) -> Option<PermissionReply> {
+    if let Some(text) = &mut modal.feedback {
+        match key.code {
+            KeyCode::Enter => {
+                let t = text.trim().to_string();
+                return Some(PermissionReply::Reject {
+                    feedback: (!t.is_empty()).then_some(t),
+                });
+            }
+            KeyCode::Esc => modal.feedback = None,
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Char(c) => text.push(c),
+            _ => {}
+        }
+        return None;
+    }
+    match key.code {
+        KeyCode::Char('o' | 'y') | KeyCode::Enter => Some(PermissionReply::Once),
+        KeyCode::Char('a') => Some(PermissionReply::Always),
+        KeyCode::Char('r' | 'n') => Some(PermissionReply::Reject { feedback: None }),
+        KeyCode::Char('f') => {
+            modal.feedback = Some(String::new());
+            None
+        }
+        _ => None,
+    }
+}
+
+pub fn draw_modal(frame: &mut Frame, area: Rect, state: &AppState) {
+    let Some(m) = &state.modal else { return };
+    let width = area.width.saturating_sub(4).clamp(20, 100);
+    let inner_w = width.saturating_sub(2) as usize;
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut lines: Vec<Line> = vec![Line::from(vec![
+        Span::styled(m.tool.as_str(), bold),
+        Span::raw(" asks for "),
+        Span::styled(m.request.permission.as_str(), bold),
+        Span::raw(format!(": {}", m.request.patterns.join(" "))),
+    ])];
+    let meta = &m.request.metadata;
+    for key in SHOWN_KEYS {
+        if let Some(v) = meta.get(key).and_then(|v| v.as_str()) {
+            lines.push(Line::styled(format!("{key}:"), fg(state, Color::DarkGray)));
+            for l in v.lines().take(30) {
+                let style = if key == "diff" {
+                    diff_style(l, state).unwrap_or_default()
+                } else {
+                    Style::default()
+                };
+                lines.push(Line::styled(format!("  {l}"), style));
+            }
+        }
+    }
+    lines.push(Line::default());
+    let always = if m.request.always.is_empty() {
+        m.request.patterns.join(" ")
+    } else {
+        m.request.always.join(" ")
+    };
+    match &m.feedback {
+        None => {
+            let key = |k: &'static str| {
+                Span::styled(k, fg(state, Color::Cyan).add_modifier(Modifier::BOLD))
+            };
+            lines.push(Line::from(vec![key("[o]"), Span::raw(" allow once")]));
+            lines.push(Line::from(vec![
+                key("[a]"),
+                Span::raw(format!(" always allow `{always}` in this project")),
+            ]));
+            lines.push(Line::from(vec![key("[r]"), Span::raw(" reject")]));
+            lines.push(Line::from(vec![
+                key("[f]"),
+                Span::raw(" reject with feedback"),
+            ]));
+            lines.push(Line::from(vec![
+                key("[esc]"),
+                Span::raw(" reject and stop the turn"),
+            ]));
+        }
+        Some(text) => {
+            lines.push(Line::raw("feedback for the model (enter sends, esc back):"));
+            lines.push(Line::styled(format!("> {text}▏"), bold));
+        }
+    }
+    let lines = wrap_lines(lines, inner_w);
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let x = area.x + (area.width.saturating_sub(width)) / 2;
+    let y = area.y + (area.height.saturating_sub(height)) / 2;
+    let rect = Rect::new(x, y, width.min(area.width), height);
+    // Keep the answers visible when the metadata is long: show the end.
+    let skip = lines
+        .len()
+        .saturating_sub(height.saturating_sub(2) as usize);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(lines[skip..].to_vec()).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(fg(state, Color::Yellow))
+                .title(" permission "),
+        ),
+        rect,
+    );
+}
