@@ -285,3 +285,80 @@ fn three_servers_not_required_do_not_delay_startup() {
         "NUMBER `podcode tools` with 3 stdio MCP servers not required: {elapsed:?} (without MCP: {base:?})"
     );
 }
+
+/// The official MCP inspector's command-line mode, as any MCP client would drive
+/// `podcode mcp serve` over stdio.
+fn inspector(env: &Env, method_args: &[&str]) -> serde_json::Value {
+    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp/tests/servers/node_modules/.bin/mcp-inspector");
+    assert!(
+        bin.exists(),
+        "{} missing: run `npm ci` in crates/mcp/tests/servers (bash .ci/run does)",
+        bin.display()
+    );
+    let root = env.root.path();
+    let out = Command::new(bin)
+        .arg("--cli")
+        .args([
+            "-e",
+            &format!("PODCODE_CONFIG_DIR={}", root.join("config").display()),
+        ])
+        .args([
+            "-e",
+            &format!("PODCODE_DATA_DIR={}", root.join("data").display()),
+        ])
+        .args(["-e", &format!("HOME={}", root.join("home").display())])
+        .arg(env!("CARGO_BIN_EXE_podcode"))
+        .args(["mcp", "serve"])
+        .args(method_args)
+        .current_dir(root.join("repo"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)))
+}
+
+#[test]
+fn the_official_inspector_lists_and_calls_podcode_tools() {
+    let env = Env::new("");
+    std::fs::write(env.root.path().join("repo/notes.txt"), "served over MCP\n").unwrap();
+    let listed = inspector(&env, &["--method", "tools/list"]);
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for id in ["read", "edit", "bash", "grep"] {
+        assert!(names.contains(&id), "{names:?}");
+    }
+    let read = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "read")
+        .unwrap();
+    assert_eq!(read["inputSchema"]["type"], "object");
+    let called = inspector(
+        &env,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "read",
+            "--tool-arg",
+            "filePath=notes.txt",
+        ],
+    );
+    assert_eq!(called["isError"], false);
+    assert_eq!(
+        called["content"][0]["text"],
+        "     1\tserved over MCP\n\n(End of file - total 1 lines)"
+    );
+}

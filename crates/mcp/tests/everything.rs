@@ -255,43 +255,6 @@ async fn startup_does_not_wait_for_servers_not_required() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn warm_round_trip_overhead() {
-    let everything = bin("mcp-server-everything");
-    let r = rig(vec![("everything", stdio(&everything, &[]))]).await;
-    let client = r.source.servers()[0].client().await.unwrap();
-    let n = 200;
-    let median = |mut v: Vec<Duration>| {
-        v.sort();
-        v[v.len() / 2]
-    };
-    let mut raw = Vec::new();
-    for _ in 0..n {
-        let t = Instant::now();
-        let mut args = serde_json::Map::new();
-        args.insert("message".into(), json!("x"));
-        client
-            .call_tool(rmcp::model::CallToolRequestParams::new("echo").with_arguments(args))
-            .await
-            .unwrap();
-        raw.push(t.elapsed());
-    }
-    let mut ours = Vec::new();
-    for _ in 0..n {
-        let t = Instant::now();
-        let out =
-            r.h.call_json("everything_echo", json!({"message": "x"}))
-                .await;
-        ours.push(t.elapsed());
-        assert_eq!(out.status, CallStatus::Completed);
-    }
-    let (raw, ours) = (median(raw), median(ours));
-    eprintln!(
-        "NUMBER warm MCP echo round trip: bare rmcp {raw:?}, through the pipeline {ours:?}, overhead {:?} (target < 2 ms)",
-        ours.saturating_sub(raw)
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn streamable_http_server_by_url() {
     let everything = bin("mcp-server-everything");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
