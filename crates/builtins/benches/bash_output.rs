@@ -14,14 +14,12 @@
 //!
 //! `PODCODE_BASH_BENCH_BYTES` overrides the size (a multiple of 128) for quick runs.
 
+mod common;
+
 use std::io::{Read, Seek, SeekFrom};
 use std::process::Command;
 use std::time::Instant;
 
-use podcode_builtins::{default_rules, register_all};
-use podcode_protocol::{PermissionAction, PermissionRule};
-use podcode_tools::ToolRegistry;
-use podcode_tools::testing::{Setup, harness};
 use serde_json::json;
 
 const CHILD_ENV: &str = "PODCODE_BASH_BENCH_CHILD";
@@ -136,17 +134,7 @@ fn parent() {
 #[tokio::main]
 async fn child() {
     let bytes = size();
-    let mut registry = ToolRegistry::new();
-    register_all(&mut registry);
-    let mut rules = default_rules();
-    rules.push(PermissionRule::new("bash", "*", PermissionAction::Allow));
-    let h = harness(
-        registry,
-        Setup {
-            rules,
-            ..Default::default()
-        },
-    );
+    let h = common::builtins(&[("bash", "*")]);
 
     let start = Instant::now();
     let out = h
@@ -156,7 +144,7 @@ async fn child() {
         )
         .await;
     let secs = start.elapsed().as_secs_f64();
-    let peak_rss_kib = peak_rss_kib();
+    let peak_rss_kib = common::peak_rss_kib();
     let cpu_secs = cpu_secs();
 
     let truncated = out
@@ -196,15 +184,6 @@ fn cpu_secs() -> f64 {
     }
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     secs(usage.ru_utime) + secs(usage.ru_stime)
-}
-
-fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 fn last_line_of_file(path: &std::path::Path) -> String {

@@ -12,16 +12,15 @@
 //!
 //! and deletes the file. `BENCH_READ_BYTES` overrides the size for quick runs.
 
+mod common;
+
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use podcode_builtins::{default_rules, register_all};
-use podcode_protocol::{PermissionAction, PermissionRule};
-use podcode_tools::testing::{Setup, harness};
-use podcode_tools::{CallStatus, ToolRegistry};
+use podcode_tools::CallStatus;
 use serde_json::json;
 
 const CHILD_ENV: &str = "PODCODE_READ_BENCH_CHILD";
@@ -132,25 +131,8 @@ fn parent() {
 
 fn child(offset: u64) {
     let path = PathBuf::from(std::env::var_os(FILE_ENV).expect("bench: file env"));
-    let mut registry = ToolRegistry::new();
-    register_all(&mut registry);
-    let mut rules = default_rules();
-    rules.push(PermissionRule::new(
-        "external_directory",
-        "*",
-        PermissionAction::Allow,
-    ));
-    let h = harness(
-        registry,
-        Setup {
-            rules,
-            ..Default::default()
-        },
-    );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("bench: runtime");
+    let h = common::builtins(&[("external_directory", "*")]);
+    let rt = common::runtime();
     let start = Instant::now();
     let out = rt.block_on(h.call_json(
         "read",
@@ -158,12 +140,7 @@ fn child(offset: u64) {
     ));
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
-    let status = fs::read_to_string("/proc/self/status").expect("bench: /proc/self/status");
-    let hwm = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .expect("bench: VmHWM");
+    let hwm = common::peak_rss_kib();
     println!("peak_rss_kib={hwm}");
     println!("secs={secs}");
     println!(

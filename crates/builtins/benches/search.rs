@@ -17,16 +17,16 @@
 //! plus the match counts of both, which must agree. Without `rg` (install it with
 //! `apt-get install ripgrep`) only our times are printed.
 
+mod common;
+
 use std::fs;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use podcode_builtins::{default_rules, register_all};
-use podcode_protocol::{PermissionAction, PermissionRule};
-use podcode_tools::testing::{Harness, Setup, harness};
-use podcode_tools::{CallStatus, ToolRegistry};
+use podcode_tools::CallStatus;
+use podcode_tools::testing::Harness;
 use serde_json::json;
 
 const RUNS: usize = 5;
@@ -237,25 +237,8 @@ fn main() {
     generate(&root, files, bytes);
     let root = root.canonicalize().expect("bench: canonical tree path");
 
-    let mut registry = ToolRegistry::new();
-    register_all(&mut registry);
-    let mut rules = default_rules();
-    rules.push(PermissionRule::new(
-        "external_directory",
-        "*",
-        PermissionAction::Allow,
-    ));
-    let h = harness(
-        registry,
-        Setup {
-            rules,
-            ..Default::default()
-        },
-    );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("bench: runtime");
+    let h = common::builtins(&[("external_directory", "*")]);
+    let rt = common::runtime();
 
     let has_rg = Command::new("rg")
         .arg("--version")

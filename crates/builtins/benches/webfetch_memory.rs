@@ -12,6 +12,8 @@
 //!
 //! `webfetch of a 5.00 MiB page as markdown: peak RSS X MiB (target < 64 MiB), Y s, Z KiB of output`
 
+mod common;
+
 use std::fmt::Write as _;
 use std::process::Command;
 use std::time::Instant;
@@ -19,10 +21,7 @@ use std::time::Instant;
 use axum::Router;
 use axum::http::header;
 use axum::routing::get;
-use podcode_builtins::{default_rules, register_all};
-use podcode_protocol::{PermissionAction, PermissionRule};
-use podcode_tools::testing::{Setup, harness};
-use podcode_tools::{CallStatus, ToolRegistry};
+use podcode_tools::CallStatus;
 use serde_json::json;
 
 const CHILD_ENV: &str = "PODCODE_WEBFETCH_BENCH_CHILD";
@@ -134,44 +133,16 @@ fn parent() {
     );
 }
 
-fn vm_hwm_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("bench: /proc/self/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .expect("bench: VmHWM")
-}
-
 fn child(format: &str) {
     let url = std::env::var(URL_ENV).expect("bench: url env");
-    let mut registry = ToolRegistry::new();
-    register_all(&mut registry);
-    let mut rules = default_rules();
-    for permission in ["webfetch", "webfetch_private"] {
-        rules.push(PermissionRule::new(
-            permission,
-            "127.0.0.1",
-            PermissionAction::Allow,
-        ));
-    }
-    let h = harness(
-        registry,
-        Setup {
-            rules,
-            ..Default::default()
-        },
-    );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("bench: runtime");
-    let start_rss = vm_hwm_kib();
+    let h = common::builtins(&[("webfetch", "127.0.0.1"), ("webfetch_private", "127.0.0.1")]);
+    let rt = common::runtime();
+    let start_rss = common::peak_rss_kib();
     let start = Instant::now();
     let out = rt.block_on(h.call_json("webfetch", json!({"url": url, "format": format})));
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
-    println!("peak_rss_kib={}", vm_hwm_kib());
+    println!("peak_rss_kib={}", common::peak_rss_kib());
     println!("start_rss_kib={start_rss}");
     println!("secs={secs}");
     println!("output_bytes={}", out.result.output.len());
