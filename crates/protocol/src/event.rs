@@ -12,6 +12,10 @@ pub enum Op {
     Prompt {
         session_id: String,
         text: String,
+        /// Files the user attached (`@path` mentions): the agent reads each through the
+        /// `read` tool, with its permission rules, and adds what it read to the message.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<String>,
     },
     PermissionReply {
         request_id: String,
@@ -24,6 +28,10 @@ pub enum Op {
         change_id: String,
         force: bool,
     },
+    /// Use this model (`provider/model-id`) for the next turns.
+    SetModel { session_id: String, model: String },
+    /// Use this agent profile for the next turns.
+    SetAgent { session_id: String, agent: String },
 }
 
 /// Something that happened in the core, in order, for front ends to show.
@@ -70,6 +78,11 @@ pub enum Event {
     },
     /// Something the user should see that is not part of any call (hook errors, load problems).
     Warning { message: String },
+    /// The model or agent profile for the next turns changed (`Op::SetModel`/`SetAgent`).
+    Configured { agent: String, model: String },
+    /// The tool set was rebuilt (plugin files changed, an MCP server became ready): what the
+    /// model is offered now, one `id · source` line per tool, then load problems.
+    ToolsReloaded { tools: Vec<String> },
     /// The agent loop took a user prompt and is about to ask the model.
     TurnStarted {
         session_id: String,

@@ -157,7 +157,11 @@ impl Loop {
             Action::None => {}
             Action::Quit => return true,
             Action::Submit(text) => {
-                let _ = self.ops.send(Op::Prompt { session_id, text });
+                let _ = self.ops.send(Op::Prompt {
+                    session_id,
+                    text,
+                    files: Vec::new(),
+                });
             }
             Action::Abort => {
                 let _ = self.ops.send(Op::Abort { session_id });

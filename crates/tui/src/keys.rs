@@ -5,6 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use podcode_protocol::PermissionReply;
 
 use crate::changes_view::RevertScope;
+use crate::input::EditOutcome;
 use crate::state::{AppState, Entry, Screen};
 
 /// What the event loop must do after a key.
@@ -67,7 +68,7 @@ pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
             Action::None
         }
         KeyCode::Char('j') if ctrl => {
-            state.input.push('\n');
+            state.input.insert_char('\n');
             Action::None
         }
         KeyCode::Enter
@@ -75,22 +76,10 @@ pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
                 .modifiers
                 .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT) =>
         {
-            state.input.push('\n');
+            state.input.insert_char('\n');
             Action::None
         }
         KeyCode::Enter => submit(state),
-        KeyCode::Backspace => {
-            state.input.pop();
-            Action::None
-        }
-        KeyCode::Up if !state.input.contains('\n') => {
-            history(state, true);
-            Action::None
-        }
-        KeyCode::Down if !state.input.contains('\n') => {
-            history(state, false);
-            Action::None
-        }
         KeyCode::PageUp => {
             state.scroll = state.scroll.saturating_add(10);
             Action::None
@@ -99,17 +88,20 @@ pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
             state.scroll = state.scroll.saturating_sub(10);
             Action::None
         }
-        KeyCode::Char(c) if !ctrl => {
-            state.input.push(c);
-            state.history_pos = None;
+        _ => {
+            match state.input.edit_key(key) {
+                EditOutcome::PastTop => history(state, true),
+                EditOutcome::PastBottom => history(state, false),
+                EditOutcome::Handled => state.history_pos = None,
+                EditOutcome::Ignored => {}
+            }
             Action::None
         }
-        _ => Action::None,
     }
 }
 
 fn submit(state: &mut AppState) -> Action {
-    let text = state.input.trim().to_string();
+    let text = state.input.text().trim().to_string();
     if text.is_empty() {
         return Action::None;
     }
@@ -151,7 +143,7 @@ fn submit(state: &mut AppState) -> Action {
         return Action::None;
     }
     if state.busy {
-        state.input = text;
+        state.input.set(&text);
         state.entries.push(Entry::Notice(
             "a turn is still running: wait, or press esc to abort it".into(),
         ));
@@ -174,9 +166,10 @@ fn history(state: &mut AppState, up: bool) {
         (Some(_), false) => None,
     };
     state.history_pos = pos;
-    state.input = pos
+    let text = pos
         .and_then(|p| state.history.get(p).cloned())
         .unwrap_or_default();
+    state.input.set(&text);
 }
 
 fn changes_key(state: &mut AppState, key: KeyEvent) -> Action {
@@ -232,7 +225,7 @@ mod tests {
         assert!(s.busy);
         s.busy = false;
         handle_key(&mut s, key(KeyCode::Up));
-        assert_eq!(s.input, "hi");
+        assert_eq!(s.input.text(), "hi");
     }
 
     #[test]
@@ -284,21 +277,19 @@ mod tests {
 
     #[test]
     fn slash_commands() {
-        let mut s = AppState {
-            input: "/changes".into(),
-            ..Default::default()
-        };
+        let mut s = AppState::default();
+        s.input.set("/changes");
         assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::OpenChanges);
-        s.input = "/undo".into();
+        s.input.set("/undo");
         assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::Undo);
         s.tools_info = vec!["read · built-in".into()];
-        s.input = "/tools".into();
+        s.input.set("/tools");
         assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::None);
         assert_eq!(
             s.entries.last(),
             Some(&Entry::Notice("read · built-in".into()))
         );
-        s.input = "/nope".into();
+        s.input.set("/nope");
         handle_key(&mut s, key(KeyCode::Enter));
         assert!(
             matches!(s.entries.last(), Some(Entry::Notice(t)) if t.contains("unknown command"))

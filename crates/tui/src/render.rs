@@ -26,7 +26,7 @@ pub(crate) fn fg(state: &AppState, color: Color) -> Style {
 
 pub fn draw(frame: &mut Frame, state: &AppState) {
     let area = frame.area();
-    let input_height = (state.input.lines().count().max(1) as u16 + 2).min(8);
+    let input_height = crate::input::input_height(state);
     let [main, input, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(input_height),
@@ -37,7 +37,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         Screen::Transcript => draw_transcript(frame, main, state),
         Screen::Changes => draw_changes(frame, main, state),
     }
-    draw_input(frame, input, state);
+    crate::input::draw_input(frame, input, state);
     draw_status(frame, status, state);
     if state.show_help {
         draw_help(frame, main, state);
@@ -230,31 +230,6 @@ pub(crate) fn wrap_lines(lines: Vec<Line<'_>>, width: usize) -> Vec<Line<'_>> {
         out.push(Line::from(current));
     }
     out
-}
-
-fn draw_input(frame: &mut Frame, area: Rect, state: &AppState) {
-    let title = if state.busy {
-        " working… (esc to abort) "
-    } else {
-        " message (enter to send, alt-enter for a new line) "
-    };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(fg(state, Color::DarkGray))
-        .title(title);
-    let inner_h = area.height.saturating_sub(2) as usize;
-    let lines: Vec<&str> = state.input.split('\n').collect();
-    let skip = lines.len().saturating_sub(inner_h.max(1));
-    let text: Vec<Line> = lines[skip..].iter().map(|l| Line::raw(*l)).collect();
-    frame.render_widget(Paragraph::new(text).block(block), area);
-    let last = lines.last().map(|l| l.chars().count()).unwrap_or(0) as u16;
-    let row = (lines.len() - skip) as u16;
-    if state.modal.is_none() {
-        frame.set_cursor_position((
-            (area.x + 1 + last).min(area.right().saturating_sub(2)),
-            area.y + row.min(area.height.saturating_sub(2)),
-        ));
-    }
 }
 
 fn draw_status(frame: &mut Frame, area: Rect, state: &AppState) {

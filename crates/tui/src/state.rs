@@ -98,7 +98,7 @@ pub enum Screen {
 #[derive(Debug, Clone, Default)]
 pub struct AppState {
     pub entries: Vec<Entry>,
-    pub input: String,
+    pub input: crate::input::InputBuffer,
     pub history: Vec<String>,
     pub history_pos: Option<usize>,
     pub model: String,
