@@ -29,9 +29,15 @@ pub enum Op {
         force: bool,
     },
     /// Use this model (`provider/model-id`) for the next turns.
-    SetModel { session_id: String, model: String },
+    SetModel {
+        session_id: String,
+        model: String,
+    },
     /// Use this agent profile for the next turns.
-    SetAgent { session_id: String, agent: String },
+    SetAgent {
+        session_id: String,
+        agent: String,
+    },
 }
 
 /// Something that happened in the core, in order, for front ends to show.

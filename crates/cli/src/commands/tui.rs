@@ -119,7 +119,9 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
             tokio::spawn(async move {
                 while let Some(op) = op_rx.recv().await {
                     match op {
-                        Op::Prompt { session_id, text } => {
+                        Op::Prompt {
+                            session_id, text, ..
+                        } => {
                             let token = CancellationToken::new();
                             *current.lock().await = Some(token.clone());
                             let agent = agent.clone();
