@@ -116,6 +116,19 @@ impl Agent {
         user_text: &str,
         abort: CancellationToken,
     ) -> Result<TurnSummary, AgentError> {
+        self.run_turn_with_files(session_id, user_text, &[], abort)
+            .await
+    }
+
+    /// `run_turn` with files the user attached: each is read through the `read` tool (its
+    /// permission rules apply) before the first request, and joins the user's message.
+    pub async fn run_turn_with_files(
+        &self,
+        session_id: &str,
+        user_text: &str,
+        files: &[String],
+        abort: CancellationToken,
+    ) -> Result<TurnSummary, AgentError> {
         if self.store.session(session_id)?.is_none() {
             return Err(AgentError::UnknownSession(session_id.to_string()));
         }
@@ -134,7 +147,7 @@ impl Agent {
         };
         let system = system_prompt(&ctx, self.profile.prompt.as_deref()).await;
         let user_text = self.chat_message_hook(session_id, user_text).await;
-        self.user_message(&rec, &mut history, &user_text, false)?;
+        let message_id = self.user_message(&rec, &mut history, &user_text, false)?;
         rec.emit(Event::TurnStarted {
             session_id: session_id.to_string(),
             agent: self.profile.name.clone(),
@@ -159,6 +172,11 @@ impl Agent {
             worktree: self.opts.worktree.clone(),
             ..Default::default()
         };
+        if !files.is_empty() {
+            let parts =
+                crate::attach::attach_files(&rec, &identity, &message_id, files, &abort).await?;
+            history.push(Role::User, parts);
+        }
         let mut doom = DoomTracker::default();
         loop {
             if abort.is_cancelled() {
@@ -288,7 +306,7 @@ impl Agent {
         history: &mut History,
         text: &str,
         synthetic: bool,
-    ) -> Result<(), AgentError> {
+    ) -> Result<String, AgentError> {
         let mut content = json!({ "agent": self.profile.name });
         if synthetic {
             content["synthetic"] = json!(true);
@@ -305,15 +323,17 @@ impl Agent {
                 text: text.to_string(),
             }],
         );
-        Ok(())
+        Ok(id)
     }
 
     async fn reload_tools(&self) {
         if let Some(r) = &self.reloader
             && let Some(full) = r.reload().await
         {
-            self.runtime
-                .set_registry(filter_registry(&full, &self.profile));
+            let offered = filter_registry(&full, &self.profile);
+            let tools = offered.listing();
+            self.runtime.set_registry(offered);
+            self.runtime.emit(Event::ToolsReloaded { tools });
         }
     }
 

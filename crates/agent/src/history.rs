@@ -27,6 +27,8 @@ pub enum PartKind {
     Reasoning,
     Tool,
     Step,
+    /// A file the user attached to a prompt (`crate::FileData`).
+    File,
 }
 
 impl PartKind {
@@ -36,6 +38,7 @@ impl PartKind {
             Self::Reasoning => "reasoning",
             Self::Tool => "tool",
             Self::Step => "step",
+            Self::File => "file",
         }
     }
 }
@@ -111,6 +114,7 @@ pub enum StoredPart {
     Reasoning(ReasoningData),
     Tool(ToolData),
     Step(StepData),
+    File(crate::attach::FileData),
     /// A kind this version does not know (or could not parse): ignored.
     Other(String, Value),
 }
@@ -125,6 +129,7 @@ impl StoredPart {
             "reasoning" => de(&row.data).map(Self::Reasoning),
             "tool" => de(&row.data).map(Self::Tool),
             "step" => de(&row.data).map(Self::Step),
+            "file" => de(&row.data).map(Self::File),
             _ => None,
         };
         parsed.unwrap_or_else(|| Self::Other(row.kind.clone(), row.data.clone()))
@@ -208,6 +213,9 @@ pub fn load_history(store: &Store, session_id: &str) -> Result<Vec<Message>, Sto
                     .filter_map(|p| match p {
                         StoredPart::Text(t) if !t.text.is_empty() => Some(Part::Text {
                             text: t.text.clone(),
+                        }),
+                        StoredPart::File(f) => Some(Part::Text {
+                            text: f.text.clone(),
                         }),
                         _ => None,
                     })

@@ -12,6 +12,7 @@
 //! an abort or a killed process (every tool call gets a result).
 
 mod agent;
+mod attach;
 mod calls;
 mod error;
 mod history;
@@ -22,6 +23,7 @@ mod step;
 mod texts;
 
 pub use agent::{Agent, AgentOptions, ToolReloader};
+pub use attach::FileData;
 pub use error::AgentError;
 pub use history::{
     History, PartKind, ReasoningData, StepData, StepStatus, StoredPart, TextData, ToolData,

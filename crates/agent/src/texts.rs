@@ -41,6 +41,16 @@ pub fn stream_failed_text(attempts: u32, error: &str) -> String {
     format!("the model's response was cut off {attempts} times in a row; giving up ({error})")
 }
 
+/// An attached file as the model reads it: the `read` call Podcode made for the user.
+pub fn attached_file_text(path: &str, args: &str, output: &str) -> String {
+    format!("The user attached {path}. Called the read tool with {args}:\n{output}")
+}
+
+/// An attached file that could not be read (denied, missing, binary).
+pub fn attached_file_failed_text(path: &str, error: &str) -> String {
+    format!("The user attached {path}, but it could not be read: {error}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,6 +76,14 @@ mod tests {
         assert_eq!(
             stream_failed_text(3, "reset"),
             "the model's response was cut off 3 times in a row; giving up (reset)"
+        );
+        assert_eq!(
+            attached_file_text("/w/a.rs", r#"{"filePath":"/w/a.rs"}"#, "1\tfn a() {}"),
+            "The user attached /w/a.rs. Called the read tool with {\"filePath\":\"/w/a.rs\"}:\n1\tfn a() {}"
+        );
+        assert_eq!(
+            attached_file_failed_text("/w/.env", "Permission denied"),
+            "The user attached /w/.env, but it could not be read: Permission denied"
         );
     }
 }

@@ -4,6 +4,7 @@
 mod app;
 mod asker;
 mod commands;
+mod reloader;
 mod trust_prompt;
 
 use std::path::PathBuf;

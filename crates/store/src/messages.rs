@@ -105,6 +105,16 @@ impl Store {
         Ok(rows)
     }
 
+    /// One message by id.
+    pub fn message(&self, id: &str) -> Result<Option<MessageRow>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, session_id, role, content, created_at FROM messages WHERE id = ?1",
+        )?;
+        let mut rows = stmt.query_map([id], message_from_row)?;
+        Ok(rows.next().transpose()?)
+    }
+
     /// Appends a part (`text`, `reasoning`, `tool`, `step`, …) to a message. Returns the new
     /// `prt_…` id.
     pub fn add_part(

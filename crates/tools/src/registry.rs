@@ -224,6 +224,20 @@ impl ToolRegistry {
         &self.problems
     }
 
+    /// One `id · source` line per tool, then one `⚠ problem (source)` line per load
+    /// problem: what front ends show as the merged tool list.
+    pub fn listing(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .map(|t| format!("{} · {}", t.id(), t.source.name))
+            .chain(
+                self.problems
+                    .iter()
+                    .map(|p| format!("⚠ {} ({})", p.message, p.source)),
+            )
+            .collect()
+    }
+
     pub fn get(&self, id: &str) -> Option<&RegisteredTool> {
         self.index.get(id).map(|&i| &self.tools[i])
     }

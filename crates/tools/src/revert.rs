@@ -1,8 +1,8 @@
-//! Reverting journaled changes: undo one change, every change of a tool call, or every change
-//! of a session. Files are checked before any is touched, so a revert either refuses (with a
-//! diff of what changed since Podcode wrote the file) or restores every file; each restore is
-//! itself journaled as a change whose `reverts` names the change it undid, which makes a
-//! revert of a revert (a redo) work the same way.
+//! Reverting journaled changes: undo one change, every change of a tool call, everything
+//! since a message, or every change of a session. Files are checked before any is touched,
+//! so a revert either refuses (with a diff of what changed since Podcode wrote the file) or
+//! restores every file; each restore is itself journaled as a change whose `reverts` names
+//! the change it undid, which makes a revert of a revert (a redo) work the same way.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -20,6 +20,9 @@ pub enum RevertTarget {
     Call(String),
     /// Every change made in a session.
     Session(String),
+    /// Every change of the message's session made at or after it was written: "undo
+    /// everything since this prompt".
+    SinceMessage(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -40,7 +43,7 @@ pub struct RevertOutcome {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RevertError {
-    #[error("no change, call or session with id {0}")]
+    #[error("no change, call, message or session with id {0}")]
     NotFound(String),
     #[error(
         "revert refused: {file} changed since Podcode wrote it (use --force to overwrite)\n{diff}"
@@ -81,6 +84,17 @@ pub fn revert(
             if changes.is_empty() && store.session(id)?.is_none() {
                 return Err(RevertError::NotFound(id.clone()));
             }
+            (changes, true)
+        }
+        RevertTarget::SinceMessage(id) => {
+            let message = store
+                .message(id)?
+                .ok_or_else(|| RevertError::NotFound(id.clone()))?;
+            let changes = store
+                .changes(Some(&message.session_id), None)?
+                .into_iter()
+                .filter(|c| c.time >= message.created_at)
+                .collect();
             (changes, true)
         }
     };
@@ -415,23 +429,63 @@ mod tests {
     }
 
     #[test]
+    fn since_message_reverts_what_changed_from_that_prompt_on() {
+        let f = fixture();
+        let ses = f
+            .store
+            .create_session(&podcode_store::NewSession {
+                agent: "build".into(),
+                cwd: "/w".into(),
+                main_cwd: "/w".into(),
+                title: String::new(),
+                ..Default::default()
+            })
+            .unwrap()
+            .id;
+        std::fs::write(f.path("a.txt"), "v0\n").unwrap();
+        f.edit(&ses, "call_1", "a.txt", Some("v1\n"));
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        let msg = f
+            .store
+            .add_message(&ses, "user", &serde_json::json!({}))
+            .unwrap();
+        f.edit(&ses, "call_2", "a.txt", Some("v2\n"));
+        f.edit(&ses, "call_3", "b.txt", Some("new\n"));
+        let out = f
+            .revert(RevertTarget::SinceMessage(msg.clone()), false)
+            .unwrap();
+        assert_eq!(out.reverted.len(), 2);
+        assert_eq!(
+            f.disk("a.txt").as_deref(),
+            Some("v1\n"),
+            "the earlier turn stays"
+        );
+        assert_eq!(f.disk("b.txt"), None);
+        // Again: nothing left, the revert records themselves are not undone.
+        let again = f.revert(RevertTarget::SinceMessage(msg), false).unwrap();
+        assert!(again.reverted.is_empty());
+        assert_eq!(again.skipped.len(), 2);
+    }
+
+    #[test]
     fn unknown_targets_are_not_found() {
         let f = fixture();
         for target in [
             change("chg_x"),
             RevertTarget::Call("call_x".into()),
             RevertTarget::Session("ses_x".into()),
+            RevertTarget::SinceMessage("msg_x".into()),
         ] {
             let err = f.revert(target, false).unwrap_err();
             assert!(matches!(err, RevertError::NotFound(_)));
             assert!(
                 err.to_string()
-                    .starts_with("no change, call or session with id ")
+                    .starts_with("no change, call, message or session with id ")
             );
         }
         assert_eq!(
             f.revert(change("chg_x"), false).unwrap_err().to_string(),
-            "no change, call or session with id chg_x"
+            "no change, call, message or session with id chg_x"
         );
     }
 

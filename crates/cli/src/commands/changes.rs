@@ -36,11 +36,14 @@ enum ChangesCommand {
 #[derive(Args)]
 pub struct RevertArgs {
     /// A change id (chg_…).
-    #[arg(required_unless_present_any = ["call", "session"], conflicts_with_all = ["call", "session"])]
+    #[arg(required_unless_present_any = ["call", "session", "since"], conflicts_with_all = ["call", "session", "since"])]
     change: Option<String>,
     /// Revert every change a tool call made.
-    #[arg(long, conflicts_with = "session")]
+    #[arg(long, conflicts_with_all = ["session", "since"])]
     call: Option<String>,
+    /// Revert everything changed since a message (msg_…, see `podcode sessions show`).
+    #[arg(long, value_name = "MESSAGE", conflicts_with = "session")]
+    since: Option<String>,
     /// Revert every change of a session.
     #[arg(long)]
     session: Option<String>,
@@ -127,18 +130,24 @@ fn session_of(store: &Store, args: &RevertArgs) -> Result<String> {
     {
         return Ok(c.session_id);
     }
-    bail!("no change, call or session with that id (see `podcode changes`)")
+    if let Some(id) = &args.since
+        && let Some(m) = store.message(id)?
+    {
+        return Ok(m.session_id);
+    }
+    bail!("no change, call, message or session with that id (see `podcode changes`)")
 }
 
 pub fn run_revert(cwd: Option<PathBuf>, args: RevertArgs) -> Result<ExitCode> {
     let app = App::load(cwd)?;
     let store = app.open_store()?;
     let session_id = session_of(&store, &args)?;
-    let target = match (&args.change, &args.call, &args.session) {
-        (Some(c), _, _) => RevertTarget::Change(c.clone()),
-        (_, Some(c), _) => RevertTarget::Call(c.clone()),
-        (_, _, Some(s)) => RevertTarget::Session(s.clone()),
-        _ => bail!("name a change, --call or --session"),
+    let target = match (&args.change, &args.call, &args.since, &args.session) {
+        (Some(c), ..) => RevertTarget::Change(c.clone()),
+        (_, Some(c), ..) => RevertTarget::Call(c.clone()),
+        (_, _, Some(m), _) => RevertTarget::SinceMessage(m.clone()),
+        (.., Some(s)) => RevertTarget::Session(s.clone()),
+        _ => bail!("name a change, --call, --since or --session"),
     };
     match revert(
         &store,

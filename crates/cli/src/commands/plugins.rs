@@ -9,7 +9,7 @@ use anyhow::Result;
 use podcode_plugins::FileStatus;
 use serde_json::json;
 
-use crate::app::{App, tokio_runtime};
+use crate::app::{App, LoadedTools, tokio_runtime};
 
 pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
     let app = App::load(cwd)?;
@@ -52,15 +52,35 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    for line in plugin_lines(&loaded) {
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The text report: the JavaScript runtime, then each file with its status and tools (the
+/// TUI's `/plugins` shows the same lines).
+pub fn plugin_lines(loaded: &LoadedTools) -> Vec<String> {
+    let registry = &loaded.registry;
+    let fate = |file: &str, id: &str| -> &'static str {
+        match registry.get(id) {
+            Some(t) if t.source.name == file => "loaded",
+            Some(t) if t.protected => "refused (protected built-in)",
+            Some(_) => "shadowed",
+            None => "refused",
+        }
+    };
+    let mut out = Vec::new();
     match loaded.host.runtime() {
-        Some(r) => println!("JavaScript runtime: {}", r.name()),
-        None => println!("JavaScript runtime: none found (install Bun: npm install -g bun)"),
+        Some(r) => out.push(format!("JavaScript runtime: {}", r.name())),
+        None => out.push("JavaScript runtime: none found (install Bun: npm install -g bun)".into()),
     }
     if loaded.reports.is_empty() {
-        println!(
+        out.push(
             "No plugin or tool files found. Put one in .podcode/plugins/, .opencode/tools/ or ~/.config/podcode/plugins/."
+                .into(),
         );
-        return Ok(ExitCode::SUCCESS);
+        return out;
     }
     for r in &loaded.reports {
         let name = r.file.path.display().to_string();
@@ -70,20 +90,26 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
                 tools,
                 hooks,
             } => {
-                println!("loaded   {name} ({format})");
+                out.push(format!("loaded   {name} ({format})"));
                 for id in tools {
-                    println!("           tool {id}: {}", fate(&name, id));
+                    out.push(format!("           tool {id}: {}", fate(&name, id)));
                 }
                 if !hooks.is_empty() {
-                    println!("           hooks: {}", hooks.join(", "));
+                    out.push(format!("           hooks: {}", hooks.join(", ")));
                 }
             }
-            FileStatus::Failed { message } => println!("failed   {name}\n           {message}"),
-            FileStatus::Skipped { reason } => println!("skipped  {name}\n           {reason}"),
+            FileStatus::Failed { message } => {
+                out.push(format!("failed   {name}"));
+                out.push(format!("           {message}"));
+            }
+            FileStatus::Skipped { reason } => {
+                out.push(format!("skipped  {name}"));
+                out.push(format!("           {reason}"));
+            }
         }
         for w in &r.warnings {
-            println!("           warning: {w}");
+            out.push(format!("           warning: {w}"));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    out
 }

@@ -11,17 +11,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use async_trait::async_trait;
 use clap::{Args, ValueEnum};
-use podcode_agent::{Agent, AgentOptions, ToolReloader, resolve_profile};
+use podcode_agent::{Agent, AgentOptions, resolve_profile};
 use podcode_protocol::{Event, PermissionReply, TurnEnd, TurnSummary};
 use podcode_store::{NewSession, Store};
-use podcode_tools::{Asker, FixedAsker, ToolRegistry};
-use tokio::sync::{Mutex, broadcast};
+use podcode_tools::{Asker, FixedAsker};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::{App, tokio_runtime};
 use crate::asker::{NoTerminalAsker, TerminalAsker, stdin_is_terminal};
+use crate::reloader::Reloader;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -116,11 +116,7 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         if let Some(n) = args.max_steps {
             opts.max_steps = n;
         }
-        let reloader = Arc::new(Reloader {
-            app: app.clone(),
-            stamp: std::sync::Mutex::new(tools_stamp(&app)),
-            hosts: Mutex::new(vec![loaded.host.clone()]),
-        });
+        let reloader = Arc::new(Reloader::new(app.clone(), loaded.host.clone()));
         let agent = Agent::new(runtime, model, store.clone(), profile, opts)
             .with_reloader(reloader.clone());
 
@@ -142,9 +138,7 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             }
             Err(_) => printer.abort(),
         }
-        for host in reloader.hosts.lock().await.iter() {
-            host.shutdown().await;
-        }
+        reloader.shutdown().await;
         let summary = result.context("the agent stopped")?;
         if args.format == Format::Text {
             print_summary(&summary, &app.cwd);
@@ -201,38 +195,6 @@ fn pick_session(
         ..Default::default()
     })?;
     Ok(row.id)
-}
-
-/// Tool and plugin files on disk, and how many MCP servers have finished starting: when
-/// either changes, the tool set is rebuilt before the next model request.
-fn tools_stamp(app: &App) -> u64 {
-    podcode_plugins::fingerprint(&app.tool_dirs()) ^ app.mcp_source().generation().rotate_left(32)
-}
-
-/// Reloads the tool set before a model request when tool or plugin files changed on disk,
-/// or a background MCP server became ready.
-struct Reloader {
-    app: Arc<App>,
-    stamp: std::sync::Mutex<u64>,
-    /// Every plugin host started for this run, shut down at the end.
-    hosts: Mutex<Vec<Arc<podcode_plugins::PluginHost>>>,
-}
-
-#[async_trait]
-impl ToolReloader for Reloader {
-    async fn reload(&self) -> Option<ToolRegistry> {
-        let now = tools_stamp(&self.app);
-        {
-            let mut stamp = self.stamp.lock().ok()?;
-            if *stamp == now {
-                return None;
-            }
-            *stamp = now;
-        }
-        let loaded = self.app.tools().await;
-        self.hosts.lock().await.push(loaded.host.clone());
-        Some(loaded.registry)
-    }
 }
 
 /// Renders the event stream until the turn ends.

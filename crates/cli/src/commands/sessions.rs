@@ -129,6 +129,10 @@ pub fn transcript(store: &Store, s: &SessionRow) -> Result<String> {
                     }
                 }
                 StoredPart::Reasoning(r) => out.push_str(&indent(&r.text, "  · ")),
+                StoredPart::File(f) => {
+                    let state = if f.failed { "not read" } else { "read" };
+                    out.push_str(&format!("  📎 {} [{state}]\n", f.path));
+                }
                 StoredPart::Tool(t) => {
                     let call = store.tool_call(&t.call_id)?;
                     let (state, title, output) = match &call {

@@ -74,19 +74,7 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
                 )));
             }
         }
-        state.tools_info = loaded
-            .registry
-            .tools()
-            .iter()
-            .map(|t| format!("{} · {}", t.id(), t.source.name))
-            .chain(
-                loaded
-                    .registry
-                    .problems()
-                    .iter()
-                    .map(|p| format!("⚠ {} ({})", p.message, p.source)),
-            )
-            .collect();
+        state.tools_info = loaded.registry.listing();
         let (asker, asks) = UiAsker::channel();
         let asker: Arc<dyn Asker> = Arc::new(asker);
         let plugin_hooks = loaded.plugin_hooks.clone();
@@ -225,6 +213,7 @@ fn load_transcript(store: &Store, session_id: &str, state: &mut AppState) -> Res
             continue;
         }
         let mut user_text = String::new();
+        let mut attached = Vec::new();
         for part in store.parts(&m.id)? {
             match StoredPart::parse(&part) {
                 StoredPart::Text(t) if m.role == "user" => user_text.push_str(&t.text),
@@ -264,11 +253,17 @@ fn load_transcript(store: &Store, session_id: &str, state: &mut AppState) -> Res
                     }));
                 }
                 StoredPart::Step(st) => state.usage.add(&st.usage),
+                StoredPart::File(f) => attached.push(f.path),
                 StoredPart::Other(..) => {}
             }
         }
         if !user_text.is_empty() {
             state.entries.push(Entry::User(user_text));
+        }
+        for path in attached {
+            state
+                .entries
+                .push(Entry::Notice(format!("📎 attached {path}")));
         }
     }
     Ok(())
