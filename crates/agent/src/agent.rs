@@ -25,7 +25,7 @@ use crate::texts::{max_steps_text, no_tools_text, stream_failed_text};
 #[async_trait]
 pub trait ToolReloader: Send + Sync {
     /// Called before every model request; `Some` is the new, complete (unfiltered) registry.
-    async fn reload(&self) -> Option<ToolRegistry>;
+    async fn reload(&self) -> Option<Arc<ToolRegistry>>;
 }
 
 #[derive(Debug, Clone)]

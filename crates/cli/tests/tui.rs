@@ -4,95 +4,9 @@
 
 mod common;
 
-use std::process::Command;
-
+use common::pty::drive;
 use common::{Env, text};
 use podcode_providers::testing::Reply;
-
-/// Drives `podcode ARGS` through `steps`: each is (text to wait for, keys to send then).
-/// Returns everything the UI drew, escape sequences and spaces removed, and whether each
-/// wait matched (plus, last, whether the terminal was restored: alternate screen left).
-fn drive(env: &Env, args: &[&str], steps: &[(&str, &str)]) -> (String, Vec<bool>) {
-    let script = r#"
-import os, pty, sys, time, select, re, json, fcntl, termios, struct
-steps = json.loads(sys.argv[1]); args = sys.argv[2:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(args[0], args)
-fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-ansi = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\x1b[=>]")
-out, plain, matched = b"", "", []
-def pump(t):
-    global out, plain
-    r, _, _ = select.select([fd], [], [], t)
-    if r:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
-            return False
-        if not chunk:
-            return False
-        out += chunk
-        # Cells the screen already shows are skipped by cursor moves: compare without spaces.
-        plain = re.sub(r"\s", "", ansi.sub(b"", out).decode(errors="replace"))
-    return True
-alive = True
-for wait_for, keys in steps:
-    deadline, seen_at = time.time() + 20, len(plain)
-    ok = False
-    while alive and time.time() < deadline:
-        if wait_for.replace(" ", "") in plain[seen_at - 200 if seen_at > 200 else 0:]:
-            ok = True
-            break
-        alive = pump(0.1)
-    matched.append(ok)
-    time.sleep(0.3)
-    os.write(fd, keys.encode())
-end = time.time() + 10
-while alive and time.time() < end:
-    alive = pump(0.1)
-    try:
-        p, _ = os.waitpid(pid, os.WNOHANG)
-        if p:
-            break
-    except ChildProcessError:
-        break
-# Leaving the alternate screen is the last thing a clean exit writes.
-matched.append(b"\x1b[?1049l" in out)
-sys.stdout.write(json.dumps({"screen": plain, "matched": matched}))
-"#;
-    let steps_json = serde_json::to_string(
-        &steps
-            .iter()
-            .map(|(w, k)| vec![w.to_string(), k.to_string()])
-            .collect::<Vec<_>>(),
-    )
-    .unwrap();
-    let cmd = env.cmd(&[]);
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(steps_json)
-        .arg(env!("CARGO_BIN_EXE_podcode"))
-        .args(args)
-        .current_dir(env.repo())
-        .envs(
-            cmd.get_envs()
-                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
-        )
-        .env("TERM", "xterm-256color")
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&out.stdout), text(&out.stderr)));
-    let matched = v["matched"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b.as_bool().unwrap())
-        .collect();
-    (v["screen"].as_str().unwrap().to_string(), matched)
-}
 
 #[test]
 fn prompt_permission_changes_view_and_revert_in_a_pty() {
@@ -110,7 +24,7 @@ fn prompt_permission_changes_view_and_revert_in_a_pty() {
             ("enter to send", "rewrite the notes\r"),
             ("allow once", "o"),
             ("I rewrote the notes.", "\x07"),
-            ("modify notes.txt", "r"),
+            ("▶ modify", "r"),
             ("reverted 1 change", "\x1b"),
             ("", "\x03\x03"),
         ],
@@ -213,7 +127,7 @@ fn a_conflicting_revert_shows_the_conflict_and_can_be_forced() {
             ("allow once", "a"),
             ("Two edits made.", "\x07"),
             // The first change is selected; the second write changed the file since.
-            ("modify notes.txt", "r"),
+            ("▶ modify", "r"),
             ("revert refused", "f"),
             ("reverted 1 change", "\x1b\x03\x03"),
         ],

@@ -1,6 +1,8 @@
-//! The Changes view: every journaled change of the session, grouped by tool call, with the
-//! selected change's diff beside the list; reverting goes through `podcode_tools::revert`,
-//! the same journal-checked path as `podcode revert`, and a refusal shows its conflict diff.
+//! The Changes view: every journaled change of the session, grouped by the prompt (turn)
+//! and tool call that made it, with the selected change's diff beside the list. Reverting a
+//! change, its call, everything since its prompt, or the whole session goes through
+//! `podcode_tools::revert`, the same journal-checked path as `podcode revert`; a refusal
+//! shows its conflict diff and `f` forces the same revert.
 
 use std::path::Path;
 
@@ -19,6 +21,25 @@ use crate::state::{AppState, ChangeItem};
 /// Reloads the session's changes from the store, keeping the selection in range.
 pub fn load_changes(state: &mut AppState, store: &Store) -> Result<(), TuiError> {
     let all = store.changes(Some(&state.session_id), None)?;
+    // The user's prompts, oldest first: a change belongs to the last one written before it.
+    let mut prompts: Vec<(i64, String, String)> = Vec::new();
+    for m in store.messages(&state.session_id)? {
+        let synthetic = m.content.get("synthetic").and_then(|v| v.as_bool()) == Some(true);
+        if m.role != "user" || synthetic {
+            continue;
+        }
+        let first_line = store
+            .parts(&m.id)?
+            .iter()
+            .find(|p| p.kind == "text")
+            .and_then(|p| p.data.get("text").and_then(|t| t.as_str()))
+            .and_then(|t| t.lines().next())
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
+        prompts.push((m.created_at, m.id, first_line));
+    }
     let mut items = Vec::new();
     for c in all.into_iter().filter(|c| c.reverts.is_none()) {
         let reverted = store.reverted_by(&c.id)?.is_some();
@@ -31,7 +52,22 @@ pub fn load_changes(state: &mut AppState, store: &Store) -> Result<(), TuiError>
             c.old_content.as_deref().unwrap_or(""),
             c.new_content.as_deref().unwrap_or(""),
         );
+        let turn = prompts
+            .iter()
+            .rev()
+            .find(|(at, ..)| *at <= c.time)
+            .map(|(_, id, text)| (id.clone(), text.clone()));
+        let call_label = match &c.call_id {
+            Some(id) => match store.tool_call(id)? {
+                Some(call) if !call.title.is_empty() => format!("{} — {}", call.tool, call.title),
+                Some(call) => call.tool,
+                None => id.clone(),
+            },
+            None => "(revert)".to_string(),
+        };
         items.push(ChangeItem {
+            turn,
+            call_label,
             change: c,
             reverted,
             display,
@@ -58,11 +94,13 @@ pub fn load_changes(state: &mut AppState, store: &Store) -> Result<(), TuiError>
 pub enum RevertScope {
     Change,
     Call,
+    /// Everything since the prompt of the selected change's turn.
+    Turn,
     Session,
 }
 
-/// Reverts the selected change, its call or the whole session; a conflict is kept in the
-/// state so the view shows it and `f` can force it.
+/// Reverts the selected change, its call, its turn and what followed, or the whole
+/// session; a conflict is kept in the state so the view shows it and `f` can force it.
 pub fn revert_selected(state: &mut AppState, store: &Store, scope: RevertScope, force: bool) {
     let Some(item) = state.changes.changes.get(state.changes.selected) else {
         return;
@@ -72,6 +110,10 @@ pub fn revert_selected(state: &mut AppState, store: &Store, scope: RevertScope, 
         RevertScope::Call => match &item.change.call_id {
             Some(c) => RevertTarget::Call(c.clone()),
             None => RevertTarget::Change(item.change.id.clone()),
+        },
+        RevertScope::Turn => match &item.turn {
+            Some((message, _)) => RevertTarget::SinceMessage(message.clone()),
+            None => RevertTarget::Session(state.session_id.clone()),
         },
         RevertScope::Session => RevertTarget::Session(state.session_id.clone()),
     };
@@ -92,7 +134,7 @@ pub fn revert_selected(state: &mut AppState, store: &Store, scope: RevertScope, 
         ),
         Err(RevertError::Conflict { file, diff }) => {
             state.changes.conflict = Some((
-                item.change.id.clone(),
+                scope,
                 format!("{file} changed since Podcode wrote it:\n{diff}"),
             ));
             "revert refused: the file changed since (f forces, esc keeps it)".to_string()
@@ -110,13 +152,25 @@ pub fn draw_changes(frame: &mut Frame, area: Rect, state: &AppState) {
         Layout::horizontal([Constraint::Percentage(35), Constraint::Percentage(65)]).areas(area);
     let mut list: Vec<Line> = Vec::new();
     let mut last_call: Option<&Option<String>> = None;
+    let mut last_turn: Option<&Option<(String, String)>> = None;
     for (i, item) in view.changes.iter().enumerate() {
+        if last_turn != Some(&item.turn) {
+            let prompt = item.turn.as_ref().map_or("(before any prompt)", |t| &t.1);
+            list.push(Line::styled(
+                format!("› {prompt}"),
+                fg(state, Color::Cyan).add_modifier(Modifier::BOLD),
+            ));
+            last_turn = Some(&item.turn);
+            last_call = None;
+        }
         if last_call != Some(&item.change.call_id) {
-            let call = item.change.call_id.as_deref().unwrap_or("(no call)");
-            list.push(Line::styled(call.to_string(), fg(state, Color::DarkGray)));
+            list.push(Line::styled(
+                format!(" {}", item.call_label),
+                fg(state, Color::DarkGray),
+            ));
             last_call = Some(&item.change.call_id);
         }
-        let mark = if i == view.selected { "▶ " } else { "  " };
+        let mark = if i == view.selected { " ▶ " } else { "   " };
         let mut style = Style::default();
         if i == view.selected {
             style = style.add_modifier(Modifier::BOLD);
@@ -138,10 +192,13 @@ pub fn draw_changes(frame: &mut Frame, area: Rect, state: &AppState) {
         list.push(Line::raw("no changes in this session yet"));
     }
     list.push(Line::default());
-    list.push(Line::styled(
-        "r revert change · c call · a all · esc back",
-        fg(state, Color::DarkGray),
-    ));
+    for help in [
+        "r revert change · c call",
+        "t since its prompt · a all",
+        "f force · esc back",
+    ] {
+        list.push(Line::styled(help, fg(state, Color::DarkGray)));
+    }
     if let Some(m) = &view.message {
         list.push(Line::styled(m.clone(), fg(state, Color::Yellow)));
     }

@@ -8,11 +8,12 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event as TermEvent, EventStream};
+use crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream,
+};
 use futures_util::StreamExt;
-use podcode_protocol::{Event, Op, PermissionReply};
-use podcode_store::{NewSession, Store};
-use podcode_tools::{RevertOptions, RevertTarget, revert};
+use podcode_protocol::{Event, Op, PermissionReply, TurnEnd};
+use podcode_store::Store;
 use tokio::sync::{broadcast, mpsc};
 
 use crate::asker::PendingAsk;
@@ -20,6 +21,7 @@ use crate::changes_view::{load_changes, revert_selected};
 use crate::error::TuiError;
 use crate::keys::{Action, handle_key};
 use crate::render::draw;
+use crate::services::TuiServices;
 use crate::state::{AppState, Entry, PermissionModal, Screen};
 
 const FRAME: Duration = Duration::from_millis(33);
@@ -31,24 +33,31 @@ pub struct TuiParams {
     pub store: Arc<Store>,
     pub events: broadcast::Receiver<Event>,
     pub asks: mpsc::UnboundedReceiver<PendingAsk>,
-    /// `Op::Prompt` and `Op::Abort` go here; the front end's wiring runs them.
+    /// `Op::Prompt`, `Op::Abort`, `Op::SetModel`/`SetAgent` go here; the front end's
+    /// wiring runs them.
     pub ops: mpsc::UnboundedSender<Op>,
+    /// Stored transcripts and picker choices (see `TuiServices`).
+    pub services: Arc<dyn TuiServices>,
 }
 
 /// Runs the UI until the user quits; the terminal is restored before it returns.
 pub async fn run(params: TuiParams) -> Result<(), TuiError> {
     let mut terminal = ratatui::try_init()?;
+    // Pasted text arrives as one event (newlines included) instead of keys that would
+    // submit it line by line.
+    let _ = crossterm::execute!(std::io::stdout(), EnableBracketedPaste);
     let result = event_loop(&mut terminal, params).await;
+    let _ = crossterm::execute!(std::io::stdout(), DisableBracketedPaste);
     ratatui::restore();
     result
 }
 
-struct Loop {
-    state: AppState,
-    store: Arc<Store>,
-    ops: mpsc::UnboundedSender<Op>,
-    asks: VecDeque<PendingAsk>,
-    last_turn_changes: Vec<String>,
+pub(crate) struct Loop {
+    pub(crate) state: AppState,
+    pub(crate) store: Arc<Store>,
+    pub(crate) ops: mpsc::UnboundedSender<Op>,
+    pub(crate) services: Arc<dyn TuiServices>,
+    pub(crate) asks: VecDeque<PendingAsk>,
 }
 
 async fn event_loop(
@@ -61,13 +70,14 @@ async fn event_loop(
         mut events,
         asks: mut ask_rx,
         ops,
+        services,
     } = params;
     let mut ui = Loop {
         state,
         store,
         ops,
+        services,
         asks: VecDeque::new(),
-        last_turn_changes: Vec::new(),
     };
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
@@ -90,6 +100,12 @@ async fn event_loop(
                         break;
                     }
                     dirty = true;
+                }
+                Some(Ok(TermEvent::Paste(text))) => {
+                    if ui.state.modal.is_none() && ui.state.picker.is_none() {
+                        ui.state.input.paste(&text);
+                        dirty = true;
+                    }
                 }
                 Some(Ok(TermEvent::Resize(_, _))) => dirty = true,
                 Some(Ok(_)) => {}
@@ -117,6 +133,10 @@ async fn event_loop(
             }
             _ = tick.tick() => {
                 ui.drop_abandoned_asks();
+                if ui.state.completion.as_ref().is_some_and(|c| c.indexing) {
+                    crate::mentions::poll(&mut ui.state);
+                    dirty = true;
+                }
                 if ui.state.busy || ui.state.modal.is_some() {
                     ui.state.tick(TICK.as_millis() as u64);
                     dirty = true;
@@ -135,16 +155,56 @@ async fn event_loop(
 
 impl Loop {
     fn apply(&mut self, event: &Event) {
+        self.state.apply_event(event);
         if let Event::TurnFinished { summary, .. } = event {
-            self.last_turn_changes = summary.changes.clone();
             if self.state.screen == Screen::Changes {
                 self.reload_changes();
             }
+            self.send_queued(summary.end == TurnEnd::Aborted);
         }
-        self.state.apply_event(event);
     }
 
-    fn reload_changes(&mut self) {
+    /// After a turn: the next queued prompt goes, unless the user aborted (then the queue
+    /// comes back into the input box for them to decide).
+    fn send_queued(&mut self, aborted: bool) {
+        if self.state.queued.is_empty() {
+            return;
+        }
+        if aborted {
+            let texts: Vec<String> = self.state.queued.drain(..).map(|(t, _)| t).collect();
+            let mut text = texts.join("\n\n");
+            if !self.state.input.is_empty() {
+                text = format!("{}\n\n{text}", self.state.input.text());
+            }
+            self.state.input.set(&text);
+            self.state.entries.push(Entry::Notice(
+                "the turn was aborted: your queued prompts are back in the input box".into(),
+            ));
+            return;
+        }
+        let (text, files) = self.state.queued.remove(0);
+        self.state.push_user(&text);
+        self.prompt(text, files);
+    }
+
+    fn prompt(&mut self, text: String, files: Vec<String>) {
+        for f in &files {
+            self.state
+                .entries
+                .push(Entry::Notice(format!("📎 attached {f}")));
+        }
+        let _ = self.ops.send(Op::Prompt {
+            session_id: self.state.session_id.clone(),
+            text,
+            files,
+        });
+    }
+
+    pub(crate) fn notice(&mut self, text: String) {
+        self.state.entries.push(Entry::Notice(text));
+    }
+
+    pub(crate) fn reload_changes(&mut self) {
         if let Err(e) = load_changes(&mut self.state, &self.store) {
             self.state.changes.message = Some(e.to_string());
         }
@@ -156,13 +216,7 @@ impl Loop {
         match action {
             Action::None => {}
             Action::Quit => return true,
-            Action::Submit(text) => {
-                let _ = self.ops.send(Op::Prompt {
-                    session_id,
-                    text,
-                    files: Vec::new(),
-                });
-            }
+            Action::Submit { text, files } => self.prompt(text, files),
             Action::Abort => {
                 let _ = self.ops.send(Op::Abort { session_id });
             }
@@ -182,6 +236,17 @@ impl Loop {
             }
             Action::NewSession => self.new_session(),
             Action::Undo => self.undo(),
+            Action::OpenPicker(kind) => self.open_picker(kind),
+            Action::Pick(kind, value) => self.pick(kind, value),
+            Action::ShowPlugins => {
+                let lines = self.services.plugins();
+                let text = if lines.is_empty() {
+                    "no plugin report available".to_string()
+                } else {
+                    lines.join("\n")
+                };
+                self.state.entries.push(Entry::Notice(text));
+            }
         }
         false
     }
@@ -222,70 +287,5 @@ impl Loop {
         if self.asks.len() != before {
             self.open_next_ask();
         }
-    }
-
-    fn new_session(&mut self) {
-        if self.state.busy {
-            self.state.entries.push(Entry::Notice(
-                "a turn is still running (esc aborts it)".into(),
-            ));
-            return;
-        }
-        let created = self.store.create_session(&NewSession {
-            agent: self.state.agent.clone(),
-            cwd: self.state.cwd.clone(),
-            main_cwd: self.state.cwd.clone(),
-            model: Some(self.state.model.clone()),
-            title: String::new(),
-            ..Default::default()
-        });
-        match created {
-            Ok(row) => {
-                let mut fresh = AppState::new(
-                    &self.state.model,
-                    &self.state.agent,
-                    &self.state.cwd,
-                    &row.id,
-                );
-                fresh.no_color = self.state.no_color;
-                fresh.history = std::mem::take(&mut self.state.history);
-                self.state = fresh;
-                self.last_turn_changes.clear();
-            }
-            Err(e) => self
-                .state
-                .entries
-                .push(Entry::Notice(format!("could not start a session: {e}"))),
-        }
-    }
-
-    /// Reverts the last turn's changes, newest first.
-    fn undo(&mut self) {
-        if self.last_turn_changes.is_empty() {
-            self.state.entries.push(Entry::Notice(
-                "nothing to undo: the last turn changed no file".into(),
-            ));
-            return;
-        }
-        let opts = RevertOptions {
-            force: false,
-            session_id: self.state.session_id.clone(),
-        };
-        let mut done = 0;
-        for id in self.last_turn_changes.iter().rev() {
-            match revert(&self.store, &RevertTarget::Change(id.clone()), &opts) {
-                Ok(out) => done += out.reverted.len(),
-                Err(e) => {
-                    self.state
-                        .entries
-                        .push(Entry::Notice(format!("undo stopped: {e}")));
-                    break;
-                }
-            }
-        }
-        self.state.entries.push(Entry::Notice(format!(
-            "undid {done} change(s) of the last turn"
-        )));
-        self.last_turn_changes.clear();
     }
 }

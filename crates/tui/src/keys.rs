@@ -12,8 +12,11 @@ use crate::state::{AppState, Entry, Screen};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     None,
-    /// Send this prompt to the agent.
-    Submit(String),
+    /// Send this prompt, with the files its `@path` mentions attach, to the agent.
+    Submit {
+        text: String,
+        files: Vec<String>,
+    },
     /// Abort the running turn.
     Abort,
     /// Esc on the permission prompt: reject it and abort the turn.
@@ -28,6 +31,12 @@ pub enum Action {
     NewSession,
     /// `/undo`: revert the last turn's changes.
     Undo,
+    /// `/sessions`, `/model`, `/agent` without an argument: open that picker.
+    OpenPicker(crate::picker::PickerKind),
+    /// A picker's choice, or `/model ID` / `/agent NAME` typed in full.
+    Pick(crate::picker::PickerKind, String),
+    /// `/plugins`: show the plugin report.
+    ShowPlugins,
 }
 
 pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
@@ -57,8 +66,14 @@ pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
             None => Action::None,
         };
     }
+    if state.picker.is_some() {
+        return crate::picker::picker_key(state, key);
+    }
     if state.screen == Screen::Changes {
         return changes_key(state, key);
+    }
+    if let Some(action) = crate::mentions::completion_key(state, key) {
+        return action;
     }
     match key.code {
         KeyCode::Esc if state.busy => Action::Abort,
@@ -95,6 +110,7 @@ pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
                 EditOutcome::Handled => state.history_pos = None,
                 EditOutcome::Ignored => {}
             }
+            crate::mentions::refresh(state);
             Action::None
         }
     }
@@ -110,47 +126,20 @@ fn submit(state: &mut AppState) -> Action {
     if state.history.last() != Some(&text) {
         state.history.push(text.clone());
     }
-    match text.as_str() {
-        "/help" => {
-            state.show_help = true;
-            return Action::None;
-        }
-        "/changes" => return Action::OpenChanges,
-        "/new" => return Action::NewSession,
-        "/undo" => return Action::Undo,
-        "/tools" => {
-            let text = if state.tools_info.is_empty() {
-                "no tools loaded".to_string()
-            } else {
-                state.tools_info.join("\n")
-            };
-            state.entries.push(Entry::Notice(text));
-            return Action::None;
-        }
-        "/model" | "/agent" => {
-            state.entries.push(Entry::Notice(format!(
-                "model {} · agent {} (switch with `podcode --model …` / `--agent …`)",
-                state.model, state.agent
-            )));
-            return Action::None;
-        }
-        _ => {}
+    if let Some(action) = crate::slash::command(state, &text) {
+        return action;
     }
-    if text.starts_with('/') && !text.contains(' ') {
-        state
-            .entries
-            .push(Entry::Notice(format!("unknown command {text} (try /help)")));
-        return Action::None;
-    }
+    let files = crate::mentions::attached_files(&text, &state.cwd);
     if state.busy {
-        state.input.set(&text);
-        state.entries.push(Entry::Notice(
-            "a turn is still running: wait, or press esc to abort it".into(),
-        ));
+        state.entries.push(Entry::Notice(format!(
+            "queued (sent when the running turn ends; esc aborts it): {}",
+            text.lines().next().unwrap_or("")
+        )));
+        state.queued.push((text, files));
         return Action::None;
     }
     state.push_user(&text);
-    Action::Submit(text)
+    Action::Submit { text, files }
 }
 
 fn history(state: &mut AppState, up: bool) {
@@ -198,8 +187,12 @@ fn changes_key(state: &mut AppState, key: KeyEvent) -> Action {
         }
         KeyCode::Char('r') => Action::Revert(RevertScope::Change, false),
         KeyCode::Char('c') => Action::Revert(RevertScope::Call, false),
+        KeyCode::Char('t') => Action::Revert(RevertScope::Turn, false),
         KeyCode::Char('a') => Action::Revert(RevertScope::Session, false),
-        KeyCode::Char('f') if view.conflict.is_some() => Action::Revert(RevertScope::Change, true),
+        KeyCode::Char('f') => match &view.conflict {
+            Some((scope, _)) => Action::Revert(*scope, true),
+            None => Action::None,
+        },
         _ => Action::None,
     }
 }
@@ -220,12 +213,32 @@ mod tests {
         }
         assert_eq!(
             handle_key(&mut s, key(KeyCode::Enter)),
-            Action::Submit("hi".into())
+            Action::Submit {
+                text: "hi".into(),
+                files: vec![]
+            }
         );
         assert!(s.busy);
         s.busy = false;
         handle_key(&mut s, key(KeyCode::Up));
         assert_eq!(s.input.text(), "hi");
+    }
+
+    #[test]
+    fn enter_while_a_turn_runs_queues_the_prompt_and_slash_commands_still_work() {
+        let mut s = AppState {
+            busy: true,
+            ..Default::default()
+        };
+        s.input.set("and then this");
+        assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::None);
+        assert_eq!(s.queued, vec![("and then this".to_string(), vec![])]);
+        assert!(s.input.is_empty());
+        assert!(
+            matches!(s.entries.last(), Some(Entry::Notice(t)) if t.starts_with("queued (sent when the running turn ends"))
+        );
+        s.input.set("/changes");
+        assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::OpenChanges);
     }
 
     #[test]
@@ -272,27 +285,6 @@ mod tests {
             Action::Answer(PermissionReply::Reject {
                 feedback: Some("no".into())
             })
-        );
-    }
-
-    #[test]
-    fn slash_commands() {
-        let mut s = AppState::default();
-        s.input.set("/changes");
-        assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::OpenChanges);
-        s.input.set("/undo");
-        assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::Undo);
-        s.tools_info = vec!["read · built-in".into()];
-        s.input.set("/tools");
-        assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::None);
-        assert_eq!(
-            s.entries.last(),
-            Some(&Entry::Notice("read · built-in".into()))
-        );
-        s.input.set("/nope");
-        handle_key(&mut s, key(KeyCode::Enter));
-        assert!(
-            matches!(s.entries.last(), Some(Entry::Notice(t)) if t.contains("unknown command"))
         );
     }
 }

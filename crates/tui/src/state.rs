@@ -56,6 +56,8 @@ pub struct ToolCard {
     pub attachments: usize,
     pub spill_path: Option<String>,
     pub expanded: bool,
+    /// The unified diff of a finished file change (`metadata.diff` of edit/write/apply_patch).
+    pub diff: Option<String>,
 }
 
 /// A permission ask waiting for the user.
@@ -73,14 +75,18 @@ pub struct PermissionModal {
 pub struct ChangesView {
     pub changes: Vec<ChangeItem>,
     pub selected: usize,
-    /// A refused revert: the change id and the refusal with its diff; `f` forces it.
-    pub conflict: Option<(String, String)>,
+    /// A refused revert: what was asked and the refusal with its diff; `f` forces it.
+    pub conflict: Option<(crate::changes_view::RevertScope, String)>,
     pub message: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeItem {
     pub change: RecordedChange,
+    /// The prompt (user message id and first line) of the turn that made the change.
+    pub turn: Option<(String, String)>,
+    /// The tool call that made it, as the list shows it (`write — notes.txt`).
+    pub call_label: String,
     pub reverted: bool,
     /// The file path relative to the working directory when it is inside it.
     pub display: String,
@@ -121,6 +127,17 @@ pub struct AppState {
     pub no_color: bool,
     /// What `/tools` shows: the merged tool set with sources, then load problems.
     pub tools_info: Vec<String>,
+    /// The open `/sessions`, `/model` or `/agent` picker.
+    pub picker: Option<crate::picker::Picker>,
+    /// Prompts sent while a turn ran, with their attached files: each goes when the
+    /// previous turn ends.
+    pub queued: Vec<(String, Vec<String>)>,
+    /// Rendered transcript entries, reused across frames (see `transcript_cache`).
+    pub render_cache: std::cell::RefCell<crate::transcript_cache::TranscriptCache>,
+    /// The open `@path` completion popup (see `mentions`).
+    pub completion: Option<crate::mentions::Completion>,
+    /// The workspace file index for `@path` completion, built on first use.
+    pub file_index: Option<std::sync::Arc<crate::mentions::FileIndex>>,
 }
 
 impl AppState {
@@ -194,6 +211,7 @@ impl AppState {
                     attachments: 0,
                     spill_path: None,
                     expanded: false,
+                    diff: None,
                 }));
             }
             Event::ToolMetadata {
@@ -221,6 +239,12 @@ impl AppState {
                     c.attachments = result.attachments.len();
                     c.spill_path = spill_path.clone();
                     c.elapsed_ms = *duration_ms;
+                    c.diff = result
+                        .metadata
+                        .get("diff")
+                        .and_then(|d| d.as_str())
+                        .filter(|d| !d.is_empty())
+                        .map(str::to_string);
                 }
             }
             Event::ToolFailed {
@@ -244,6 +268,20 @@ impl AppState {
                 }
             }
             Event::Warning { message } => self.entries.push(Entry::Notice(format!("⚠ {message}"))),
+            Event::Configured { agent, model } => {
+                self.agent = agent.clone();
+                self.model = model.clone();
+                self.entries.push(Entry::Notice(format!(
+                    "next turns use agent {agent} with {model}"
+                )));
+            }
+            Event::ToolsReloaded { tools } => {
+                self.tools_info = tools.clone();
+                self.entries.push(Entry::Notice(format!(
+                    "tools reloaded: {} tool(s) offered (/tools lists them)",
+                    tools.iter().filter(|t| !t.starts_with('⚠')).count()
+                )));
+            }
             Event::StepRetry { attempt, error, .. } => self.entries.push(Entry::Notice(format!(
                 "↻ the response was cut off ({error}); retrying (attempt {attempt})"
             ))),

@@ -1,5 +1,6 @@
 //! Render tests: each view drawn from a hand-built `AppState` into ratatui's test backend
-//! (80x24) and compared with a snapshot file in `tests/snapshots/`.
+//! (80x24 unless a test says otherwise) and compared with a snapshot file in
+//! `tests/snapshots/`; colours, which snapshots do not show, are checked on buffer cells.
 
 use podcode_protocol::{
     ChangeOp, Event, PermissionRequest, RecordedChange, StepUsage, ToolResult, TurnEnd, TurnSummary,
@@ -9,7 +10,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 fn screen(state: &AppState) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    screen_sized(state, 80, 24)
+}
+
+fn screen_sized(state: &AppState, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|f| draw(f, state)).unwrap();
     let buf = terminal.backend().buffer().clone();
     let mut out = String::new();
@@ -151,6 +156,8 @@ fn change(id: &str, call: &str, file: &str, old: &str, new: &str) -> ChangeItem 
             time: 0,
             reverts: None,
         },
+        turn: Some(("msg_1".into(), "fix the typo in main".into())),
+        call_label: format!("write — {file}"),
         reverted: false,
         display: file.into(),
         diff: podcode_tools::unified_diff(file, old, new),
@@ -184,7 +191,7 @@ fn changes_view_with_a_diff() {
 fn revert_conflict() {
     let mut s = changes_state();
     s.changes.conflict = Some((
-        "chg_1".into(),
+        podcode_tui::RevertScope::Change,
         "/work/repo/src/main.rs changed since Podcode wrote it:\n--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1 +1 @@\n-fn main() {}\n+fn main() { println!(\"edited by hand\"); }\n".into(),
     ));
     s.changes.message =
@@ -212,9 +219,7 @@ fn turn_summary_and_long_transcript_follow_the_end() {
             error: None,
         },
     });
-    let started = std::time::Instant::now();
     let text = screen(&s);
-    assert!(started.elapsed() < std::time::Duration::from_secs(2));
     assert!(text.contains("line 9999"), "{text}");
     assert!(text.contains("── done · 2 step(s)"), "{text}");
 }
@@ -240,4 +245,257 @@ fn no_color_draws_without_colours() {
         .iter()
         .any(|c| c.fg != ratatui::style::Color::Reset);
     assert!(coloured);
+}
+
+const MARKDOWN: &str = "## Plan
+
+The parser is **fast** and *small*; call `parse()` first. See [the docs](https://docs.rs/x).
+
+- read the tokens
+- build the tree
+  1. nodes
+  2. edges
+
+> Note: errors are
+> collected, not thrown.
+
+```rust
+fn parse(src: &str) -> Tree {
+    let tokens = lex(src); // one pass
+    Tree::new(tokens)
+}
+```
+
+---
+Done.";
+
+fn answer(s: &mut AppState, text: &str) {
+    s.apply_event(&Event::TextDelta {
+        message_id: "m1".into(),
+        text: text.into(),
+    });
+}
+
+#[test]
+fn markdown_answer() {
+    let mut s = base();
+    s.push_user("how does it parse?");
+    s.busy = false;
+    answer(&mut s, MARKDOWN);
+    insta::assert_snapshot!(screen_sized(&s, 80, 40));
+}
+
+/// Finds `word` on screen and returns the style of its first cell.
+fn style_of(buf: &ratatui::buffer::Buffer, word: &str) -> Option<ratatui::style::Style> {
+    let chars: Vec<char> = word.chars().collect();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width.saturating_sub(chars.len() as u16) {
+            let hit = chars
+                .iter()
+                .enumerate()
+                .all(|(i, c)| buf[(x + i as u16, y)].symbol() == c.to_string());
+            if hit {
+                return Some(buf[(x, y)].style());
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn code_blocks_are_highlighted_in_colour() {
+    use ratatui::style::{Color, Modifier};
+    let mut s = base();
+    s.no_color = false;
+    answer(&mut s, MARKDOWN);
+    let mut terminal = Terminal::new(TestBackend::new(80, 40)).unwrap();
+    terminal.draw(|f| draw(f, &s)).unwrap();
+    let buf = terminal.backend().buffer().clone();
+    assert_eq!(
+        style_of(&buf, "fn parse").and_then(|st| st.fg),
+        Some(Color::Magenta)
+    );
+    assert_eq!(
+        style_of(&buf, "let tokens").and_then(|st| st.fg),
+        Some(Color::Magenta)
+    );
+    assert_eq!(
+        style_of(&buf, "// one pass").and_then(|st| st.fg),
+        Some(Color::DarkGray)
+    );
+    let parse = style_of(&buf, "parse()").unwrap();
+    assert_eq!(parse.fg, Some(Color::Yellow), "inline code");
+    let fast = style_of(&buf, "fast").unwrap();
+    assert!(fast.add_modifier.contains(Modifier::BOLD));
+    // Under NO_COLOR the keyword is only bold.
+    s.no_color = true;
+    terminal.draw(|f| draw(f, &s)).unwrap();
+    let buf = terminal.backend().buffer().clone();
+    let kw = style_of(&buf, "fn parse").unwrap();
+    assert_eq!(kw.fg, Some(Color::Reset));
+    assert!(kw.add_modifier.contains(Modifier::BOLD));
+}
+
+fn diff_card(s: &mut AppState, changes: usize) {
+    let mut diff = format!("--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,{changes} +1,{changes} @@\n");
+    for i in 1..=changes {
+        diff.push_str(&format!("-let v{i} = {i};\n+let v{i} = {};\n", i * 2));
+    }
+    started(s, "c1", "edit");
+    s.apply_event(&Event::ToolFinished {
+        call_id: "c1".into(),
+        tool: "edit".into(),
+        result: ToolResult {
+            title: "src/lib.rs".into(),
+            output: "Edit applied successfully.".into(),
+            metadata: serde_json::json!({ "diff": diff }),
+            ..Default::default()
+        },
+        spill_path: None,
+        duration_ms: 4,
+    });
+}
+
+#[test]
+fn card_with_a_diff() {
+    let mut s = base();
+    s.push_user("double them");
+    diff_card(&mut s, 20);
+    let text = screen(&s);
+    assert!(!text.contains("Edit applied"), "{text}");
+    insta::assert_snapshot!(text);
+    s.toggle_last_output();
+    let expanded = screen_sized(&s, 80, 60);
+    assert!(expanded.contains("+let v20 = 40;"), "{expanded}");
+    assert!(!expanded.contains("more lines"), "{expanded}");
+}
+
+#[test]
+fn a_card_without_a_diff_shows_its_output() {
+    let mut s = base();
+    started(&mut s, "c1", "edit");
+    s.apply_event(&Event::ToolFinished {
+        call_id: "c1".into(),
+        tool: "edit".into(),
+        result: ToolResult {
+            output: "Edit applied successfully.".into(),
+            ..Default::default()
+        },
+        spill_path: None,
+        duration_ms: 4,
+    });
+    assert!(screen(&s).contains("│ Edit applied successfully."));
+}
+
+fn mixed_session() -> AppState {
+    let mut s = base();
+    s.push_user("tidy up the parser and explain the change in some detail please");
+    s.apply_event(&Event::ReasoningDelta {
+        message_id: "m1".into(),
+        text: "look at lex\nthen the tree\n".into(),
+    });
+    diff_card(&mut s, 2);
+    s.apply_event(&Event::TextDelta {
+        message_id: "m2".into(),
+        text: MARKDOWN.into(),
+    });
+    s.busy = false;
+    s
+}
+
+#[test]
+fn layout_80x24() {
+    insta::assert_snapshot!(screen_sized(&mixed_session(), 80, 24));
+}
+
+#[test]
+fn layout_120x40() {
+    insta::assert_snapshot!(screen_sized(&mixed_session(), 120, 40));
+}
+
+#[test]
+fn reasoning_streaming_shows_its_last_line() {
+    let mut s = base();
+    s.push_user("q");
+    s.apply_event(&Event::ReasoningDelta {
+        message_id: "m1".into(),
+        text: "first idea\nsecond idea".into(),
+    });
+    let text = screen(&s);
+    assert!(text.contains("▸ thinking (2 lines)"), "{text}");
+    assert!(
+        text.contains("second idea") && !text.contains("first idea"),
+        "{text}"
+    );
+    s.busy = false;
+    let text = screen(&s);
+    assert!(!text.contains("second idea"), "{text}");
+}
+
+#[test]
+fn resize_rewraps_at_words() {
+    let mut s = base();
+    let words: Vec<String> = (0..60).map(|i| format!("word{i}")).collect();
+    answer(&mut s, &words.join(" "));
+    s.busy = false;
+    let wide = screen_sized(&s, 100, 12);
+    let narrow = screen_sized(&s, 60, 16);
+    // The same state (and cache) drawn at two widths: re-wrapped, not re-rendered.
+    assert_eq!(s.render_cache.borrow().renders(), 1);
+    for (text, width) in [(&wide, 100), (&narrow, 60)] {
+        let body: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+        let joined = body.join(" ");
+        assert_eq!(joined, words.join(" "), "words split or lost at {width}");
+        assert!(body.iter().all(|l| l.chars().count() <= width));
+    }
+    insta::assert_snapshot!("resize_100", wide);
+    insta::assert_snapshot!("resize_60", narrow);
+}
+
+#[test]
+fn streaming_rerenders_only_the_last_entry() {
+    let mut s = base();
+    for i in 0..200 {
+        s.entries.push(podcode_tui::Entry::Notice(format!("n{i}")));
+    }
+    answer(&mut s, "The answer ");
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|f| draw(f, &s)).unwrap();
+    let before = s.render_cache.borrow().renders();
+    answer(&mut s, "grows **here**");
+    terminal.draw(|f| draw(f, &s)).unwrap();
+    assert_eq!(s.render_cache.borrow().renders(), before + 1);
+    terminal.draw(|f| draw(f, &s)).unwrap();
+    assert_eq!(s.render_cache.borrow().renders(), before + 1);
+}
+
+#[test]
+fn ten_thousand_lines_scroll_to_the_right_window() {
+    let mut s = base();
+    // 1,000 entries of 10 lines and a separator: 11,000 rows.
+    for e in 0..1000 {
+        let text: Vec<String> = (0..10).map(|l| format!("e{e} l{l}")).collect();
+        s.entries.push(podcode_tui::Entry::Notice(text.join("\n")));
+    }
+    let rows = |s: &AppState| -> Vec<String> { screen(s).lines().map(str::to_string).collect() };
+    let tail = rows(&s);
+    let r = tail
+        .iter()
+        .position(|l| l == "e999 l9")
+        .expect("the tail is visible");
+    assert_eq!(tail[r + 1], "", "the separator follows");
+    assert_eq!(tail[r - 9], "e999 l0");
+    // Scrolling by 500 entries shows the same position 500 entries earlier…
+    s.scroll = 11 * 500;
+    let middle = rows(&s);
+    assert_eq!(middle[r], "e499 l9");
+    assert_eq!(middle[r - 1], "e499 l8");
+    assert_eq!(middle[r - 9], "e499 l0");
+    assert_eq!(middle[r - 10], "", "the separator before it");
+    // …and three rows more moves it three lines up.
+    s.scroll += 3;
+    assert_eq!(rows(&s)[r], "e499 l6");
+    // Past the top the first screenful stays.
+    s.scroll = u16::MAX;
+    assert_eq!(rows(&s)[0], "e0 l0");
 }

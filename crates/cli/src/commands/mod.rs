@@ -10,3 +10,4 @@ pub mod sessions;
 pub mod tools;
 pub mod trust;
 pub mod tui;
+pub mod tui_driver;

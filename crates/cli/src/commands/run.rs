@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use podcode_agent::{Agent, AgentOptions, resolve_profile};
+use podcode_agent::{Agent, AgentOptions, filter_registry, resolve_profile};
 use podcode_protocol::{Event, PermissionReply, TurnEnd, TurnSummary};
 use podcode_store::{NewSession, Store};
 use podcode_tools::{Asker, FixedAsker};
@@ -81,7 +81,7 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     )?;
 
     tokio_runtime()?.block_on(async move {
-        let loaded = app.tools().await;
+        let mut loaded = app.tools().await;
         for p in loaded.registry.problems() {
             if p.level == podcode_tools::ProblemLevel::Error {
                 eprintln!("warning: {} ({})", p.message, p.source);
@@ -95,8 +95,9 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             Arc::new(NoTerminalAsker::default())
         };
         let plugin_hooks = loaded.plugin_hooks.clone();
+        let reloader = Arc::new(Reloader::new(app.clone(), &mut loaded));
         let runtime = Arc::new(app.runtime_with_rules(
-            loaded.registry,
+            filter_registry(&reloader.registry(), &profile),
             loaded.hooks,
             store.clone(),
             asker,
@@ -116,7 +117,7 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         if let Some(n) = args.max_steps {
             opts.max_steps = n;
         }
-        let reloader = Arc::new(Reloader::new(app.clone(), loaded.host.clone()));
+
         let agent = Agent::new(runtime, model, store.clone(), profile, opts)
             .with_reloader(reloader.clone());
 

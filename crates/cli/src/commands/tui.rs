@@ -1,7 +1,7 @@
 //! `podcode` (on a terminal) and `podcode tui`: the full-screen UI. Wiring only: the same
 //! App → tools → runtime → agent chain as `podcode run`, with a `UiAsker` for permission
-//! prompts; the UI sends `Op::Prompt`/`Op::Abort`, which this module turns into agent turns
-//! and their cancellation, and reads the runtime's event broadcast.
+//! prompts; the UI's ops go to `tui_driver::TurnDriver` and its events come back on one
+//! broadcast. This module picks the session and loads a resumed one's transcript.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,15 +9,15 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use podcode_agent::{Agent, AgentOptions, resolve_profile};
-use podcode_protocol::{Event, Op, StepUsage, TurnEnd, TurnSummary};
+use podcode_agent::resolve_profile;
+use podcode_protocol::{Op, StepUsage};
 use podcode_store::{NewSession, Store};
-use podcode_tools::Asker;
-use podcode_tui::{AppState, TuiParams, UiAsker};
-use tokio::sync::{Mutex, mpsc};
-use tokio_util::sync::CancellationToken;
+use podcode_tui::{AppState, Entry, TuiParams, UiAsker};
+use tokio::sync::{broadcast, mpsc};
 
+use super::tui_driver::{CliServices, DriverParts, TurnDriver};
 use crate::app::{App, tokio_runtime};
+use crate::reloader::Reloader;
 
 #[derive(Args, Default)]
 pub struct TuiArgs {
@@ -39,7 +39,10 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
     if args.agent.is_empty() {
         args.agent = "build".into();
     }
-    let app = Arc::new(App::load(cwd)?);
+    let mut app = App::load(cwd)?;
+    // Before the screen switches to the UI, while the terminal still reads lines.
+    crate::trust_prompt::ask_to_trust(&mut app);
+    let app = Arc::new(app);
     let profile = resolve_profile(&app.config, &args.agent)?;
     let wanted = args.model.clone().or_else(|| profile.model.clone());
     let env = |k: &str| std::env::var(k).ok();
@@ -59,111 +62,63 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
     let mut state = AppState::new(&model_name, &profile.name, &cwd_text, &session_id);
     state.title = title;
     if args.continue_last || args.session.is_some() {
-        load_transcript(&store, &session_id, &mut state)?;
+        let (entries, usage) = load_transcript(&store, &session_id)?;
+        state.entries = entries;
+        state.usage = usage;
     }
     state.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
 
     tokio_runtime()?.block_on(async move {
-        let loaded = app.tools().await;
+        let mut loaded = app.tools().await;
         let mut state = state;
         for p in loaded.registry.problems() {
             if p.level == podcode_tools::ProblemLevel::Error {
-                state.entries.push(podcode_tui::Entry::Notice(format!(
-                    "⚠ {} ({})",
-                    p.message, p.source
-                )));
+                state
+                    .entries
+                    .push(Entry::Notice(format!("⚠ {} ({})", p.message, p.source)));
             }
         }
         state.tools_info = loaded.registry.listing();
         let (asker, asks) = UiAsker::channel();
-        let asker: Arc<dyn Asker> = Arc::new(asker);
-        let plugin_hooks = loaded.plugin_hooks.clone();
-        let runtime = Arc::new(app.runtime_with_rules(
-            loaded.registry,
-            loaded.hooks,
-            store.clone(),
-            asker,
-            &profile.permission,
-        ));
-        if let Some(h) = &plugin_hooks {
-            h.forward_events(runtime.subscribe());
-        }
-        let events = runtime.subscribe();
-        let mut opts = AgentOptions::new(app.cwd.clone(), app.project.clone());
-        opts.config_dir = Some(app.dirs.config_dir.clone());
-        let agent = Arc::new(Agent::new(
-            runtime.clone(),
-            model,
-            store.clone(),
+        let (ui_events, events) = broadcast::channel(4096);
+        let reloader = Arc::new(Reloader::new(app.clone(), &mut loaded));
+        let driver = Arc::new(TurnDriver::new(
+            DriverParts {
+                app: app.clone(),
+                store: store.clone(),
+                asker: Arc::new(asker),
+                hooks: loaded.hooks.clone(),
+                plugin_hooks: loaded.plugin_hooks.clone(),
+                reloader: reloader.clone(),
+                ui_events,
+            },
             profile,
-            opts,
+            model,
+            args.model.is_some(),
         ));
-
-        let (ops, mut op_rx) = mpsc::unbounded_channel::<Op>();
-        let current: Arc<Mutex<Option<CancellationToken>>> = Arc::default();
-        let driver = {
-            let current = current.clone();
-            let runtime = runtime.clone();
-            tokio::spawn(async move {
-                while let Some(op) = op_rx.recv().await {
-                    match op {
-                        Op::Prompt {
-                            session_id, text, ..
-                        } => {
-                            let token = CancellationToken::new();
-                            *current.lock().await = Some(token.clone());
-                            let agent = agent.clone();
-                            let runtime = runtime.clone();
-                            tokio::spawn(async move {
-                                if let Err(e) = agent.run_turn(&session_id, &text, token).await {
-                                    // The loop could not even record the turn: tell the UI.
-                                    runtime.emit(Event::TurnFinished {
-                                        session_id: session_id.clone(),
-                                        summary: failed_summary(&session_id, e.to_string()),
-                                    });
-                                }
-                            });
-                        }
-                        Op::Abort { .. } => {
-                            if let Some(t) = current.lock().await.take() {
-                                t.cancel();
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            })
-        };
-
+        let (ops, op_rx) = mpsc::unbounded_channel::<Op>();
+        let serving = tokio::spawn(driver.clone().serve(op_rx));
+        let services = Arc::new(CliServices {
+            app: app.clone(),
+            store: store.clone(),
+            reloader: reloader.clone(),
+            start_model: model_name,
+        });
         let result = podcode_tui::run(TuiParams {
             state,
             store: store.clone(),
             events,
             asks,
             ops,
+            services,
         })
         .await;
-        if let Some(t) = current.lock().await.take() {
-            t.cancel();
-        }
-        driver.abort();
-        loaded.host.shutdown().await;
+        driver.abort().await;
+        serving.abort();
+        reloader.shutdown().await;
         result?;
         Ok(ExitCode::SUCCESS)
     })
-}
-
-fn failed_summary(session_id: &str, error: String) -> TurnSummary {
-    TurnSummary {
-        session_id: session_id.into(),
-        end: TurnEnd::Error,
-        steps: 0,
-        tool_calls: 0,
-        usage: StepUsage::default(),
-        changes: Vec::new(),
-        files: Vec::new(),
-        error: Some(error),
-    }
 }
 
 /// `--session ID`, the newest session of this directory (`--continue`), or a new one.
@@ -202,11 +157,13 @@ fn pick_session(
     Ok((row.id, String::new()))
 }
 
-/// The stored conversation of a resumed session, as transcript entries.
-fn load_transcript(store: &Store, session_id: &str, state: &mut AppState) -> Result<()> {
+/// The stored conversation of a resumed session, as transcript entries, and its usage.
+pub fn load_transcript(store: &Store, session_id: &str) -> Result<(Vec<Entry>, StepUsage)> {
     use podcode_agent::StoredPart;
     use podcode_store::ToolCallState;
-    use podcode_tui::{Entry, ToolCard, ToolStatus};
+    use podcode_tui::{ToolCard, ToolStatus};
+    let mut entries = Vec::new();
+    let mut usage = StepUsage::default();
     for m in store.messages(session_id)? {
         let synthetic = m.content.get("synthetic").and_then(|v| v.as_bool()) == Some(true);
         if m.role == "user" && synthetic {
@@ -217,11 +174,11 @@ fn load_transcript(store: &Store, session_id: &str, state: &mut AppState) -> Res
         for part in store.parts(&m.id)? {
             match StoredPart::parse(&part) {
                 StoredPart::Text(t) if m.role == "user" => user_text.push_str(&t.text),
-                StoredPart::Text(t) => state.entries.push(Entry::Assistant {
+                StoredPart::Text(t) => entries.push(Entry::Assistant {
                     message_id: m.id.clone(),
                     text: t.text,
                 }),
-                StoredPart::Reasoning(r) => state.entries.push(Entry::Reasoning {
+                StoredPart::Reasoning(r) => entries.push(Entry::Reasoning {
                     message_id: m.id.clone(),
                     text: r.text,
                 }),
@@ -237,7 +194,7 @@ fn load_transcript(store: &Store, session_id: &str, state: &mut AppState) -> Res
                         ToolCallState::Failed => ToolStatus::Failed,
                         ToolCallState::Denied => ToolStatus::Denied,
                     };
-                    state.entries.push(Entry::Tool(ToolCard {
+                    entries.push(Entry::Tool(ToolCard {
                         call_id: call.id,
                         tool: call.tool,
                         title: call.title,
@@ -250,21 +207,25 @@ fn load_transcript(store: &Store, session_id: &str, state: &mut AppState) -> Res
                         attachments: call.attachments.as_array().map_or(0, |a| a.len()),
                         spill_path: call.spill_path,
                         expanded: false,
+                        diff: call
+                            .metadata
+                            .get("diff")
+                            .and_then(|d| d.as_str())
+                            .filter(|d| !d.is_empty())
+                            .map(str::to_string),
                     }));
                 }
-                StoredPart::Step(st) => state.usage.add(&st.usage),
+                StoredPart::Step(st) => usage.add(&st.usage),
                 StoredPart::File(f) => attached.push(f.path),
                 StoredPart::Other(..) => {}
             }
         }
         if !user_text.is_empty() {
-            state.entries.push(Entry::User(user_text));
+            entries.push(Entry::User(user_text));
         }
         for path in attached {
-            state
-                .entries
-                .push(Entry::Notice(format!("📎 attached {path}")));
+            entries.push(Entry::Notice(format!("📎 attached {path}")));
         }
     }
-    Ok(())
+    Ok((entries, usage))
 }

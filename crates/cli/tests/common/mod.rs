@@ -3,6 +3,8 @@
 //! with its own HOME, config and data folders, and helpers to read what the model was sent.
 #![allow(dead_code)]
 
+pub mod pty;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 

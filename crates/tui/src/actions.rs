@@ -1,0 +1,210 @@
+//! What the event loop does for the session-level actions: the pickers (`/sessions`,
+//! `/model`, `/agent`) and what picking sends, resuming a stored session, `/new`, and
+//! `/undo` (revert everything since the prompt of the newest turn still in effect).
+
+use podcode_protocol::Op;
+use podcode_store::{NewSession, Store};
+
+use crate::changes_view::{RevertScope, revert_selected};
+use crate::event_loop::Loop;
+use crate::picker::{Picker, PickerKind};
+use crate::services::PickItem;
+use crate::state::{AppState, Entry, Screen};
+
+impl Loop {
+    pub(crate) fn open_picker(&mut self, kind: PickerKind) {
+        let items = match kind {
+            PickerKind::Session => match sessions_here(&self.store, &self.state) {
+                Ok(items) => items,
+                Err(e) => {
+                    self.notice(format!("could not list sessions: {e}"));
+                    return;
+                }
+            },
+            PickerKind::Model => self.services.models(),
+            PickerKind::Agent => self.services.agents(),
+        };
+        let mut picker = Picker::new(kind, items);
+        // Start on the current choice.
+        let current = match kind {
+            PickerKind::Session => &self.state.session_id,
+            PickerKind::Model => &self.state.model,
+            PickerKind::Agent => &self.state.agent,
+        };
+        picker.selected = picker
+            .items
+            .iter()
+            .position(|i| &i.value == current)
+            .unwrap_or(0);
+        self.state.picker = Some(picker);
+    }
+
+    pub(crate) fn pick(&mut self, kind: PickerKind, value: String) {
+        let session_id = self.state.session_id.clone();
+        match kind {
+            PickerKind::Model => {
+                let _ = self.ops.send(Op::SetModel {
+                    session_id,
+                    model: value,
+                });
+            }
+            PickerKind::Agent => {
+                let _ = self.ops.send(Op::SetAgent {
+                    session_id,
+                    agent: value,
+                });
+            }
+            PickerKind::Session => self.resume(&value),
+        }
+    }
+
+    /// Replaces the screen with a stored session; the next prompts continue it.
+    fn resume(&mut self, session_id: &str) {
+        if self.state.busy {
+            self.notice("a turn is still running (esc aborts it)".into());
+            return;
+        }
+        let title = match self.store.session(session_id) {
+            Ok(Some(s)) => s.title,
+            Ok(None) => {
+                self.notice(format!("no session with id {session_id}"));
+                return;
+            }
+            Err(e) => {
+                self.notice(format!("could not open the session: {e}"));
+                return;
+            }
+        };
+        match self.services.transcript(session_id) {
+            Ok((entries, usage)) => {
+                let mut fresh = self.fresh_state(session_id);
+                fresh.entries = entries;
+                fresh.usage = usage;
+                fresh.title = title;
+                fresh
+                    .entries
+                    .push(Entry::Notice(format!("resumed session {session_id}")));
+                self.state = fresh;
+            }
+            Err(e) => self.notice(format!("could not load the session: {e}")),
+        }
+    }
+
+    /// A blank state for `session_id` keeping what belongs to the process, not the session.
+    fn fresh_state(&mut self, session_id: &str) -> AppState {
+        let mut fresh = AppState::new(
+            &self.state.model,
+            &self.state.agent,
+            &self.state.cwd,
+            session_id,
+        );
+        fresh.no_color = self.state.no_color;
+        fresh.history = std::mem::take(&mut self.state.history);
+        fresh.tools_info = std::mem::take(&mut self.state.tools_info);
+        fresh
+    }
+
+    pub(crate) fn new_session(&mut self) {
+        if self.state.busy {
+            self.state.entries.push(Entry::Notice(
+                "a turn is still running (esc aborts it)".into(),
+            ));
+            return;
+        }
+        let created = self.store.create_session(&NewSession {
+            agent: self.state.agent.clone(),
+            cwd: self.state.cwd.clone(),
+            main_cwd: self.state.cwd.clone(),
+            model: Some(self.state.model.clone()),
+            title: String::new(),
+            ..Default::default()
+        });
+        match created {
+            Ok(row) => self.state = self.fresh_state(&row.id),
+            Err(e) => self
+                .state
+                .entries
+                .push(Entry::Notice(format!("could not start a session: {e}"))),
+        }
+    }
+
+    /// Reverts the newest turn that still has changes in effect (everything since its
+    /// prompt); a conflict opens the Changes view on it, where `f` forces it.
+    pub(crate) fn undo(&mut self) {
+        if self.state.busy {
+            self.notice("a turn is still running (esc aborts it)".into());
+            return;
+        }
+        self.reload_changes();
+        let newest = self
+            .state
+            .changes
+            .changes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.reverted)
+            .max_by_key(|(_, c)| (c.change.time, c.change.id.clone()))
+            .map(|(i, _)| i);
+        let Some(index) = newest else {
+            self.notice("nothing to undo: no change of this session is in effect".into());
+            return;
+        };
+        self.state.changes.selected = index;
+        revert_selected(&mut self.state, &self.store, RevertScope::Turn, false);
+        if self.state.changes.conflict.is_some() {
+            self.state.screen = Screen::Changes;
+            return;
+        }
+        let message = self.state.changes.message.take().unwrap_or_default();
+        self.notice(format!("undo: {message}"));
+    }
+}
+
+/// The other sessions started in this directory that have a conversation, newest first,
+/// for the `/sessions` picker.
+fn sessions_here(
+    store: &Store,
+    state: &AppState,
+) -> Result<Vec<PickItem>, podcode_store::StoreError> {
+    let sessions: Vec<_> = store
+        .list_sessions()?
+        .into_iter()
+        .filter(|s| {
+            s.cwd == state.cwd
+                && s.parent_id.is_none()
+                && s.agent != "cli"
+                && s.id != state.session_id
+        })
+        .collect();
+    let mut with_messages = Vec::with_capacity(sessions.len());
+    for s in sessions {
+        if !store.messages(&s.id)?.is_empty() {
+            with_messages.push(s);
+        }
+    }
+    let mut sessions = with_messages;
+    sessions.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
+    Ok(sessions
+        .into_iter()
+        .map(|s| PickItem {
+            label: if s.title.is_empty() {
+                "(untitled)".into()
+            } else {
+                s.title.clone()
+            },
+            detail: format!("{} · {} · {}", ago(s.updated_at), s.agent, s.id),
+            value: s.id,
+        })
+        .collect())
+}
+
+/// "5m ago"-style age of a millisecond timestamp.
+fn ago(ms: i64) -> String {
+    let secs = (podcode_protocol::now_millis() - ms).max(0) / 1000;
+    match secs {
+        0..60 => format!("{secs}s ago"),
+        60..3600 => format!("{}m ago", secs / 60),
+        3600..86400 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86400),
+    }
+}

@@ -1,0 +1,268 @@
+//! `@path` file mentions. While the user types, `refresh` looks at the word under the
+//! cursor: when it starts with `@` (at a line start or after whitespace) it opens or updates
+//! `AppState::completion` with the best fuzzy matches from the workspace `FileIndex`
+//! (`index.rs`, built on a background thread the first time a mention starts). While the
+//! popup (`popup.rs`) is open, `completion_key` takes Up/Down/Ctrl-P/Ctrl-N, Tab/Enter and
+//! Esc; accepting replaces `@query` with `@path ` (`@"path with spaces" `). When a prompt is
+//! submitted, `attached_files` turns its mentions of existing files into absolute paths.
+
+mod index;
+mod popup;
+
+use std::ops::Range;
+use std::path::{Component, Path, PathBuf};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+pub use index::{FileIndex, best_matches};
+pub use popup::draw_completion;
+
+use crate::keys::Action;
+use crate::state::AppState;
+
+/// How many matches the popup lists.
+pub const MAX_MATCHES: usize = 10;
+
+/// The open completion popup.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Completion {
+    /// Bytes of the input that accepting replaces: the whole `@…` word.
+    pub range: Range<usize>,
+    /// The text typed after `@` (without an opening quote), up to the cursor.
+    pub query: String,
+    /// Matching relative paths, best first; directories end with `/`.
+    pub matches: Vec<String>,
+    pub selected: usize,
+    /// The index is still being built.
+    pub indexing: bool,
+}
+
+/// The mention being typed at `cursor`: the bytes of its word and the query before the
+/// cursor. `@"…` opens a quoted mention that may contain spaces.
+pub fn mention_at(text: &str, cursor: usize) -> Option<(Range<usize>, String)> {
+    let line_start = text[..cursor].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[cursor..].find('\n').map_or(text.len(), |i| cursor + i);
+    let before = &text[line_start..cursor];
+    for (i, _) in before.rmatch_indices('@') {
+        let starts_word = before[..i]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace);
+        let typed = &before[i + 1..];
+        let at = line_start + i;
+        if let Some(inner) = typed.strip_prefix('"') {
+            if inner.contains('"') {
+                return None;
+            }
+            if starts_word {
+                let end = text[cursor..line_end]
+                    .find('"')
+                    .map_or(cursor, |q| cursor + q + 1);
+                return Some((at..end, inner.to_string()));
+            }
+        } else if !typed.contains(char::is_whitespace) {
+            if !starts_word {
+                return None;
+            }
+            let end = text[cursor..line_end]
+                .find(char::is_whitespace)
+                .map_or(line_end, |w| cursor + w);
+            return Some((at..end, typed.to_string()));
+        }
+    }
+    None
+}
+
+/// Opens, updates or closes the popup for the word under the cursor. Call it after every
+/// edit of the input.
+pub fn refresh(state: &mut AppState) {
+    let Some((range, query)) = mention_at(state.input.text(), state.input.cursor()) else {
+        state.completion = None;
+        return;
+    };
+    let cwd = state.cwd.clone();
+    let index = state
+        .file_index
+        .get_or_insert_with(|| FileIndex::spawn(&cwd))
+        .clone();
+    let (matches, indexing) = match index.entries() {
+        Some(entries) => (best_matches(entries, &query, MAX_MATCHES), false),
+        None => (Vec::new(), true),
+    };
+    let selected = match &state.completion {
+        Some(old) if old.query == query => old.selected.min(matches.len().saturating_sub(1)),
+        _ => 0,
+    };
+    state.completion = Some(Completion {
+        range,
+        query,
+        matches,
+        selected,
+        indexing,
+    });
+}
+
+/// Recomputes an open popup that is still waiting for the index, once the index is ready.
+/// Cheap when there is nothing to do; the event loop may call it on every tick.
+pub fn poll(state: &mut AppState) {
+    let ready = state
+        .file_index
+        .as_ref()
+        .is_some_and(|i| i.entries().is_some());
+    if ready && state.completion.as_ref().is_some_and(|c| c.indexing) {
+        refresh(state);
+    }
+}
+
+/// Handles a key while the popup is open; `None` lets the normal key handling run.
+pub fn completion_key(state: &mut AppState, key: KeyEvent) -> Option<Action> {
+    // An edit that skipped `refresh` (a newline, a paste) may have moved the mention.
+    let current = mention_at(state.input.text(), state.input.cursor());
+    let stale = state.completion.as_ref().is_some_and(|c| {
+        current
+            .as_ref()
+            .is_none_or(|(range, query)| *range != c.range || *query != c.query)
+    });
+    if stale {
+        refresh(state);
+    } else {
+        poll(state);
+    }
+    let completion = state.completion.as_mut()?;
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let len = completion.matches.len();
+    let up = key.code == KeyCode::Up || (ctrl && key.code == KeyCode::Char('p'));
+    let down = key.code == KeyCode::Down || (ctrl && key.code == KeyCode::Char('n'));
+    if up || down {
+        if len > 0 {
+            let step = if up { len - 1 } else { 1 };
+            completion.selected = (completion.selected + step) % len;
+        }
+        return Some(Action::None);
+    }
+    match key.code {
+        KeyCode::Esc => state.completion = None,
+        KeyCode::Tab if key.modifiers.is_empty() => accept(state),
+        KeyCode::Enter if key.modifiers.is_empty() => {
+            if len == 0 {
+                // Nothing to pick: Enter submits the prompt as usual.
+                state.completion = None;
+                return None;
+            }
+            accept(state);
+        }
+        _ => return None,
+    }
+    Some(Action::None)
+}
+
+/// Replaces the mention with the selected path and refreshes (a directory keeps the popup
+/// open on its contents).
+fn accept(state: &mut AppState) {
+    let Some(c) = state.completion.take() else {
+        return;
+    };
+    let Some(path) = c.matches.get(c.selected) else {
+        state.completion = Some(c);
+        return;
+    };
+    let dir = path.ends_with('/');
+    let mut with = if path.contains(' ') {
+        format!("@\"{path}{}", if dir { "" } else { "\"" })
+    } else {
+        format!("@{path}")
+    };
+    let text = state.input.text();
+    let next_is_space = text[c.range.end.min(text.len())..]
+        .chars()
+        .next()
+        .is_some_and(char::is_whitespace);
+    if !dir && !next_is_space {
+        with.push(' ');
+    }
+    state.input.replace_range(c.range, &with);
+    if !dir && next_is_space {
+        let after = state.input.cursor() + 1;
+        state.input.set_cursor(after);
+    }
+    refresh(state);
+}
+
+/// The mentions in a prompt that name existing files, as absolute paths, each once and in
+/// order. Relative paths resolve against `cwd`; `@"quoted path"` may contain spaces.
+/// Mentions that are not files (an e-mail address, `@someone`, a directory) are ignored.
+pub fn attached_files(text: &str, cwd: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for raw in mention_words(text) {
+        let Some(path) = resolve_file(&raw, cwd) else {
+            continue;
+        };
+        if !found.contains(&path) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// The path text of every `@` word: `@path` up to whitespace, or `@"…"` up to the quote.
+fn mention_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for (i, _) in text.match_indices('@') {
+        if !text[..i]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace)
+        {
+            continue;
+        }
+        let rest = &text[i + 1..];
+        if let Some(quoted) = rest.strip_prefix('"') {
+            if let Some(end) = quoted
+                .find(['"', '\n'])
+                .filter(|&e| quoted[e..].starts_with('"'))
+            {
+                words.push(quoted[..end].to_string());
+            }
+        } else {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            words.push(rest[..end].to_string());
+        }
+    }
+    words
+}
+
+/// `raw` as an absolute, lexically normalised path when it names a file; trailing sentence
+/// punctuation (`@a.rs,`) is dropped when the text with it is not a file.
+fn resolve_file(raw: &str, cwd: &str) -> Option<String> {
+    let mut candidate = raw;
+    loop {
+        if !candidate.is_empty() {
+            let joined = Path::new(cwd).join(candidate);
+            if joined.is_file() {
+                return Some(normalise(&joined).to_string_lossy().into_owned());
+            }
+        }
+        let trimmed = candidate.strip_suffix([',', '.', ';', ':', '!', '?', ')', '\'', '`'])?;
+        candidate = trimmed;
+    }
+}
+
+/// Removes `.` components and folds `..` into its parent, without touching the disk.
+fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(c);
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
