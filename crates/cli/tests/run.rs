@@ -475,24 +475,10 @@ fn sessions_are_listed_shown_and_exported() {
 
 #[test]
 fn a_tool_file_created_during_a_run_is_offered_from_the_next_step() {
-    let tools = std::path::Path::new("..").join("config/tools");
-    let install = format!(
-        "mkdir -p {dir} && cp hello.sh {dir}/hello && chmod +x {dir}/hello",
-        dir = tools.display()
-    );
-    let env = Env::new(vec![
-        Reply::new().tool_call(
-            "c1",
-            "bash",
-            serde_json::json!({"command": install, "description": "Install a tool"}).to_string(),
-        ),
-        Reply::new().tool_call("c2", "hello", "{}"),
-        Reply::new().text("It said hello."),
-    ]);
-    env.write(
-        "hello.sh",
-        "#!/bin/sh\nif [ \"$1\" = describe ]; then\n  echo '{\"description\": \"Says hello.\", \"parameters\": {\"type\": \"object\", \"properties\": {}}}'\nelse\n  echo hello from disk\nfi\n",
-    );
+    let env = Env::new(vec![]);
+    for reply in common::hello_tool_script(&env) {
+        env.server.push(reply);
+    }
     let out = env.run(&["run", "install and use the hello tool", "--yes"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let reqs = env.requests();

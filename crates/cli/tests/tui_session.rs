@@ -181,24 +181,10 @@ fn a_prompt_sent_while_a_turn_runs_is_queued_and_sent_after_it() {
 
 #[test]
 fn a_tool_installed_during_the_session_is_offered_from_the_next_request() {
-    let tools = std::path::Path::new("..").join("config/tools");
-    let install = format!(
-        "mkdir -p {dir} && cp hello.sh {dir}/hello && chmod +x {dir}/hello",
-        dir = tools.display()
-    );
-    let env = Env::new(vec![
-        Reply::new().tool_call(
-            "c1",
-            "bash",
-            serde_json::json!({"command": install, "description": "Install a tool"}).to_string(),
-        ),
-        Reply::new().tool_call("c2", "hello", "{}"),
-        Reply::new().text("It said hello."),
-    ]);
-    env.write(
-        "hello.sh",
-        "#!/bin/sh\nif [ \"$1\" = describe ]; then\n  echo '{\"description\": \"Says hello.\", \"parameters\": {\"type\": \"object\", \"properties\": {}}}'\nelse\n  echo hello from disk\nfi\n",
-    );
+    let env = Env::new(vec![]);
+    for reply in common::hello_tool_script(&env) {
+        env.server.push(reply);
+    }
     let (screen, matched) = drive(
         &env,
         &["tui"],

@@ -1,24 +1,12 @@
 //! The picker overlay (`/sessions`, `/model`, `/agent`) drawn into ratatui's test backend:
 //! the filter line, the selection marker, details, and the typed-model hint.
 
-use podcode_tui::{AppState, PickItem, Picker, PickerKind, draw};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+mod common;
+
+use podcode_tui::{AppState, PickItem, Picker, PickerKind};
 
 fn screen(state: &AppState, w: u16, h: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    terminal.draw(|f| draw(f, state)).unwrap();
-    let buf = terminal.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        for x in 0..buf.area.width {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    common::screen_sized(state, w, h)
 }
 
 fn state(kind: PickerKind, filter: &str) -> AppState {

@@ -5,28 +5,15 @@
 use podcode_protocol::{
     ChangeOp, Event, PermissionRequest, RecordedChange, StepUsage, ToolResult, TurnEnd, TurnSummary,
 };
+mod common;
+
+use common::screen_sized;
 use podcode_tui::{AppState, ChangeItem, PermissionModal, Screen, draw};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 fn screen(state: &AppState) -> String {
     screen_sized(state, 80, 24)
-}
-
-fn screen_sized(state: &AppState, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|f| draw(f, state)).unwrap();
-    let buf = terminal.backend().buffer().clone();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        for x in 0..buf.area.width {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 fn base() -> AppState {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use podcode_plugins::FileStatus;
+use podcode_tools::ToolRegistry;
 use serde_json::json;
 
 use crate::app::{App, LoadedTools, tokio_runtime};
@@ -18,16 +19,7 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
         loaded.host.shutdown().await;
         loaded
     });
-    let registry = &loaded.registry;
-    // A tool of this file that is not the registered one lost to a protected id or a later file.
-    let fate = |file: &str, id: &str| -> &'static str {
-        match registry.get(id) {
-            Some(t) if t.source.name == file => "loaded",
-            Some(t) if t.protected => "refused (protected built-in)",
-            Some(_) => "shadowed",
-            None => "refused",
-        }
-    };
+    let fate = |file: &str, id: &str| fate(&loaded.registry, file, id);
     if json_out {
         let files: Vec<_> = loaded
             .reports
@@ -58,18 +50,21 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What became of tool `id` of plugin `file`: a tool that is not the registered one lost
+/// to a protected id or a later file.
+fn fate(registry: &ToolRegistry, file: &str, id: &str) -> &'static str {
+    match registry.get(id) {
+        Some(t) if t.source.name == file => "loaded",
+        Some(t) if t.protected => "refused (protected built-in)",
+        Some(_) => "shadowed",
+        None => "refused",
+    }
+}
+
 /// The text report: the JavaScript runtime, then each file with its status and tools (the
 /// TUI's `/plugins` shows the same lines).
 pub fn plugin_lines(loaded: &LoadedTools) -> Vec<String> {
-    let registry = &loaded.registry;
-    let fate = |file: &str, id: &str| -> &'static str {
-        match registry.get(id) {
-            Some(t) if t.source.name == file => "loaded",
-            Some(t) if t.protected => "refused (protected built-in)",
-            Some(_) => "shadowed",
-            None => "refused",
-        }
-    };
+    let fate = |file: &str, id: &str| fate(&loaded.registry, file, id);
     let mut out = Vec::new();
     match loaded.host.runtime() {
         Some(r) => out.push(format!("JavaScript runtime: {}", r.name())),

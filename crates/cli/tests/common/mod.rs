@@ -115,3 +115,26 @@ pub fn assert_every_call_answered(body: &Value) {
     }
     assert!(open.is_empty(), "calls without results {open:?}");
 }
+
+/// A model script that installs an executable `hello` tool into the user's tool folder with
+/// `bash` mid-session, calls it, and answers "It said hello."; `hello.sh` is written too.
+pub fn hello_tool_script(env: &Env) -> Vec<Reply> {
+    env.write(
+        "hello.sh",
+        "#!/bin/sh\nif [ \"$1\" = describe ]; then\n  echo '{\"description\": \"Says hello.\", \"parameters\": {\"type\": \"object\", \"properties\": {}}}'\nelse\n  echo hello from disk\nfi\n",
+    );
+    let tools = std::path::Path::new("..").join("config/tools");
+    let install = format!(
+        "mkdir -p {dir} && cp hello.sh {dir}/hello && chmod +x {dir}/hello",
+        dir = tools.display()
+    );
+    vec![
+        Reply::new().tool_call(
+            "c1",
+            "bash",
+            serde_json::json!({"command": install, "description": "Install a tool"}).to_string(),
+        ),
+        Reply::new().tool_call("c2", "hello", "{}"),
+        Reply::new().text("It said hello."),
+    ]
+}
