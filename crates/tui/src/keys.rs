@@ -75,6 +75,9 @@ pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
     if let Some(action) = crate::mentions::completion_key(state, key) {
         return action;
     }
+    if let Some(max) = state.render_cache.borrow().max_scroll() {
+        state.scroll = state.scroll.min(max);
+    }
     match key.code {
         KeyCode::Esc if state.busy => Action::Abort,
         KeyCode::Char('g') if ctrl => Action::OpenChanges,
@@ -101,6 +104,23 @@ pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
         }
         KeyCode::PageDown => {
             state.scroll = state.scroll.saturating_sub(10);
+            Action::None
+        }
+        KeyCode::Up if key.modifiers.contains(KeyModifiers::SHIFT) => {
+            state.scroll = state.scroll.saturating_add(1);
+            Action::None
+        }
+        KeyCode::Down if key.modifiers.contains(KeyModifiers::SHIFT) => {
+            state.scroll = state.scroll.saturating_sub(1);
+            Action::None
+        }
+        // The transcript clamps a scroll past its top to its first screenful.
+        KeyCode::Home if ctrl => {
+            state.scroll = u16::MAX;
+            Action::None
+        }
+        KeyCode::End if ctrl => {
+            state.scroll = 0;
             Action::None
         }
         _ => {
@@ -239,6 +259,23 @@ mod tests {
         );
         s.input.set("/changes");
         assert_eq!(handle_key(&mut s, key(KeyCode::Enter)), Action::OpenChanges);
+    }
+
+    #[test]
+    fn scroll_keys_move_the_transcript_not_the_cursor() {
+        let mut s = AppState::default();
+        s.input.set("typed");
+        handle_key(&mut s, key(KeyCode::PageUp));
+        handle_key(&mut s, KeyEvent::new(KeyCode::Up, KeyModifiers::SHIFT));
+        assert_eq!(s.scroll, 11);
+        handle_key(&mut s, KeyEvent::new(KeyCode::Down, KeyModifiers::SHIFT));
+        assert_eq!(s.scroll, 10);
+        handle_key(&mut s, KeyEvent::new(KeyCode::Home, KeyModifiers::CONTROL));
+        assert_eq!(s.scroll, u16::MAX);
+        handle_key(&mut s, KeyEvent::new(KeyCode::End, KeyModifiers::CONTROL));
+        assert_eq!(s.scroll, 0);
+        assert_eq!(s.input.text(), "typed");
+        assert_eq!(s.input.cursor(), 5);
     }
 
     #[test]

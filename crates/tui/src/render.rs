@@ -77,8 +77,13 @@ fn draw_transcript(frame: &mut Frame, area: Rect, state: &AppState) {
     cache.truncate(state.entries.len());
     let mut visible = visible_rows(cache, state, width, height, state.scroll as usize);
     if let Err(total) = visible {
-        // Scrolled past the top: show the first screenful.
-        visible = visible_rows(cache, state, width, height, total.saturating_sub(height));
+        // Scrolled past the top: show the first screenful, and remember where that is so
+        // scrolling back down starts from it.
+        let top = total.saturating_sub(height);
+        cache.set_max_scroll(Some(u16::try_from(top).unwrap_or(u16::MAX)));
+        visible = visible_rows(cache, state, width, height, top);
+    } else {
+        cache.set_max_scroll(None);
     }
     frame.render_widget(Paragraph::new(visible.unwrap_or_default()), area);
 }
@@ -362,7 +367,7 @@ fn draw_status(frame: &mut Frame, area: Rect, state: &AppState) {
 pub const HELP: &str =
     "enter send (queued while a turn runs) · alt-enter or ctrl-j newline · ↑/↓ history
 ←/→ ctrl-←/→ home/end move · ctrl-w ctrl-u ctrl-k delete · @path attach a file (tab completes)
-pgup/pgdn scroll · esc abort the turn · ctrl-c twice quit · ctrl-o expand the last tool output
+pgup/pgdn shift-↑/↓ ctrl-home/end scroll · esc abort the turn · ctrl-c twice quit · ctrl-o expand the last tool output
 ctrl-g or /changes: Changes view (r change · c call · t since its prompt · a all · f force)
 /new  /sessions  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /help";
 

@@ -218,6 +218,8 @@ struct Slot {
 #[derive(Clone, Default)]
 pub struct TranscriptCache {
     slots: Vec<Slot>,
+    /// The largest useful scroll offset, known once a draw scrolled past the top.
+    max_scroll: Option<u16>,
     /// Entries rendered (not reused) since the cache was made, for tests and benches.
     renders: u64,
 }
@@ -232,6 +234,15 @@ impl std::fmt::Debug for TranscriptCache {
 }
 
 impl TranscriptCache {
+    /// The scroll offset that shows the first screenful, when the last draw went past it.
+    pub fn max_scroll(&self) -> Option<u16> {
+        self.max_scroll
+    }
+
+    pub(crate) fn set_max_scroll(&mut self, max: Option<u16>) {
+        self.max_scroll = max;
+    }
+
     /// Forgets entries at index `len` and above (the transcript shrank or was replaced).
     pub(crate) fn truncate(&mut self, len: usize) {
         self.slots.truncate(len);

@@ -486,3 +486,22 @@ fn ten_thousand_lines_scroll_to_the_right_window() {
     s.scroll = u16::MAX;
     assert_eq!(rows(&s)[0], "e0 l0");
 }
+
+#[test]
+fn scrolling_down_from_the_top_starts_at_the_top() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut s = base();
+    for i in 0..100 {
+        s.entries
+            .push(podcode_tui::Entry::Notice(format!("line {i}")));
+    }
+    podcode_tui::handle_key(&mut s, KeyEvent::new(KeyCode::Home, KeyModifiers::CONTROL));
+    let top = screen(&s);
+    assert!(top.starts_with("line 0\n"), "{top}");
+    podcode_tui::handle_key(&mut s, KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+    let below = screen(&s);
+    assert!(!below.contains("line 0\n"), "{below}");
+    assert!(!below.contains("line 99"), "{below}");
+    let first = below.lines().next().unwrap_or("");
+    assert!(first.starts_with("line ") || first.is_empty(), "{below}");
+}
