@@ -64,7 +64,8 @@ enum Command {
     },
     /// List journaled file changes, or show one as a diff.
     Changes(commands::changes::ChangesArgs),
-    /// Undo journaled changes: one change, one tool call, or a whole session.
+    /// Undo journaled changes: one change, one tool call, everything since a message, or a
+    /// whole session.
     Revert(commands::changes::RevertArgs),
     /// Trust this workspace to run its own tools and plugins (.podcode/tools, .podcode/plugins).
     Trust(commands::trust::TrustArgs),
@@ -74,6 +75,7 @@ enum Command {
         command: commands::mcp::McpCommand,
     },
     /// The full-screen UI (what bare `podcode` opens on a terminal).
+    #[command(after_help = commands::tui::KEYS_HELP)]
     Tui(commands::tui::TuiArgs),
 }
 

@@ -499,3 +499,37 @@ fn a_tool_file_created_during_a_run_is_offered_from_the_next_step() {
     let (_, result) = &tool_messages(&reqs[2])[1];
     assert_eq!(result.trim(), "hello from disk");
 }
+
+#[test]
+fn revert_since_a_message_undoes_that_turn_and_later_ones_only() {
+    let env = Env::new(vec![]);
+    let file = env.write("a.txt", "zero\n");
+    for (content, answer) in [("one\n", "First."), ("two\n", "Second.")] {
+        let args = serde_json::json!({"filePath": file, "content": content}).to_string();
+        env.server
+            .push(Reply::new().tool_call("c1", "write", &args));
+        env.server.push(Reply::new().text(answer));
+    }
+    assert!(env.run(&["run", "first", "--yes"]).status.success());
+    assert!(
+        env.run(&["run", "--continue", "second", "--yes"])
+            .status
+            .success()
+    );
+    assert_eq!(env.read("a.txt"), "two\n");
+    let show = text(&env.run(&["sessions", "show", &env.last_session()]).stdout);
+    let second_prompt = show
+        .lines()
+        .filter(|l| l.starts_with("── user · "))
+        .nth(1)
+        .and_then(|l| l.rsplit(" · ").next())
+        .unwrap_or_else(|| panic!("{show}"))
+        .to_string();
+    assert!(second_prompt.starts_with("msg_"), "{show}");
+    let out = env.run(&["revert", "--since", &second_prompt]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(env.read("a.txt"), "one\n", "the first turn's change stays");
+    let unknown = env.run(&["revert", "--since", "msg_nope"]);
+    assert!(!unknown.status.success());
+    assert!(text(&unknown.stderr).contains("no change, call, message or session with that id"));
+}

@@ -119,7 +119,7 @@ pub fn transcript(store: &Store, s: &SessionRow) -> Result<String> {
             ("assistant", _) => "assistant",
             (other, _) => other,
         };
-        out.push_str(&format!("\n── {who} · {}\n", time(m.created_at)));
+        out.push_str(&format!("\n── {who} · {} · {}\n", time(m.created_at), m.id));
         for part in store.parts(&m.id)? {
             match StoredPart::parse(&part) {
                 StoredPart::Text(t) => {
