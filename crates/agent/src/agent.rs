@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use podcode_protocol::{Event, StepUsage, TurnEnd, TurnSummary};
 use podcode_providers::{ChatRequest, ModelClient, Part, Role};
 use podcode_store::Store;
-use podcode_tools::{CallIdentity, ToolRegistry, ToolRuntime};
+use podcode_tools::{CallIdentity, ToolHook, ToolRegistry, ToolRuntime};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -21,11 +21,18 @@ use crate::record::Recorder;
 use crate::step::{StepFailure, StepOutput, run_step};
 use crate::texts::{max_steps_text, no_tools_text, stream_failed_text};
 
+/// A rebuilt tool set: the complete (unfiltered) registry and the hooks of the plugins
+/// that were loaded with it.
+pub struct ReloadedTools {
+    pub registry: Arc<ToolRegistry>,
+    pub hooks: Vec<Arc<dyn ToolHook>>,
+}
+
 /// Rebuilds the tool set when tool or plugin files changed on disk.
 #[async_trait]
 pub trait ToolReloader: Send + Sync {
-    /// Called before every model request; `Some` is the new, complete (unfiltered) registry.
-    async fn reload(&self) -> Option<Arc<ToolRegistry>>;
+    /// Called before every model request; `Some` is the new tool set.
+    async fn reload(&self) -> Option<ReloadedTools>;
 }
 
 #[derive(Debug, Clone)]
@@ -328,11 +335,12 @@ impl Agent {
 
     async fn reload_tools(&self) {
         if let Some(r) = &self.reloader
-            && let Some(full) = r.reload().await
+            && let Some(reloaded) = r.reload().await
         {
-            let offered = filter_registry(&full, &self.profile);
+            let offered = filter_registry(&reloaded.registry, &self.profile);
             let tools = offered.listing();
             self.runtime.set_registry(offered);
+            self.runtime.set_hooks(reloaded.hooks);
             self.runtime.emit(Event::ToolsReloaded { tools });
         }
     }

@@ -22,7 +22,7 @@ mod record;
 mod step;
 mod texts;
 
-pub use agent::{Agent, AgentOptions, ToolReloader};
+pub use agent::{Agent, AgentOptions, ReloadedTools, ToolReloader};
 pub use attach::FileData;
 pub use error::AgentError;
 pub use history::{

@@ -1,14 +1,19 @@
 //! Tool reloading for long-lived front ends (`podcode run`, the TUI): before each model
 //! request the agent asks `Reloader`, which rebuilds the tool set when tool or plugin files
-//! changed on disk or a background MCP server became ready. Every plugin host it starts is
-//! kept so the front end can shut them all down at the end.
+//! changed on disk or a background MCP server became ready. The rebuilt set brings its
+//! plugins' hooks with it: the runtime swaps them in, and the plugins' `event` hooks are fed
+//! from the front end's event stream (`forward_events`) — the old plugins' feed stops.
+//! Every plugin host it starts is kept so the front end can shut them all down at the end.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use podcode_agent::ToolReloader;
+use podcode_agent::{ReloadedTools, ToolReloader};
+use podcode_plugins::PluginHooks;
+use podcode_protocol::Event;
 use podcode_tools::ToolRegistry;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, broadcast};
+use tokio::task::AbortHandle;
 
 use crate::app::{App, LoadedTools};
 use crate::commands::plugins::plugin_lines;
@@ -19,13 +24,42 @@ pub fn tools_stamp(app: &App) -> u64 {
     podcode_plugins::fingerprint(&app.tool_dirs()) ^ app.mcp_source().generation().rotate_left(32)
 }
 
+/// Where plugins' `event` hooks read events from, and where their failures are reported.
+#[derive(Clone)]
+pub struct EventFeed {
+    /// A new receiver on the front end's event stream (`None` once it is gone).
+    pub subscribe: Arc<dyn Fn() -> Option<broadcast::Receiver<Event>> + Send + Sync>,
+    pub warn: Arc<dyn Fn(String) + Send + Sync>,
+}
+
+#[derive(Default)]
+struct Feeding {
+    feed: Option<EventFeed>,
+    current: Option<AbortHandle>,
+}
+
 pub struct Reloader {
     app: Arc<App>,
     stamp: std::sync::Mutex<u64>,
     /// Every plugin host started for this process, shut down at the end.
     hosts: Mutex<Vec<Arc<podcode_plugins::PluginHost>>>,
-    /// The newest complete (unfiltered) tool set and its `podcode plugins` report.
-    latest: std::sync::Mutex<(Arc<ToolRegistry>, Vec<String>)>,
+    /// The newest complete (unfiltered) tool set, its plugin hooks and its `podcode plugins`
+    /// report.
+    latest: std::sync::Mutex<Latest>,
+    feeding: std::sync::Mutex<Feeding>,
+}
+
+struct Latest {
+    registry: Arc<ToolRegistry>,
+    plugin_hooks: Option<Arc<PluginHooks>>,
+    report: Vec<String>,
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
 }
 
 impl Reloader {
@@ -39,28 +73,51 @@ impl Reloader {
             app,
             stamp,
             hosts: Mutex::new(vec![loaded.host.clone()]),
-            latest: std::sync::Mutex::new((registry, report)),
+            latest: std::sync::Mutex::new(Latest {
+                registry,
+                plugin_hooks: loaded.plugin_hooks.clone(),
+                report,
+            }),
+            feeding: std::sync::Mutex::new(Feeding::default()),
         }
     }
 
     /// The newest complete tool set (a front end building a runtime for another agent
     /// narrows it to that agent's tools).
     pub fn registry(&self) -> Arc<ToolRegistry> {
-        match self.latest.lock() {
-            Ok(l) => l.0.clone(),
-            Err(p) => p.into_inner().0.clone(),
-        }
+        lock(&self.latest).registry.clone()
     }
 
     /// The plugin report of the newest tool set.
     pub fn plugin_report(&self) -> Vec<String> {
-        match self.latest.lock() {
-            Ok(l) => l.1.clone(),
-            Err(p) => p.into_inner().1.clone(),
+        lock(&self.latest).report.clone()
+    }
+
+    /// Feeds `feed`'s events to the current plugins' `event` hooks, and to those of every
+    /// later reload.
+    pub fn forward_events(&self, feed: EventFeed) {
+        let hooks = lock(&self.latest).plugin_hooks.clone();
+        let mut feeding = lock(&self.feeding);
+        feeding.feed = Some(feed);
+        Self::restart_feed(&mut feeding, hooks.as_ref());
+    }
+
+    fn restart_feed(feeding: &mut Feeding, hooks: Option<&Arc<PluginHooks>>) {
+        if let Some(old) = feeding.current.take() {
+            old.abort();
+        }
+        let (Some(feed), Some(hooks)) = (&feeding.feed, hooks) else {
+            return;
+        };
+        if let Some(events) = (feed.subscribe)() {
+            feeding.current = hooks.forward_events(events, feed.warn.clone());
         }
     }
 
     pub async fn shutdown(&self) {
+        if let Some(f) = lock(&self.feeding).current.take() {
+            f.abort();
+        }
         for host in self.hosts.lock().await.iter() {
             host.shutdown().await;
         }
@@ -69,10 +126,10 @@ impl Reloader {
 
 #[async_trait]
 impl ToolReloader for Reloader {
-    async fn reload(&self) -> Option<Arc<ToolRegistry>> {
+    async fn reload(&self) -> Option<ReloadedTools> {
         let now = tools_stamp(&self.app);
         {
-            let mut stamp = self.stamp.lock().ok()?;
+            let mut stamp = lock(&self.stamp);
             if *stamp == now {
                 return None;
             }
@@ -82,9 +139,15 @@ impl ToolReloader for Reloader {
         self.hosts.lock().await.push(loaded.host.clone());
         let report = plugin_lines(&loaded);
         let registry = Arc::new(std::mem::take(&mut loaded.registry));
-        if let Ok(mut l) = self.latest.lock() {
-            *l = (registry.clone(), report);
-        }
-        Some(registry)
+        *lock(&self.latest) = Latest {
+            registry: registry.clone(),
+            plugin_hooks: loaded.plugin_hooks.clone(),
+            report,
+        };
+        Self::restart_feed(&mut lock(&self.feeding), loaded.plugin_hooks.as_ref());
+        Some(ReloadedTools {
+            registry,
+            hooks: loaded.hooks,
+        })
     }
 }

@@ -109,3 +109,47 @@ fn an_untrusted_workspace_keeps_its_plugins_out_of_the_model_request() {
     assert!(!tools.contains(&"math_add".to_string()), "{tools:?}");
     assert!(tools.contains(&"read".to_string()));
 }
+
+const MARK_HOOK: &str = r#"export default {
+  id: "mark",
+  server() {
+    return {
+      "tool.execute.after": async (_input, output) => {
+        output.output = output.output + " [mark v1]"
+      },
+      tool: () => [],
+    }
+  },
+}
+"#;
+
+#[test]
+fn a_plugin_added_during_a_run_hooks_the_calls_after_it() {
+    let install = "mkdir -p .podcode/plugins && cp mark.txt .podcode/plugins/mark.mjs";
+    let env = Env::new(vec![
+        Reply::new().tool_call(
+            "c1",
+            "bash",
+            serde_json::json!({"command": install, "description": "Add a plugin"}).to_string(),
+        ),
+        Reply::new().tool_call(
+            "c2",
+            "bash",
+            serde_json::json!({"command": "echo hi", "description": "Say hi"}).to_string(),
+        ),
+        Reply::new().text("Done."),
+    ]);
+    env.write("mark.txt", MARK_HOOK);
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "add the plugin, then say hi", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let reqs = env.requests();
+    assert_eq!(reqs.len(), 3);
+    let (_, first) = &tool_messages(&reqs[1])[0];
+    assert!(!first.contains("[mark"), "no plugin yet: {first}");
+    let (_, second) = &tool_messages(&reqs[2])[1];
+    assert!(
+        second.starts_with("hi") && second.ends_with(" [mark v1]"),
+        "the new plugin's hook runs: {second}"
+    );
+}

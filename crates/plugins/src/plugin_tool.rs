@@ -170,22 +170,33 @@ impl PluginHooks {
     }
 
     /// Feeds every runtime event to the plugins' `event` hooks, in order, until the runtime
-    /// goes away. Hook failures become warnings on stderr, never errors of a call.
+    /// goes away or the returned handle is aborted (the plugins were reloaded). A failing
+    /// hook is reported through `warn` once per plugin file, never as an error of a call —
+    /// and never again, so a warning that is itself an event cannot feed a loop.
     pub fn forward_events(
         self: &Arc<Self>,
         mut events: tokio::sync::broadcast::Receiver<podcode_protocol::Event>,
-    ) {
+        warn: Arc<dyn Fn(String) + Send + Sync>,
+    ) -> Option<tokio::task::AbortHandle> {
         if !self.handles("event") {
-            return;
+            return None;
         }
         let hooks = self.clone();
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
+            let mut reported = std::collections::HashSet::new();
             loop {
                 match events.recv().await {
                     Ok(event) => {
                         let input = json!({ "event": event });
-                        for e in hooks.broadcast("event", input, json!({})).await {
-                            eprintln!("warning: {e}");
+                        for f in &hooks.files {
+                            if let Some(Err(e)) =
+                                hooks.run(f, "event", input.clone(), json!({})).await
+                                && reported.insert(f.file.path.clone())
+                            {
+                                warn(format!(
+                                    "event hook failed: {e} (further failures of this file's event hook are not reported)"
+                                ));
+                            }
                         }
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
@@ -193,6 +204,7 @@ impl PluginHooks {
                 }
             }
         });
+        Some(task.abort_handle())
     }
 
     async fn run(

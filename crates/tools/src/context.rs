@@ -42,11 +42,20 @@ pub(crate) struct Shared {
     pub store: Arc<Store>,
     pub events: broadcast::Sender<Event>,
     pub permissions: PermissionEngine,
-    pub hooks: Vec<Arc<dyn ToolHook>>,
+    /// Swapped as a whole when plugins reload; a call in flight keeps the set it started with.
+    pub hooks: std::sync::RwLock<Arc<Vec<Arc<dyn ToolHook>>>>,
     pub spill_dir: PathBuf,
 }
 
 impl Shared {
+    /// The hooks in effect now.
+    pub fn hooks(&self) -> Arc<Vec<Arc<dyn ToolHook>>> {
+        match self.hooks.read() {
+            Ok(h) => h.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
     pub fn emit(&self, event: Event) {
         // No subscribers is fine: events are for front ends that want them.
         let _ = self.events.send(event);
@@ -164,7 +173,7 @@ impl ToolContext {
     pub async fn ask(&self, request: PermissionRequest) -> Result<(), ToolError> {
         let call = self.hook_call();
         let mut verdict = None;
-        for hook in &self.inner.shared.hooks {
+        for hook in self.inner.shared.hooks().iter() {
             match hook.permission(&call, &request).await {
                 Ok(Some(action)) => verdict = Some(action),
                 Ok(None) => {}
@@ -192,7 +201,7 @@ impl ToolContext {
     /// Lets `shell.env` hooks adjust the environment of a command this call is about to run.
     pub async fn shell_env(&self, env: &mut std::collections::BTreeMap<String, String>) {
         let call = self.hook_call();
-        for hook in &self.inner.shared.hooks {
+        for hook in self.inner.shared.hooks().iter() {
             if let Err(e) = hook.shell_env(&call, env).await {
                 self.inner
                     .shared

@@ -124,7 +124,7 @@ impl ToolRuntime {
                 store,
                 events,
                 permissions,
-                hooks,
+                hooks: std::sync::RwLock::new(Arc::new(hooks)),
                 spill_dir: opts.spill_dir.clone(),
             }),
             opts,
@@ -150,10 +150,18 @@ impl ToolRuntime {
         }
     }
 
+    /// Swaps in the hooks of reloaded plugins; calls in flight keep the old ones.
+    pub fn set_hooks(&self, hooks: Vec<Arc<dyn ToolHook>>) {
+        match self.shared.hooks.write() {
+            Ok(mut h) => *h = Arc::new(hooks),
+            Err(p) => *p.into_inner() = Arc::new(hooks),
+        }
+    }
+
     /// Runs a conversation hook (`chat.message`, `chat.params`) through every hook source in
     /// order; a failing hook is a warning and leaves the output as it was.
     pub async fn chat_hook(&self, name: &str, input: Value, mut output: Value) -> Value {
-        for hook in &self.shared.hooks {
+        for hook in self.shared.hooks().iter() {
             match hook.chat(name, &input, output.clone()).await {
                 Ok(changed) => output = changed,
                 Err(e) => self
@@ -272,7 +280,8 @@ impl ToolRuntime {
         );
 
         let call = ctx.hook_call();
-        for hook in &self.shared.hooks {
+        let hooks = self.shared.hooks();
+        for hook in hooks.iter() {
             match hook.before(&call, &mut args).await {
                 Ok(BeforeDecision::Continue) => {}
                 Ok(BeforeDecision::Block(reason)) => {
@@ -370,7 +379,7 @@ impl ToolRuntime {
 
         let mut result = result.unwrap_or_default();
         if status == CallStatus::Completed {
-            for hook in &self.shared.hooks {
+            for hook in hooks.iter() {
                 if let Err(e) = hook.after(&call, &mut result).await {
                     self.shared.warn(format!(
                         "tool.execute.after hook {} failed: {e}",

@@ -70,7 +70,7 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
         let host = loaded.host.clone();
         let runtime = app.runtime(loaded.registry, loaded.hooks, store, asker);
         if let Some(h) = &plugin_hooks {
-            h.forward_events(runtime.subscribe());
+            h.forward_events(runtime.subscribe(), Arc::new(|m| eprintln!("warning: {m}")));
         }
         let mut events = runtime.subscribe();
         let printer = tokio::spawn(async move {

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::{App, tokio_runtime};
 use crate::asker::{NoTerminalAsker, TerminalAsker, stdin_is_terminal};
-use crate::reloader::Reloader;
+use crate::reloader::{EventFeed, Reloader};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -94,7 +94,6 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         } else {
             Arc::new(NoTerminalAsker::default())
         };
-        let plugin_hooks = loaded.plugin_hooks.clone();
         let reloader = Arc::new(Reloader::new(app.clone(), &mut loaded));
         let runtime = Arc::new(app.runtime_with_rules(
             filter_registry(&reloader.registry(), &profile),
@@ -103,9 +102,11 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             asker,
             &profile.permission,
         ));
-        if let Some(h) = &plugin_hooks {
-            h.forward_events(runtime.subscribe());
-        }
+        let weak = Arc::downgrade(&runtime);
+        reloader.forward_events(EventFeed {
+            subscribe: Arc::new(move || weak.upgrade().map(|r| r.subscribe())),
+            warn: Arc::new(|m| eprintln!("warning: {m}")),
+        });
         let printer = tokio::spawn(print_events(
             runtime.subscribe(),
             args.format,

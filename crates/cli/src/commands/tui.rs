@@ -17,7 +17,7 @@ use tokio::sync::{broadcast, mpsc};
 
 use super::tui_driver::{CliServices, DriverParts, TurnDriver};
 use crate::app::{App, tokio_runtime};
-use crate::reloader::Reloader;
+use crate::reloader::{EventFeed, Reloader};
 
 /// What `podcode tui --help` adds after the options: the keys and commands inside.
 pub const KEYS_HELP: &str = "Inside the UI:
@@ -89,13 +89,21 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
         let (asker, asks) = UiAsker::channel();
         let (ui_events, events) = broadcast::channel(4096);
         let reloader = Arc::new(Reloader::new(app.clone(), &mut loaded));
+        // Plugins' event hooks see the UI's stream (every runtime's events); their failures
+        // show as warnings on the screen instead of garbling it through stderr.
+        let (feed_tx, warn_tx) = (ui_events.clone(), ui_events.clone());
+        reloader.forward_events(EventFeed {
+            subscribe: Arc::new(move || Some(feed_tx.subscribe())),
+            warn: Arc::new(move |message| {
+                let _ = warn_tx.send(podcode_protocol::Event::Warning { message });
+            }),
+        });
         let driver = Arc::new(TurnDriver::new(
             DriverParts {
                 app: app.clone(),
                 store: store.clone(),
                 asker: Arc::new(asker),
                 hooks: loaded.hooks.clone(),
-                plugin_hooks: loaded.plugin_hooks.clone(),
                 reloader: reloader.clone(),
                 ui_events,
             },

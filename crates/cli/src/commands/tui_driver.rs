@@ -10,7 +10,6 @@
 use std::sync::Arc;
 
 use podcode_agent::{Agent, AgentOptions, AgentProfile, filter_registry, resolve_profile};
-use podcode_plugins::PluginHooks;
 use podcode_protocol::{Event, Op, StepUsage, TurnEnd, TurnSummary};
 use podcode_providers::ModelClient;
 use podcode_store::Store;
@@ -28,7 +27,6 @@ pub struct DriverParts {
     pub store: Arc<Store>,
     pub asker: Arc<dyn Asker>,
     pub hooks: Vec<Arc<dyn ToolHook>>,
-    pub plugin_hooks: Option<Arc<PluginHooks>>,
     pub reloader: Arc<Reloader>,
     pub ui_events: broadcast::Sender<Event>,
 }
@@ -174,9 +172,6 @@ fn build_agent(
         parts.asker.clone(),
         &profile.permission,
     ));
-    if let Some(h) = &parts.plugin_hooks {
-        h.forward_events(runtime.subscribe());
-    }
     let mut events = runtime.subscribe();
     let ui = parts.ui_events.clone();
     // Ends when the runtime (and with it its sender) is dropped.
