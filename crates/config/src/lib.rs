@@ -14,6 +14,7 @@ pub use dirs::{Dirs, project_config_file, project_root};
 pub use error::ConfigError;
 pub use load::{LoadedConfig, load, load_str};
 pub use model::{
-    AgentConfig, Config, McpServerConfig, ProviderConfig, ToolConfig, ToolFilter, ToolOutputConfig,
+    AgentConfig, Config, McpServerConfig, ProviderApi, ProviderConfig, ToolConfig, ToolFilter,
+    ToolOutputConfig,
 };
 pub use trust::TrustList;

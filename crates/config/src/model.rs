@@ -99,6 +99,18 @@ pub struct ProviderConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
     pub headers: BTreeMap<String, String>,
+    /// The wire protocol the server speaks; unset means the built-in provider's, or
+    /// OpenAI-compatible for a provider of your own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api: Option<ProviderApi>,
+}
+
+/// `api = "openai"` (chat completions) or `api = "anthropic"` (messages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderApi {
+    Openai,
+    Anthropic,
 }
 
 /// An MCP server: `[mcp.<name>]`. Either `command` (stdio) or `url` (streamable HTTP).

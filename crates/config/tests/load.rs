@@ -460,6 +460,13 @@ permission = [
          (key `agent.build.permission[1].action`)"
     );
 
+    let err = parse_err("[provider.gw]\nbase_url = \"http://gw\"\napi = \"grpc\"\n");
+    assert_eq!(
+        err.to_string(),
+        "/cfg/config.toml:3:7: unknown variant `grpc`, expected `openai` or `anthropic` \
+         (key `provider.gw.api`)"
+    );
+
     let err = parse_err("[mcp.everything]\ncommand = \"npx\"\n\ntimeout = -5\n");
     assert_eq!(
         err.to_string(),

@@ -135,7 +135,8 @@ pub fn resolve(
 
 /// Picks the model (`model_override`, else `config.model`, else the first built-in provider
 /// whose key — or `OLLAMA_HOST` — is in `env`), then its provider and key. A provider
-/// named `anthropic` speaks Anthropic Messages; every other one is OpenAI-compatible.
+/// named `anthropic`, or one with `api = "anthropic"`, speaks Anthropic Messages; every other
+/// one is OpenAI-compatible.
 /// Empty environment values count as unset.
 pub fn resolve_model(
     config: &Config,
@@ -192,7 +193,11 @@ pub fn resolve_model(
     if let Some(c) = configured {
         endpoint.headers.extend(c.headers.clone());
     }
-    let protocol = builtin.map_or(WireProtocol::OpenAi, |b| b.protocol);
+    let protocol = match configured.and_then(|c| c.api) {
+        Some(podcode_config::ProviderApi::Anthropic) => WireProtocol::Anthropic,
+        Some(podcode_config::ProviderApi::Openai) => WireProtocol::OpenAi,
+        None => builtin.map_or(WireProtocol::OpenAi, |b| b.protocol),
+    };
     Ok(ResolvedModel {
         model,
         protocol,

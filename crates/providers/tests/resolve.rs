@@ -155,6 +155,7 @@ fn provider_blocks_override_and_define_providers() {
             base_url: Some("https://proxy.example/v1".into()),
             api_key_env: Some("PROXY_KEY".into()),
             headers,
+            api: None,
         },
     );
     c.provider.insert(
@@ -163,6 +164,7 @@ fn provider_blocks_override_and_define_providers() {
             base_url: Some("http://gpu:8000/v1".into()),
             api_key_env: None,
             headers: Default::default(),
+            api: None,
         },
     );
     let r = resolved(
@@ -184,6 +186,40 @@ fn provider_blocks_override_and_define_providers() {
         ),
         (WireProtocol::OpenAi, "http://gpu:8000/v1", None)
     );
+
+    // A gateway of your own that speaks Anthropic Messages.
+    c.provider.insert(
+        "gateway".into(),
+        ProviderConfig {
+            base_url: Some("https://llm.corp.example".into()),
+            api_key_env: Some("GATEWAY_KEY".into()),
+            api: Some(podcode_config::ProviderApi::Anthropic),
+            ..Default::default()
+        },
+    );
+    let r = resolved(
+        &c,
+        Some("gateway/claude-sonnet-4-5"),
+        &[("GATEWAY_KEY", "g")],
+    )
+    .unwrap();
+    assert_eq!(r.protocol, WireProtocol::Anthropic);
+    // And the reverse: the anthropic name pointed at an OpenAI-compatible proxy.
+    c.provider.insert(
+        "anthropic".into(),
+        ProviderConfig {
+            base_url: Some("http://proxy:4000/v1".into()),
+            api: Some(podcode_config::ProviderApi::Openai),
+            ..Default::default()
+        },
+    );
+    let r = resolved(
+        &c,
+        Some("anthropic/claude-x"),
+        &[("ANTHROPIC_API_KEY", "k")],
+    )
+    .unwrap();
+    assert_eq!(r.protocol, WireProtocol::OpenAi);
 
     c.provider.insert("nourl".into(), ProviderConfig::default());
     let err = resolved(&c, Some("nourl/m"), &[]).unwrap_err();
@@ -217,6 +253,7 @@ async fn resolved_clients_talk_to_the_configured_base_url() {
     let server = ScriptedModel::start(vec![
         Reply::new().text("via anthropic"),
         Reply::new().text("via custom"),
+        Reply::new().text("via gateway"),
     ])
     .await;
     let mut c = config(Some("anthropic/claude-test"));
@@ -224,13 +261,14 @@ async fn resolved_clients_talk_to_the_configured_base_url() {
         base_url: Some(server.base_url()),
         api_key_env: Some("MY_KEY".into()),
         headers: Default::default(),
+        api: None,
     };
     c.provider.insert("anthropic".into(), block.clone());
     c.provider.insert(
         "scripted".into(),
         ProviderConfig {
             api_key_env: None,
-            ..block
+            ..block.clone()
         },
     );
     let vars = [("MY_KEY", "secret")];
@@ -248,6 +286,20 @@ async fn resolved_clients_talk_to_the_configured_base_url() {
         .unwrap();
     assert_eq!(common::text_of(&events), "via custom");
 
+    // A provider of your own that speaks Anthropic Messages (`api = "anthropic"`).
+    c.provider.insert(
+        "gateway".into(),
+        ProviderConfig {
+            api: Some(podcode_config::ProviderApi::Anthropic),
+            ..block.clone()
+        },
+    );
+    let client = resolve(&c, Some("gateway/claude-test"), &env(&vars)).unwrap();
+    let (events, _) = common::run(client.as_ref(), common::request(vec![common::user("hi")]))
+        .await
+        .unwrap();
+    assert_eq!(common::text_of(&events), "via gateway");
+
     let recorded = server.recorded();
     assert_eq!(
         (
@@ -259,4 +311,6 @@ async fn resolved_clients_talk_to_the_configured_base_url() {
     assert_eq!(recorded[1].path, "/v1/chat/completions");
     assert!(!recorded[1].headers.contains_key("authorization"));
     assert_eq!(recorded[1].body["model"], "m1");
+    assert_eq!(recorded[2].path, "/v1/messages");
+    assert_eq!(recorded[2].body["model"], "claude-test");
 }
