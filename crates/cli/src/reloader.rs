@@ -3,7 +3,9 @@
 //! changed on disk or a background MCP server became ready. The rebuilt set brings its
 //! plugins' hooks with it: the runtime swaps them in, and the plugins' `event` hooks are fed
 //! from the front end's event stream (`forward_events`) — the old plugins' feed stops.
-//! Every plugin host it starts is kept so the front end can shut them all down at the end.
+//! Each rebuild loads plugins in a fresh host (so helper modules are imported anew); the
+//! previous host is shut down then — between model requests no call is running on it —
+//! so a long session keeps one JavaScript sidecar, not one per reload.
 
 use std::sync::Arc;
 
@@ -41,8 +43,8 @@ struct Feeding {
 pub struct Reloader {
     app: Arc<App>,
     stamp: std::sync::Mutex<u64>,
-    /// Every plugin host started for this process, shut down at the end.
-    hosts: Mutex<Vec<Arc<podcode_plugins::PluginHost>>>,
+    /// The plugin host of the newest tool set, shut down by `shutdown`.
+    host: Mutex<Arc<podcode_plugins::PluginHost>>,
     /// The newest complete (unfiltered) tool set, its plugin hooks and its `podcode plugins`
     /// report.
     latest: std::sync::Mutex<Latest>,
@@ -72,7 +74,7 @@ impl Reloader {
         Self {
             app,
             stamp,
-            hosts: Mutex::new(vec![loaded.host.clone()]),
+            host: Mutex::new(loaded.host.clone()),
             latest: std::sync::Mutex::new(Latest {
                 registry,
                 plugin_hooks: loaded.plugin_hooks.clone(),
@@ -118,9 +120,7 @@ impl Reloader {
         if let Some(f) = lock(&self.feeding).current.take() {
             f.abort();
         }
-        for host in self.hosts.lock().await.iter() {
-            host.shutdown().await;
-        }
+        self.host.lock().await.shutdown().await;
     }
 }
 
@@ -136,7 +136,7 @@ impl ToolReloader for Reloader {
             *stamp = now;
         }
         let mut loaded = self.app.tools().await;
-        self.hosts.lock().await.push(loaded.host.clone());
+        let old = std::mem::replace(&mut *self.host.lock().await, loaded.host.clone());
         let report = plugin_lines(&loaded);
         let registry = Arc::new(std::mem::take(&mut loaded.registry));
         *lock(&self.latest) = Latest {
@@ -145,6 +145,7 @@ impl ToolReloader for Reloader {
             report,
         };
         Self::restart_feed(&mut lock(&self.feeding), loaded.plugin_hooks.as_ref());
+        old.shutdown().await;
         Some(ReloadedTools {
             registry,
             hooks: loaded.hooks,

@@ -153,3 +153,45 @@ fn a_plugin_added_during_a_run_hooks_the_calls_after_it() {
         "the new plugin's hook runs: {second}"
     );
 }
+
+const BEFORE_HOOK: &str = r#"export default {
+  id: "watch",
+  server() {
+    return {
+      "tool.execute.before": async () => {},
+      tool: () => [],
+    }
+  },
+}
+"#;
+
+#[test]
+fn a_reload_replaces_the_plugin_sidecar_instead_of_adding_one() {
+    let install = "mkdir -p .podcode/plugins && cp mark.txt .podcode/plugins/mark.mjs";
+    let count = "ps -eo args | grep -F \"$PODCODE_DATA_DIR/plugin-host\" | grep -v grep | wc -l";
+    let env = Env::new(vec![
+        Reply::new().tool_call(
+            "c1",
+            "bash",
+            serde_json::json!({"command": install, "description": "Add a plugin"}).to_string(),
+        ),
+        Reply::new().tool_call(
+            "c2",
+            "bash",
+            serde_json::json!({"command": count, "description": "Count sidecars"}).to_string(),
+        ),
+        Reply::new().text("Done."),
+    ]);
+    env.write(".podcode/plugins/watch.mjs", BEFORE_HOOK);
+    env.write("mark.txt", MARK_HOOK);
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "add a plugin, then count", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let reqs = env.requests();
+    let (_, counted) = &tool_messages(&reqs[2])[1];
+    assert_eq!(
+        counted.trim_end_matches(" [mark v1]").trim(),
+        "1",
+        "one sidecar after the reload: {counted}"
+    );
+}
