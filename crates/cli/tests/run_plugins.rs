@@ -127,16 +127,8 @@ const MARK_HOOK: &str = r#"export default {
 fn a_plugin_added_during_a_run_hooks_the_calls_after_it() {
     let install = "mkdir -p .podcode/plugins && cp mark.txt .podcode/plugins/mark.mjs";
     let env = Env::new(vec![
-        Reply::new().tool_call(
-            "c1",
-            "bash",
-            serde_json::json!({"command": install, "description": "Add a plugin"}).to_string(),
-        ),
-        Reply::new().tool_call(
-            "c2",
-            "bash",
-            serde_json::json!({"command": "echo hi", "description": "Say hi"}).to_string(),
-        ),
+        bash_call("c1", install, "Add a plugin"),
+        bash_call("c2", "echo hi", "Say hi"),
         Reply::new().text("Done."),
     ]);
     env.write("mark.txt", MARK_HOOK);
@@ -170,16 +162,8 @@ fn a_reload_replaces_the_plugin_sidecar_instead_of_adding_one() {
     let install = "mkdir -p .podcode/plugins && cp mark.txt .podcode/plugins/mark.mjs";
     let count = "ps -eo args | grep -F \"$PODCODE_DATA_DIR/plugin-host\" | grep -v grep | wc -l";
     let env = Env::new(vec![
-        Reply::new().tool_call(
-            "c1",
-            "bash",
-            serde_json::json!({"command": install, "description": "Add a plugin"}).to_string(),
-        ),
-        Reply::new().tool_call(
-            "c2",
-            "bash",
-            serde_json::json!({"command": count, "description": "Count sidecars"}).to_string(),
-        ),
+        bash_call("c1", install, "Add a plugin"),
+        bash_call("c2", count, "Count sidecars"),
         Reply::new().text("Done."),
     ]);
     env.write(".podcode/plugins/watch.mjs", BEFORE_HOOK);

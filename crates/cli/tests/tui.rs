@@ -110,12 +110,8 @@ fn continue_shows_the_stored_conversation() {
 fn a_conflicting_revert_shows_the_conflict_and_can_be_forced() {
     let env = Env::new(vec![]);
     let file = env.write("notes.txt", "v0\n");
-    let write =
-        |content: &str| serde_json::json!({"filePath": file, "content": content}).to_string();
-    env.server
-        .push(Reply::new().tool_call("c1", "write", write("v1\n")));
-    env.server
-        .push(Reply::new().tool_call("c2", "write", write("v2\n")));
+    env.server.push(common::write_call("c1", &file, "v1\n"));
+    env.server.push(common::write_call("c2", &file, "v2\n"));
     env.server.push(Reply::new().text("Two edits made."));
 
     let (screen, matched) = drive(

@@ -123,13 +123,9 @@ fn the_sessions_picker_resumes_an_earlier_conversation() {
 fn undo_reverts_the_newest_turn_then_the_one_before() {
     let env = Env::new(vec![]);
     let file = env.write("notes.txt", "v0\n");
-    let write =
-        |content: &str| serde_json::json!({"filePath": file, "content": content}).to_string();
-    env.server
-        .push(Reply::new().tool_call("c1", "write", write("v1\n")));
+    env.server.push(common::write_call("c1", &file, "v1\n"));
     env.server.push(Reply::new().text("First edit done."));
-    env.server
-        .push(Reply::new().tool_call("c2", "write", write("v2\n")));
+    env.server.push(common::write_call("c2", &file, "v2\n"));
     env.server.push(Reply::new().text("Second edit done."));
     env.write(
         ".podcode/config.toml",

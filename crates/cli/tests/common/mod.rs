@@ -129,12 +129,26 @@ pub fn hello_tool_script(env: &Env) -> Vec<Reply> {
         dir = tools.display()
     );
     vec![
-        Reply::new().tool_call(
-            "c1",
-            "bash",
-            serde_json::json!({"command": install, "description": "Install a tool"}).to_string(),
-        ),
+        bash_call("c1", &install, "Install a tool"),
         Reply::new().tool_call("c2", "hello", "{}"),
         Reply::new().text("It said hello."),
     ]
+}
+
+/// The model asks for `bash` with `command`.
+pub fn bash_call(id: &str, command: &str, description: &str) -> Reply {
+    Reply::new().tool_call(
+        id,
+        "bash",
+        serde_json::json!({"command": command, "description": description}).to_string(),
+    )
+}
+
+/// The model asks `write` to put `content` in `file`.
+pub fn write_call(id: &str, file: &std::path::Path, content: &str) -> Reply {
+    Reply::new().tool_call(
+        id,
+        "write",
+        serde_json::json!({"filePath": file, "content": content}).to_string(),
+    )
 }
