@@ -1,39 +1,19 @@
-//! Asking, on a terminal, whether to trust a workspace whose repository brings its own
-//! tools or plugins (`.podcode/`, `.opencode/`). Project code never runs without that
-//! consent: without a terminal the files stay skipped and `podcode trust` is the way in.
+//! Before loading a workspace's own tools and plugins on a terminal: ask once whether to
+//! trust it (they run code from the repository). Without a terminal nothing is asked and
+//! they stay skipped until `podcode trust`.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
 
-use podcode_config::TrustList;
+use podcode_core::Engine;
 
-use crate::app::App;
-
-/// Project folders whose files would run repository code.
-fn project_tool_files(root: &Path) -> usize {
-    let dirs = [
-        ".podcode/tools",
-        ".podcode/tool",
-        ".podcode/plugins",
-        ".podcode/plugin",
-        ".opencode/tools",
-        ".opencode/tool",
-        ".opencode/plugins",
-        ".opencode/plugin",
-    ];
-    dirs.iter()
-        .filter_map(|d| std::fs::read_dir(root.join(d)).ok())
-        .map(|entries| entries.flatten().filter(|e| e.path().is_file()).count())
-        .sum()
-}
-
-/// Prompts once when the workspace is untrusted, has project tool files, and a person is at
-/// the terminal; "yes" records the trust like `podcode trust`. Returns whether it is trusted.
-pub fn ask_to_trust(app: &mut App) -> bool {
-    if app.trusted || !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
-        return app.trusted;
+/// Asks on the terminal when the workspace is untrusted and ships tool or plugin files;
+/// `true` when it is trusted afterwards.
+pub fn ask_to_trust(engine: &Engine) -> bool {
+    if engine.is_trusted() || !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal()
+    {
+        return engine.is_trusted();
     }
-    let count = project_tool_files(&app.project);
+    let count = engine.project_tool_files();
     if count == 0 {
         return false;
     }
@@ -42,7 +22,7 @@ pub fn ask_to_trust(app: &mut App) -> bool {
         err,
         "{} has {count} tool/plugin file(s) of its own (.podcode/, .opencode/). They run code from the repository.\n\
          Trust this workspace and load them? [y/N] ",
-        app.project.display()
+        engine.project().display()
     );
     let _ = err.flush();
     let mut answer = String::new();
@@ -52,11 +32,8 @@ pub fn ask_to_trust(app: &mut App) -> bool {
         eprintln!("Not trusted: they stay skipped (run `podcode trust` later to load them).");
         return false;
     }
-    match TrustList::load(&app.dirs.data_dir).and_then(|mut list| list.set(&app.project, true)) {
-        Ok(()) => {
-            app.trusted = true;
-            true
-        }
+    match engine.set_trusted(true) {
+        Ok(()) => true,
         Err(e) => {
             eprintln!("warning: could not save the trust decision: {e}");
             false

@@ -56,3 +56,39 @@ pub struct RecordedChange {
     /// Set on a change that undid another one: the id of the change it reverted.
     pub reverts: Option<String>,
 }
+
+/// What a revert undoes (`Op::Revert`, `podcode revert`, the Changes view).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "id", rename_all = "snake_case")]
+pub enum RevertTarget {
+    /// One change by id (reverting a revert record redoes the original).
+    Change(String),
+    /// Every change one tool call made.
+    Call(String),
+    /// Every change of the message's session made at or after it: "undo since this prompt".
+    SinceMessage(String),
+    /// Every change a session made.
+    Session(String),
+}
+
+/// The file a revert refused to overwrite, and how it differs from what Podcode wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevertConflict {
+    pub file: String,
+    pub diff: String,
+}
+
+/// How a revert went: what it restored, or why it refused.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RevertReport {
+    /// The new revert records, in the order they were applied (newest change first).
+    pub reverted: Vec<RecordedChange>,
+    /// Ids of selected changes that were already reverted and were left alone.
+    pub skipped: Vec<String>,
+    /// Set when a file changed since Podcode wrote it (nothing was reverted; force overwrites).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<RevertConflict>,
+    /// Set when the revert could not run at all (unknown id, store failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}

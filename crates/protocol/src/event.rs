@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{PermissionReply, PermissionRequest, ToolResult};
+use crate::{PermissionReply, PermissionRequest, RevertReport, RevertTarget, ToolResult};
 
 /// Something a front end asks the core to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,8 +24,12 @@ pub enum Op {
     Abort {
         session_id: String,
     },
+    /// Undo journaled changes; the outcome comes back as `Event::Reverted`.
     Revert {
-        change_id: String,
+        session_id: String,
+        target: RevertTarget,
+        /// Overwrite files that changed since Podcode wrote them instead of refusing.
+        #[serde(default)]
         force: bool,
     },
     /// Use this model (`provider/model-id`) for the next turns.
@@ -71,11 +75,25 @@ pub enum Event {
         error: String,
         duration_ms: u64,
     },
+    /// A call needs the user's decision: answer with `Op::PermissionReply { request_id }`.
     PermissionAsked {
+        session_id: String,
         request_id: String,
         call_id: String,
         tool: String,
         request: PermissionRequest,
+    },
+    /// An ask is closed: answered (by any front end; the first reply wins) or abandoned
+    /// because its call was aborted (`reply` is then `None`).
+    PermissionResolved {
+        request_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply: Option<PermissionReply>,
+    },
+    /// The outcome of an `Op::Revert`.
+    Reverted {
+        session_id: String,
+        report: RevertReport,
     },
     ChangeRecorded {
         change_id: String,

@@ -10,7 +10,9 @@ mod ids;
 mod permission;
 mod tool;
 
-pub use change::{ChangeOp, ChangeRecord, RecordedChange};
+pub use change::{
+    ChangeOp, ChangeRecord, RecordedChange, RevertConflict, RevertReport, RevertTarget,
+};
 pub use event::{Event, Op, StepUsage, TurnEnd, TurnSummary};
 pub use ids::{new_id, now_millis};
 pub use permission::{PermissionAction, PermissionReply, PermissionRequest, PermissionRule};

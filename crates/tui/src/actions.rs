@@ -3,18 +3,19 @@
 //! `/undo` (revert everything since the prompt of the newest turn still in effect).
 
 use podcode_protocol::Op;
-use podcode_store::{NewSession, Store};
 
 use crate::changes_view::{RevertScope, revert_selected};
 use crate::event_loop::Loop;
 use crate::picker::{Picker, PickerKind};
-use crate::services::PickItem;
 use crate::state::{AppState, Entry, Screen};
 
 impl Loop {
     pub(crate) fn open_picker(&mut self, kind: PickerKind) {
         let items = match kind {
-            PickerKind::Session => match sessions_here(&self.store, &self.state) {
+            PickerKind::Session => match self
+                .services
+                .sessions_here(&self.state.cwd, &self.state.session_id)
+            {
                 Ok(items) => items,
                 Err(e) => {
                     self.notice(format!("could not list sessions: {e}"));
@@ -64,8 +65,8 @@ impl Loop {
             self.notice("a turn is still running (esc aborts it)".into());
             return;
         }
-        let title = match self.store.session(session_id) {
-            Ok(Some(s)) => s.title,
+        let title = match self.services.session_title(session_id) {
+            Ok(Some(title)) => title,
             Ok(None) => {
                 self.notice(format!("no session with id {session_id}"));
                 return;
@@ -111,16 +112,11 @@ impl Loop {
             ));
             return;
         }
-        let created = self.store.create_session(&NewSession {
-            agent: self.state.agent.clone(),
-            cwd: self.state.cwd.clone(),
-            main_cwd: self.state.cwd.clone(),
-            model: Some(self.state.model.clone()),
-            title: String::new(),
-            ..Default::default()
-        });
+        let created = self
+            .services
+            .new_session(&self.state.agent, &self.state.model);
         match created {
-            Ok(row) => self.state = self.fresh_state(&row.id),
+            Ok(id) => self.state = self.fresh_state(&id),
             Err(e) => self
                 .state
                 .entries
@@ -150,7 +146,12 @@ impl Loop {
             return;
         };
         self.state.changes.selected = index;
-        revert_selected(&mut self.state, &self.store, RevertScope::Turn, false);
+        revert_selected(
+            &mut self.state,
+            self.services.as_ref(),
+            RevertScope::Turn,
+            false,
+        );
         if self.state.changes.conflict.is_some() {
             self.state.screen = Screen::Changes;
             return;
@@ -160,46 +161,8 @@ impl Loop {
     }
 }
 
-/// The other sessions started in this directory that have a conversation, newest first,
-/// for the `/sessions` picker.
-fn sessions_here(
-    store: &Store,
-    state: &AppState,
-) -> Result<Vec<PickItem>, podcode_store::StoreError> {
-    let sessions: Vec<_> = store
-        .list_sessions()?
-        .into_iter()
-        .filter(|s| {
-            s.cwd == state.cwd
-                && s.parent_id.is_none()
-                && s.agent != "cli"
-                && s.id != state.session_id
-        })
-        .collect();
-    let mut with_messages = Vec::with_capacity(sessions.len());
-    for s in sessions {
-        if !store.messages(&s.id)?.is_empty() {
-            with_messages.push(s);
-        }
-    }
-    let mut sessions = with_messages;
-    sessions.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
-    Ok(sessions
-        .into_iter()
-        .map(|s| PickItem {
-            label: if s.title.is_empty() {
-                "(untitled)".into()
-            } else {
-                s.title.clone()
-            },
-            detail: format!("{} · {} · {}", ago(s.updated_at), s.agent, s.id),
-            value: s.id,
-        })
-        .collect())
-}
-
 /// "5m ago"-style age of a millisecond timestamp.
-fn ago(ms: i64) -> String {
+pub fn ago(ms: i64) -> String {
     let secs = (podcode_protocol::now_millis() - ms).max(0) / 1000;
     match secs {
         0..60 => format!("{secs}s ago"),

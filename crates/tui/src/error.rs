@@ -4,6 +4,4 @@
 pub enum TuiError {
     #[error("terminal: {0}")]
     Io(#[from] std::io::Error),
-    #[error("store: {0}")]
-    Store(#[from] podcode_store::StoreError),
 }

@@ -12,11 +12,9 @@ use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream,
 };
 use futures_util::StreamExt;
-use podcode_protocol::{Event, Op, PermissionReply, TurnEnd};
-use podcode_store::Store;
+use podcode_protocol::{Event, Op, PermissionReply, PermissionRequest, TurnEnd};
 use tokio::sync::{broadcast, mpsc};
 
-use crate::asker::PendingAsk;
 use crate::changes_view::{load_changes, revert_selected};
 use crate::error::TuiError;
 use crate::keys::{Action, handle_key};
@@ -30,11 +28,12 @@ const TICK: Duration = Duration::from_millis(100);
 /// What the UI runs on: the state to start from and the channels to the core.
 pub struct TuiParams {
     pub state: AppState,
-    pub store: Arc<Store>,
+    /// The session's events; permission asks arrive here as `Event::PermissionAsked`.
     pub events: broadcast::Receiver<Event>,
-    pub asks: mpsc::UnboundedReceiver<PendingAsk>,
-    /// `Op::Prompt`, `Op::Abort`, `Op::SetModel`/`SetAgent` go here; the front end's
-    /// wiring runs them.
+    /// Asks already open when the UI starts (`Event::PermissionAsked`).
+    pub open_asks: Vec<Event>,
+    /// `Op::Prompt`, `Op::Abort`, `Op::SetModel`/`SetAgent`, `Op::PermissionReply` go
+    /// here; the engine runs them.
     pub ops: mpsc::UnboundedSender<Op>,
     /// Stored transcripts and picker choices (see `TuiServices`).
     pub services: Arc<dyn TuiServices>,
@@ -52,12 +51,19 @@ pub async fn run(params: TuiParams) -> Result<(), TuiError> {
     result
 }
 
+/// An ask waiting for the user's answer.
+pub(crate) struct OpenAsk {
+    pub(crate) request_id: String,
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
+    pub(crate) request: PermissionRequest,
+}
+
 pub(crate) struct Loop {
     pub(crate) state: AppState,
-    pub(crate) store: Arc<Store>,
     pub(crate) ops: mpsc::UnboundedSender<Op>,
     pub(crate) services: Arc<dyn TuiServices>,
-    pub(crate) asks: VecDeque<PendingAsk>,
+    pub(crate) asks: VecDeque<OpenAsk>,
 }
 
 async fn event_loop(
@@ -66,19 +72,20 @@ async fn event_loop(
 ) -> Result<(), TuiError> {
     let TuiParams {
         state,
-        store,
         mut events,
-        asks: mut ask_rx,
+        open_asks,
         ops,
         services,
     } = params;
     let mut ui = Loop {
         state,
-        store,
         ops,
         services,
         asks: VecDeque::new(),
     };
+    for ask in &open_asks {
+        ui.apply(ask);
+    }
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     let mut dirty = true;
@@ -126,13 +133,7 @@ async fn event_loop(
                 }
                 dirty = true;
             }
-            Some(ask) = ask_rx.recv() => {
-                ui.asks.push_back(ask);
-                ui.open_next_ask();
-                dirty = true;
-            }
             _ = tick.tick() => {
-                ui.drop_abandoned_asks();
                 if ui.state.completion.as_ref().is_some_and(|c| c.indexing) {
                     crate::mentions::poll(&mut ui.state);
                     dirty = true;
@@ -155,6 +156,29 @@ async fn event_loop(
 
 impl Loop {
     fn apply(&mut self, event: &Event) {
+        match event {
+            Event::PermissionAsked {
+                request_id,
+                call_id,
+                tool,
+                request,
+                ..
+            } => {
+                self.asks.push_back(OpenAsk {
+                    request_id: request_id.clone(),
+                    call_id: call_id.clone(),
+                    tool: tool.clone(),
+                    request: request.clone(),
+                });
+                self.open_next_ask();
+                return;
+            }
+            Event::PermissionResolved { request_id, .. } => {
+                self.close_ask(request_id);
+                return;
+            }
+            _ => {}
+        }
         self.state.apply_event(event);
         if let Event::TurnFinished { summary, .. } = event {
             if self.state.screen == Screen::Changes {
@@ -205,8 +229,8 @@ impl Loop {
     }
 
     pub(crate) fn reload_changes(&mut self) {
-        if let Err(e) = load_changes(&mut self.state, &self.store) {
-            self.state.changes.message = Some(e.to_string());
+        if let Err(e) = load_changes(&mut self.state, self.services.as_ref()) {
+            self.state.changes.message = Some(e);
         }
     }
 
@@ -232,7 +256,7 @@ impl Loop {
                 self.reload_changes();
             }
             Action::Revert(scope, force) => {
-                revert_selected(&mut self.state, &self.store, scope, force);
+                revert_selected(&mut self.state, self.services.as_ref(), scope, force);
             }
             Action::NewSession => self.new_session(),
             Action::Undo => self.undo(),
@@ -255,9 +279,12 @@ impl Loop {
         self.state.modal = None;
         if let Some(ask) = self.asks.pop_front() {
             if matches!(reply, PermissionReply::Reject { .. }) {
-                self.state.mark_denied(&ask.request.call_id);
+                self.state.mark_denied(&ask.call_id);
             }
-            let _ = ask.reply.send(reply);
+            let _ = self.ops.send(Op::PermissionReply {
+                request_id: ask.request_id,
+                reply,
+            });
         }
         self.open_next_ask();
     }
@@ -268,23 +295,20 @@ impl Loop {
         }
         if let Some(ask) = self.asks.front() {
             self.state.modal = Some(PermissionModal {
-                tool: ask.request.tool.clone(),
-                call_id: ask.request.call_id.clone(),
-                request: ask.request.request.clone(),
+                tool: ask.tool.clone(),
+                call_id: ask.call_id.clone(),
+                request: ask.request.clone(),
                 feedback: None,
             });
         }
     }
 
-    /// Asks whose call was aborted meanwhile (nobody waits for the answer) are closed.
-    fn drop_abandoned_asks(&mut self) {
-        let before = self.asks.len();
-        let front_closed = self.asks.front().is_some_and(|a| a.reply.is_closed());
-        self.asks.retain(|a| !a.reply.is_closed());
-        if front_closed {
+    /// An ask answered elsewhere or abandoned (its call was aborted) closes here too.
+    fn close_ask(&mut self, request_id: &str) {
+        let front = self.asks.front().is_some_and(|a| a.request_id == request_id);
+        self.asks.retain(|a| a.request_id != request_id);
+        if front {
             self.state.modal = None;
-        }
-        if self.asks.len() != before {
             self.open_next_ask();
         }
     }

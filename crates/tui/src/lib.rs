@@ -1,10 +1,10 @@
 //! Podcode's full-screen terminal UI. It drives the core through the same `Op`/`Event` API
 //! as every other front end: runtime events come in on the broadcast, prompts and aborts go
-//! out as `Op`s, and permission asks arrive through `UiAsker`. Rendering is a pure function
+//! out as `Op`s, and permission asks arrive as `Event::PermissionAsked` and are answered with
+//! `Op::PermissionReply`. Rendering is a pure function
 //! of `AppState` (see `render::draw`), so every view is tested with ratatui's test backend.
 
 mod actions;
-mod asker;
 mod changes_view;
 mod error;
 mod event_loop;
@@ -21,7 +21,7 @@ mod slash;
 mod state;
 pub mod transcript_cache;
 
-pub use asker::{PendingAsk, UiAsker};
+pub use actions::ago;
 pub use changes_view::{RevertScope, load_changes, revert_selected};
 pub use error::TuiError;
 pub use event_loop::{TuiParams, run};

@@ -1,11 +1,12 @@
 //! What the UI needs from the front end that wires it, beyond the `Op`/`Event` channels:
 //! the stored transcript of a session to resume, and the choices its pickers offer (models,
-//! agent profiles) and the `/plugins` report. The CLI implements it over its `App`; tests
+//! agent profiles), the `/plugins` report, the session list, the change journal and its
+//! reverts. The CLI implements it over the engine; tests
 //! implement it over fixed data.
 
-use podcode_protocol::StepUsage;
+use podcode_protocol::{RevertReport, RevertTarget, StepUsage};
 
-use crate::state::Entry;
+use crate::state::{ChangeItem, Entry};
 
 /// One row of a picker: `value` is what picking it sends, `label` and `detail` are shown.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -34,6 +35,17 @@ pub trait TuiServices: Send + Sync {
     fn agents(&self) -> Vec<PickItem>;
     /// The `/plugins` report: the JavaScript runtime and each plugin file's status.
     fn plugins(&self) -> Vec<String>;
+    /// The other sessions of directory `cwd` that have a conversation (not `current`),
+    /// newest first, for the `/sessions` picker.
+    fn sessions_here(&self, cwd: &str, current: &str) -> Result<Vec<PickItem>, String>;
+    /// Starts a new session (`/new`) and returns its id.
+    fn new_session(&self, agent: &str, model: &str) -> Result<String, String>;
+    /// A stored session's title (`None`: no such session).
+    fn session_title(&self, id: &str) -> Result<Option<String>, String>;
+    /// The session's journaled changes for the Changes view.
+    fn changes(&self, session_id: &str) -> Result<Vec<ChangeItem>, String>;
+    /// Reverts `target`, journaled under `session_id`.
+    fn revert(&self, session_id: &str, target: RevertTarget, force: bool) -> RevertReport;
 }
 
 /// Services with nothing to offer (render tests, embedding without a config).
@@ -52,5 +64,23 @@ impl TuiServices for NoServices {
     }
     fn plugins(&self) -> Vec<String> {
         Vec::new()
+    }
+    fn sessions_here(&self, _: &str, _: &str) -> Result<Vec<PickItem>, String> {
+        Ok(Vec::new())
+    }
+    fn new_session(&self, _: &str, _: &str) -> Result<String, String> {
+        Err("no store in this UI".into())
+    }
+    fn session_title(&self, _: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+    fn changes(&self, _: &str) -> Result<Vec<ChangeItem>, String> {
+        Ok(Vec::new())
+    }
+    fn revert(&self, _: &str, _: RevertTarget, _: bool) -> RevertReport {
+        RevertReport {
+            error: Some("no store in this UI".into()),
+            ..RevertReport::default()
+        }
     }
 }

@@ -1,0 +1,205 @@
+//! The change journal as front ends use it: listing changes (grouped for the Changes view
+//! by the prompt and tool call that made them), diffs, reverting a change, a call,
+//! everything since a prompt or a whole session — always through `podcode_tools::revert`,
+//! which refuses (with a diff) to overwrite a file that changed since — and the "always"
+//! approvals remembered per project.
+
+use std::path::Path;
+
+use podcode_protocol::{RecordedChange, RevertConflict, RevertReport, RevertTarget};
+use podcode_store::ApprovalRow;
+use podcode_tools::{RevertError, RevertOptions};
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+
+/// One change as the Changes view lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeEntry {
+    pub change: RecordedChange,
+    /// The prompt (user message id and first line) of the turn that made the change.
+    pub turn: Option<(String, String)>,
+    /// The tool call that made it (`write — notes.txt`).
+    pub call_label: String,
+    pub reverted: bool,
+    /// The path relative to the working directory when it is inside it.
+    pub display: String,
+    pub diff: String,
+}
+
+/// A unified diff of `old` → `new` labelled `file`.
+pub fn unified_diff(file: &str, old: &str, new: &str) -> String {
+    podcode_tools::unified_diff(file, old, new)
+}
+
+fn to_tools_target(target: &RevertTarget) -> podcode_tools::RevertTarget {
+    match target {
+        RevertTarget::Change(id) => podcode_tools::RevertTarget::Change(id.clone()),
+        RevertTarget::Call(id) => podcode_tools::RevertTarget::Call(id.clone()),
+        RevertTarget::SinceMessage(id) => podcode_tools::RevertTarget::SinceMessage(id.clone()),
+        RevertTarget::Session(id) => podcode_tools::RevertTarget::Session(id.clone()),
+    }
+}
+
+impl Engine {
+    /// Journaled changes, oldest first, optionally of one session or one call.
+    pub fn changes(
+        &self,
+        session: Option<&str>,
+        call: Option<&str>,
+    ) -> Result<Vec<RecordedChange>, EngineError> {
+        Ok(self.store()?.changes(session, call)?)
+    }
+
+    pub fn change(&self, id: &str) -> Result<Option<RecordedChange>, EngineError> {
+        Ok(self.store()?.change(id)?)
+    }
+
+    /// The id of the change that reverted `id`, if any.
+    pub fn reverted_by(&self, id: &str) -> Result<Option<String>, EngineError> {
+        Ok(self.store()?.reverted_by(id)?)
+    }
+
+    /// A session's changes for the Changes view, grouped by tool call in first-change order.
+    pub fn change_entries(&self, session_id: &str) -> Result<Vec<ChangeEntry>, EngineError> {
+        let store = self.store()?;
+        let all = store.changes(Some(session_id), None)?;
+        // The user's prompts, oldest first: a change belongs to the last one written before it.
+        let mut prompts: Vec<(i64, String, String)> = Vec::new();
+        for m in store.messages(session_id)? {
+            let synthetic = m.content.get("synthetic").and_then(|v| v.as_bool()) == Some(true);
+            if m.role != "user" || synthetic {
+                continue;
+            }
+            let first_line = store
+                .parts(&m.id)?
+                .iter()
+                .find(|p| p.kind == "text")
+                .and_then(|p| p.data.get("text").and_then(|t| t.as_str()))
+                .and_then(|t| t.lines().next())
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect();
+            prompts.push((m.created_at, m.id, first_line));
+        }
+        let cwd = self.cwd();
+        let mut items = Vec::new();
+        for c in all.into_iter().filter(|c| c.reverts.is_none()) {
+            let reverted = store.reverted_by(&c.id)?.is_some();
+            let display = Path::new(&c.file)
+                .strip_prefix(cwd)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| c.file.clone());
+            let diff = unified_diff(
+                &display,
+                c.old_content.as_deref().unwrap_or(""),
+                c.new_content.as_deref().unwrap_or(""),
+            );
+            let turn = prompts
+                .iter()
+                .rev()
+                .find(|(at, ..)| *at <= c.time)
+                .map(|(_, id, text)| (id.clone(), text.clone()));
+            let call_label = match &c.call_id {
+                Some(id) => match store.tool_call(id)? {
+                    Some(call) if !call.title.is_empty() => format!("{} — {}", call.tool, call.title),
+                    Some(call) => call.tool,
+                    None => id.clone(),
+                },
+                None => "(revert)".to_string(),
+            };
+            items.push(ChangeEntry {
+                turn,
+                call_label,
+                change: c,
+                reverted,
+                display,
+                diff,
+            });
+        }
+        let mut order: Vec<Option<String>> = Vec::new();
+        for i in &items {
+            if !order.contains(&i.change.call_id) {
+                order.push(i.change.call_id.clone());
+            }
+        }
+        items.sort_by_key(|i| order.iter().position(|o| *o == i.change.call_id));
+        Ok(items)
+    }
+
+    /// The session a revert target belongs to (revert records are journaled under it).
+    pub fn session_of(&self, target: &RevertTarget) -> Result<String, EngineError> {
+        let store = self.store()?;
+        let found = match target {
+            RevertTarget::Session(id) => Some(id.clone()),
+            RevertTarget::Change(id) => store.change(id)?.map(|c| c.session_id),
+            RevertTarget::Call(id) => store.tool_call(id)?.map(|c| c.session_id),
+            RevertTarget::SinceMessage(id) => store.message(id)?.map(|m| m.session_id),
+        };
+        found.ok_or_else(|| {
+            EngineError::Io(
+                "no change, call, message or session with that id (see `podcode changes`)".into(),
+            )
+        })
+    }
+
+    /// Reverts `target`, journaling the revert under `session_id`. A file that changed
+    /// since Podcode wrote it stops the revert (nothing is written) unless `force`.
+    pub fn revert(&self, session_id: &str, target: &RevertTarget, force: bool) -> RevertReport {
+        let store = match self.store() {
+            Ok(s) => s,
+            Err(e) => {
+                return RevertReport {
+                    error: Some(e.to_string()),
+                    ..RevertReport::default()
+                };
+            }
+        };
+        let opts = RevertOptions {
+            force,
+            session_id: session_id.to_string(),
+        };
+        match podcode_tools::revert(&store, &to_tools_target(target), &opts) {
+            Ok(out) => RevertReport {
+                reverted: out.reverted,
+                skipped: out.skipped,
+                ..RevertReport::default()
+            },
+            Err(RevertError::Conflict { file, diff }) => RevertReport {
+                conflict: Some(RevertConflict { file, diff }),
+                ..RevertReport::default()
+            },
+            Err(e) => RevertReport {
+                error: Some(e.to_string()),
+                ..RevertReport::default()
+            },
+        }
+    }
+
+    /// Remembered "always" approvals, of this project or (`all`) every project.
+    pub fn approvals(&self, all: bool) -> Result<Vec<ApprovalRow>, EngineError> {
+        let project = self.project_key();
+        Ok(self.store()?.approvals((!all).then_some(project.as_str()))?)
+    }
+
+    /// Forgets approval `id`, every approval (`all`), or this project's; returns how many.
+    pub fn reset_approvals(&self, id: Option<&str>, all: bool) -> Result<usize, EngineError> {
+        let store = self.store()?;
+        let project = self.project_key();
+        Ok(match (id, all) {
+            (Some(id), _) => store.remove_approvals(None, Some(id))?,
+            (None, true) => store.remove_approvals(None, None)?,
+            (None, false) => store.remove_approvals(Some(&project), None)?,
+        })
+    }
+}
+
+/// What `podcode revert` prints for a refused revert (the same text as the pipeline's).
+pub fn conflict_text(conflict: &RevertConflict) -> String {
+    RevertError::Conflict {
+        file: conflict.file.clone(),
+        diff: conflict.diff.clone(),
+    }
+    .to_string()
+}

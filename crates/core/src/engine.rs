@@ -1,0 +1,275 @@
+//! `Engine`: everything a front end needs to start, in one place — the directories, the
+//! merged config (its warnings kept for the front end to show), workspace trust, the
+//! store (opened on first use), the tool set of every source (loaded on first use and kept
+//! fresh by `ToolSets`), and the engine-wide event bus every session also publishes to.
+//! Sessions are opened from here (`session.rs`); stored history and the change journal are
+//! read and reverted through here (`history.rs`, `changes.rs`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use podcode_config::{Config, Dirs, TrustList, project_config_file, project_root};
+use podcode_protocol::{Event, PermissionRule};
+use podcode_store::{NewSession, Store};
+use podcode_tools::{Asker, PermissionEngine, RuntimeOptions, ToolHook, ToolRegistry, ToolRuntime};
+use tokio::sync::{OnceCell, broadcast};
+
+use crate::error::EngineError;
+use crate::sources::{Builtins, Executables, Mcp, PluginSettings, Plugins, ToolSource};
+use crate::toolset::ToolSets;
+
+pub struct Engine {
+    dirs: Dirs,
+    cwd: PathBuf,
+    project: PathBuf,
+    config: Config,
+    trusted: AtomicBool,
+    warnings: Vec<String>,
+    store: Mutex<Option<Arc<Store>>>,
+    mcp: OnceLock<Arc<podcode_mcp::McpSource>>,
+    tools: OnceCell<Arc<ToolSets>>,
+    bus: broadcast::Sender<Event>,
+}
+
+/// What a session records about where it runs.
+pub struct NewSessionSpec<'a> {
+    pub agent: &'a str,
+    pub title: &'a str,
+    pub model: Option<&'a str>,
+}
+
+impl Engine {
+    /// Reads config and trust for `cwd` (the process's directory when `None`).
+    pub fn load(cwd: Option<PathBuf>) -> Result<Engine, EngineError> {
+        let cwd = match cwd {
+            Some(dir) => dir
+                .canonicalize()
+                .map_err(|e| EngineError::Io(format!("--cwd {}: {e}", dir.display())))?,
+            None => std::env::current_dir()
+                .map_err(|e| EngineError::Io(format!("cannot read the current directory: {e}")))?,
+        };
+        let dirs = Dirs::from_env();
+        let project = project_root(&cwd);
+        let loaded = podcode_config::load(
+            &dirs.global_config_file(),
+            Some(&project_config_file(&project)),
+        )?;
+        let trusted = TrustList::load(&dirs.data_dir)?.is_trusted(&project);
+        let (bus, _) = broadcast::channel(4096);
+        Ok(Engine {
+            dirs,
+            cwd,
+            project,
+            config: loaded.config,
+            trusted: AtomicBool::new(trusted),
+            warnings: loaded.warnings,
+            store: Mutex::new(None),
+            mcp: OnceLock::new(),
+            tools: OnceCell::new(),
+            bus,
+        })
+    }
+
+    /// Config warnings (unknown keys, deprecated settings) for the front end to show once.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+    /// The workspace root (the git root above `cwd`, or `cwd`).
+    pub fn project(&self) -> &Path {
+        &self.project
+    }
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+    pub fn dirs(&self) -> &Dirs {
+        &self.dirs
+    }
+    pub fn is_trusted(&self) -> bool {
+        self.trusted.load(Ordering::SeqCst)
+    }
+    pub(crate) fn project_key(&self) -> String {
+        self.project.to_string_lossy().into_owned()
+    }
+
+    /// Every event of every session of this engine (plugins' `event` hooks read it too).
+    pub fn subscribe_all(&self) -> broadcast::Receiver<Event> {
+        self.bus.subscribe()
+    }
+    pub(crate) fn bus(&self) -> &broadcast::Sender<Event> {
+        &self.bus
+    }
+
+    /// Marks this workspace trusted (or not) and remembers it; takes effect for tools that
+    /// load after the call.
+    pub fn set_trusted(&self, trusted: bool) -> Result<(), EngineError> {
+        TrustList::load(&self.dirs.data_dir)?.set(&self.project, trusted)?;
+        self.trusted.store(trusted, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Every trusted workspace root.
+    pub fn trusted_roots(&self) -> Result<Vec<String>, EngineError> {
+        Ok(TrustList::load(&self.dirs.data_dir)?
+            .roots()
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// How many tool and plugin files the workspace ships itself (`.podcode/`, `.opencode/`).
+    pub fn project_tool_files(&self) -> usize {
+        let dirs = [
+            ".podcode/tools",
+            ".podcode/tool",
+            ".podcode/plugins",
+            ".podcode/plugin",
+            ".opencode/tools",
+            ".opencode/tool",
+            ".opencode/plugins",
+            ".opencode/plugin",
+        ];
+        dirs.iter()
+            .filter_map(|d| std::fs::read_dir(self.project.join(d)).ok())
+            .map(|entries| entries.flatten().filter(|e| e.path().is_file()).count())
+            .sum()
+    }
+
+    /// The store, opened on first use.
+    pub fn store(&self) -> Result<Arc<Store>, EngineError> {
+        let mut slot = match self.store.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if let Some(s) = slot.as_ref() {
+            return Ok(s.clone());
+        }
+        let path = self.dirs.db_path();
+        let store = Arc::new(Store::open(&path).map_err(|source| EngineError::OpenStore {
+            path: path.display().to_string(),
+            source,
+        })?);
+        *slot = Some(store.clone());
+        Ok(store)
+    }
+
+    /// The configured MCP servers (created once; started by the first tool load). A server
+    /// the project's own config defines runs a command chosen by the repository, so it is
+    /// left out until the workspace is trusted.
+    pub fn mcp_source(&self) -> Arc<podcode_mcp::McpSource> {
+        self.mcp
+            .get_or_init(|| {
+                let mut servers = self.config.mcp.clone();
+                for name in self.untrusted_mcp_servers() {
+                    servers.remove(&name);
+                }
+                Arc::new(podcode_mcp::McpSource::new(
+                    &servers,
+                    self.dirs.data_dir.join("cache/mcp-manifests.json"),
+                ))
+            })
+            .clone()
+    }
+
+    fn untrusted_mcp_servers(&self) -> Vec<String> {
+        if self.is_trusted() {
+            return Vec::new();
+        }
+        let file = project_config_file(&self.project);
+        match std::fs::read_to_string(&file) {
+            Ok(text) => podcode_config::load_str(&file, &text)
+                .map(|(c, _)| c.mcp.into_keys().collect())
+                .unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The tool sources in precedence order: built-ins, plugin and tool files, executables
+    /// (global before project; project ones only when trusted), MCP servers.
+    fn sources(&self) -> (Vec<Arc<dyn ToolSource>>, Arc<Plugins>) {
+        let trusted = self.is_trusted();
+        let plugins = Arc::new(Plugins::new(PluginSettings {
+            dirs: self.dirs.clone(),
+            cwd: self.cwd.clone(),
+            project: self.project.clone(),
+            trusted,
+            npm_plugins: self.config.plugins.clone(),
+            plugin_config: serde_json::to_value(&self.config.plugin_config).unwrap_or_default(),
+            config: serde_json::to_value(&self.config).unwrap_or_default(),
+        }));
+        let executables = Executables {
+            opts: podcode_plugins::DiscoveryOptions {
+                global_dirs: vec![self.dirs.config_dir.join("tools")],
+                project_dirs: vec![self.project.join(".podcode/tools")],
+                trusted,
+                cache_file: self.dirs.data_dir.join("cache/executables.json"),
+            },
+        };
+        let mcp = Mcp {
+            source: self.mcp_source(),
+            untrusted: self.untrusted_mcp_servers(),
+        };
+        let sources: Vec<Arc<dyn ToolSource>> = vec![
+            Arc::new(Builtins),
+            plugins.clone(),
+            Arc::new(executables),
+            Arc::new(mcp),
+        ];
+        (sources, plugins)
+    }
+
+    /// The live tool set, loaded on first use.
+    pub async fn tool_sets(&self) -> Arc<ToolSets> {
+        self.tools
+            .get_or_init(|| async {
+                let (sources, plugins) = self.sources();
+                Arc::new(ToolSets::start(sources, Some(plugins), self.bus.clone()).await)
+            })
+            .await
+            .clone()
+    }
+
+    /// A pipeline over `registry` whose asks go to `asker`; `extra_rules` (an agent
+    /// profile's, or `--allow` policies) come after the defaults and the config's rules.
+    pub(crate) fn runtime(
+        &self,
+        registry: ToolRegistry,
+        hooks: Vec<Arc<dyn ToolHook>>,
+        asker: Arc<dyn Asker>,
+        extra_rules: &[PermissionRule],
+    ) -> Result<ToolRuntime, EngineError> {
+        let store = self.store()?;
+        let mut rules = podcode_builtins::default_rules();
+        rules.extend(self.config.permission.iter().cloned());
+        rules.extend(extra_rules.iter().cloned());
+        let engine = PermissionEngine::new(rules, store.clone(), self.project_key(), asker);
+        let mut opts = RuntimeOptions::new(self.dirs.spill_dir());
+        opts.max_lines = self.config.tool_output.max_lines;
+        opts.max_bytes = self.config.tool_output.max_bytes;
+        opts.default_timeout = std::time::Duration::from_secs(self.config.tool.timeout);
+        Ok(ToolRuntime::new(registry, store, engine, hooks, opts))
+    }
+
+    /// Creates a session row in this workspace: the one place sessions are born.
+    pub fn create_session(&self, spec: &NewSessionSpec<'_>) -> Result<String, EngineError> {
+        let cwd = self.cwd.to_string_lossy().into_owned();
+        let row = self.store()?.create_session(&NewSession {
+            agent: spec.agent.into(),
+            cwd: cwd.clone(),
+            main_cwd: cwd,
+            model: spec.model.map(str::to_string),
+            title: spec.title.into(),
+            ..Default::default()
+        })?;
+        Ok(row.id)
+    }
+
+    /// Stops plugin sidecars and MCP servers.
+    pub async fn shutdown(&self) {
+        if let Some(sets) = self.tools.get() {
+            sets.shutdown().await;
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Stored sessions as front ends read them: the session list, a session's conversation as
+//! transcript items (what the TUI shows when it resumes one), as plain text
+//! (`podcode sessions show`) and as JSON with every row (`podcode sessions export`).
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use podcode_agent::{StepStatus, StoredPart};
+use podcode_protocol::StepUsage;
+use podcode_store::{SessionRow, ToolCallState};
+use serde_json::{Value, json};
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+
+/// One entry of a stored conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TranscriptItem {
+    /// A prompt the user wrote, with the files attached to it.
+    User { text: String, files: Vec<String> },
+    Assistant { message_id: String, text: String },
+    Reasoning { message_id: String, text: String },
+    Tool(ToolCallView),
+}
+
+/// A recorded tool call as a card shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallView {
+    pub call_id: String,
+    pub tool: String,
+    pub title: String,
+    pub state: ToolCallState,
+    pub elapsed_ms: u64,
+    /// The output, or the error text of a failed call.
+    pub output: String,
+    pub attachments: usize,
+    pub spill_path: Option<String>,
+    /// The diff of the file change it made, when there was one.
+    pub diff: Option<String>,
+}
+
+/// `2026-12-02 10:31:05` for a millisecond timestamp (UTC).
+pub fn format_time(ms: i64) -> String {
+    let t = UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
+    let s = humantime::format_rfc3339_seconds(t).to_string();
+    s.replace('T', " ").trim_end_matches('Z').to_string()
+}
+
+fn indent(text: &str, prefix: &str) -> String {
+    text.lines().map(|l| format!("{prefix}{l}\n")).collect()
+}
+
+impl Engine {
+    /// Stored sessions, newest first; `all` includes the ones `podcode tool call` made.
+    pub fn sessions(&self, all: bool) -> Result<Vec<SessionRow>, EngineError> {
+        Ok(self
+            .store()?
+            .list_sessions()?
+            .into_iter()
+            .filter(|s| all || s.agent != "cli")
+            .collect())
+    }
+
+    pub fn session(&self, id: &str) -> Result<SessionRow, EngineError> {
+        self.store()?
+            .session(id)?
+            .ok_or_else(|| EngineError::UnknownSession(id.to_string()))
+    }
+
+    /// Whether a session has any message yet.
+    pub fn has_messages(&self, id: &str) -> Result<bool, EngineError> {
+        Ok(!self.store()?.messages(id)?.is_empty())
+    }
+
+    /// A stored conversation as transcript items, and the tokens it used.
+    pub fn transcript(&self, session_id: &str) -> Result<(Vec<TranscriptItem>, StepUsage), EngineError> {
+        let store = self.store()?;
+        let mut items = Vec::new();
+        let mut usage = StepUsage::default();
+        for m in store.messages(session_id)? {
+            let synthetic = m.content.get("synthetic").and_then(|v| v.as_bool()) == Some(true);
+            if m.role == "user" && synthetic {
+                continue;
+            }
+            let mut user_text = String::new();
+            let mut files = Vec::new();
+            for part in store.parts(&m.id)? {
+                match StoredPart::parse(&part) {
+                    StoredPart::Text(t) if m.role == "user" => user_text.push_str(&t.text),
+                    StoredPart::Text(t) => items.push(TranscriptItem::Assistant {
+                        message_id: m.id.clone(),
+                        text: t.text,
+                    }),
+                    StoredPart::Reasoning(r) => items.push(TranscriptItem::Reasoning {
+                        message_id: m.id.clone(),
+                        text: r.text,
+                    }),
+                    StoredPart::Tool(t) => {
+                        let Some(call) = store.tool_call(&t.call_id)? else {
+                            continue;
+                        };
+                        items.push(TranscriptItem::Tool(ToolCallView {
+                            call_id: call.id,
+                            tool: call.tool,
+                            title: call.title,
+                            state: call.state,
+                            elapsed_ms: call
+                                .ended_at
+                                .map(|e| e.saturating_sub(call.started_at).max(0) as u64)
+                                .unwrap_or(0),
+                            output: call.error.unwrap_or(call.output),
+                            attachments: call.attachments.as_array().map_or(0, |a| a.len()),
+                            spill_path: call.spill_path,
+                            diff: call
+                                .metadata
+                                .get("diff")
+                                .and_then(|d| d.as_str())
+                                .filter(|d| !d.is_empty())
+                                .map(str::to_string),
+                        }));
+                    }
+                    StoredPart::Step(st) => usage.add(&st.usage),
+                    StoredPart::File(f) => files.push(f.path),
+                    StoredPart::Other(..) => {}
+                }
+            }
+            if !user_text.is_empty() || !files.is_empty() {
+                items.push(TranscriptItem::User {
+                    text: user_text,
+                    files,
+                });
+            }
+        }
+        Ok((items, usage))
+    }
+
+    /// The whole conversation as text: every message, part, tool call (output clipped to
+    /// 12 lines) and step with its tokens.
+    pub fn session_text(&self, id: &str) -> Result<String, EngineError> {
+        let store = self.store()?;
+        let s = self.session(id)?;
+        let mut out = format!(
+            "session {} · {} · agent {} · model {}\n{}\n",
+            s.id,
+            format_time(s.created_at),
+            s.agent,
+            s.model.as_deref().unwrap_or("-"),
+            s.cwd
+        );
+        for m in store.messages(&s.id)? {
+            let synthetic = m.content.get("synthetic").and_then(|v| v.as_bool()) == Some(true);
+            let who = match (m.role.as_str(), synthetic) {
+                ("user", true) => "podcode (to the model)",
+                ("user", false) => "user",
+                ("assistant", _) => "assistant",
+                (other, _) => other,
+            };
+            out.push_str(&format!("\n── {who} · {} · {}\n", format_time(m.created_at), m.id));
+            for part in store.parts(&m.id)? {
+                match StoredPart::parse(&part) {
+                    StoredPart::Text(t) => {
+                        out.push_str(&indent(&t.text, "  "));
+                        if t.interrupted {
+                            out.push_str("  [interrupted]\n");
+                        }
+                    }
+                    StoredPart::Reasoning(r) => out.push_str(&indent(&r.text, "  · ")),
+                    StoredPart::File(f) => {
+                        let state = if f.failed { "not read" } else { "read" };
+                        out.push_str(&format!("  📎 {} [{state}]\n", f.path));
+                    }
+                    StoredPart::Tool(t) => {
+                        let call = store.tool_call(&t.call_id)?;
+                        let (state, title, output) = match &call {
+                            Some(c) => (c.state.to_string(), c.title.clone(), c.output.clone()),
+                            None => ("not run".into(), String::new(), String::new()),
+                        };
+                        out.push_str(&format!("  ▸ {} {} [{state}] {title}\n", t.name, t.arguments));
+                        let lines: Vec<&str> = output.lines().collect();
+                        for l in lines.iter().take(12) {
+                            out.push_str(&format!("    │ {l}\n"));
+                        }
+                        if lines.len() > 12 {
+                            out.push_str(&format!("    │ … {} more lines\n", lines.len() - 12));
+                        }
+                    }
+                    StoredPart::Step(st) => {
+                        let u = st.usage;
+                        let mut line = format!(
+                            "  (step {} {} · {} in / {} out tokens",
+                            st.step,
+                            st.status.as_str(),
+                            u.input_tokens,
+                            u.output_tokens
+                        );
+                        if let Some(c) = u.cost {
+                            line.push_str(&format!(" · ${c:.4}"));
+                        }
+                        line.push(')');
+                        if st.status != StepStatus::Completed
+                            && let Some(e) = &st.error
+                        {
+                            line.push_str(&format!(": {e}"));
+                        }
+                        out.push_str(&line);
+                        out.push('\n');
+                    }
+                    StoredPart::Other(kind, _) => out.push_str(&format!("  ({kind} part)\n")),
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every row of a session: messages with their parts, tool calls and changes.
+    pub fn session_export(&self, id: &str) -> Result<Value, EngineError> {
+        let store = self.store()?;
+        let s = self.session(id)?;
+        let mut messages = Vec::new();
+        for m in store.messages(&s.id)? {
+            let parts = store.parts(&m.id)?;
+            let mut v = serde_json::to_value(&m).map_err(|e| EngineError::Io(e.to_string()))?;
+            v["parts"] = serde_json::to_value(parts).map_err(|e| EngineError::Io(e.to_string()))?;
+            messages.push(v);
+        }
+        Ok(json!({
+            "session": s,
+            "messages": messages,
+            "tool_calls": store.tool_calls(&s.id)?,
+            "changes": store.changes(Some(&s.id), None)?,
+        }))
+    }
+}

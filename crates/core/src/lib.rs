@@ -1,0 +1,35 @@
+//! The Podcode engine: the one API every front end (`podcode run`, the TUI, `podcode tool
+//! call`, `mcp serve`) uses. `Engine::load` reads config and trust for a directory; the
+//! engine owns the store, the tool set of every source (`sources`: built-ins, plugins,
+//! executables, MCP, merged by `toolset::ToolSet`) and its reloading, and opens sessions.
+//! A `Session` takes `Op`s and yields one ordered stream of `Event`s; permission asks are
+//! `Event::PermissionAsked`, answered by `Op::PermissionReply` from whichever front end or
+//! policy answers them. Stored history and the change journal are read through the engine
+//! too, so front ends depend on this crate and `podcode-protocol` only.
+
+mod asker;
+mod changes;
+mod engine;
+mod error;
+mod history;
+mod listing;
+mod session;
+mod sources;
+mod tool_session;
+mod toolset;
+
+pub use changes::{ChangeEntry, conflict_text, unified_diff};
+pub use engine::{Engine, NewSessionSpec};
+pub use error::EngineError;
+pub use history::{ToolCallView, TranscriptItem, format_time};
+pub use listing::{ToolInfo, ToolListing};
+pub use session::{Port, Session, SessionOptions, SessionPick};
+pub use sources::{
+    Builtins, Executables, Mcp, PluginSettings, PluginState, Plugins, SourceLoad, ToolSource,
+};
+pub use tool_session::ToolSession;
+pub use toolset::{SessionTools, ToolSet, ToolSets};
+
+/// Stored rows and tool-call types front ends read through the engine.
+pub use podcode_store::{ApprovalRow, SessionRow, ToolCallState};
+pub use podcode_tools::{CallOutcome, CallStatus, LoadProblem, ProblemLevel};

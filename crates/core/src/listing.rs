@@ -1,0 +1,172 @@
+//! What the model is offered and where it came from, for `podcode tools` and
+//! `podcode plugins`: each tool's spec with its source, protection and what it replaced;
+//! the load problems; and each plugin file's status with the fate of every tool it defined.
+
+use podcode_plugins::FileStatus;
+use podcode_protocol::Truncation;
+use podcode_tools::{LoadProblem, ToolRegistry, ToolSource as SourceLabel};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::engine::Engine;
+use crate::sources::PluginState;
+
+/// One offered tool (`podcode tools --json` prints these fields in this order).
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolInfo {
+    pub id: String,
+    pub description: String,
+    pub parameters: Value,
+    pub truncation: Truncation,
+    pub idempotent: bool,
+    pub source: SourceLabel,
+    pub protected: bool,
+    pub replaced: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolListing {
+    pub tools: Vec<ToolInfo>,
+    pub problems: Vec<LoadProblem>,
+}
+
+fn listing(registry: &ToolRegistry) -> ToolListing {
+    ToolListing {
+        tools: registry
+            .tools()
+            .iter()
+            .map(|t| {
+                let spec = t.tool.spec();
+                ToolInfo {
+                    id: spec.id.clone(),
+                    description: spec.description.clone(),
+                    parameters: spec.parameters.clone(),
+                    truncation: spec.truncation,
+                    idempotent: spec.idempotent,
+                    source: t.source.clone(),
+                    protected: t.protected,
+                    replaced: t.replaced.clone(),
+                }
+            })
+            .collect(),
+        problems: registry.problems().to_vec(),
+    }
+}
+
+fn fate(registry: &ToolRegistry, file: &str, id: &str) -> &'static str {
+    match registry.get(id) {
+        Some(t) if t.source.name == file => "loaded",
+        Some(t) if t.protected => "refused (protected built-in)",
+        Some(_) => "shadowed",
+        None => "refused",
+    }
+}
+
+/// The `podcode plugins` report: the JavaScript runtime, then each plugin or tool file with
+/// its status, the fate of its tools, its hooks and warnings.
+pub fn plugin_lines(registry: &ToolRegistry, state: Option<&PluginState>) -> Vec<String> {
+    let mut out = Vec::new();
+    match state.and_then(|s| s.host.runtime()) {
+        Some(r) => out.push(format!("JavaScript runtime: {}", r.name())),
+        None => out.push("JavaScript runtime: none found (install Bun: npm install -g bun)".into()),
+    }
+    let reports = state.map(|s| s.reports.as_slice()).unwrap_or_default();
+    if reports.is_empty() {
+        out.push(
+            "No plugin or tool files found. Put one in .podcode/plugins/, .opencode/tools/ or ~/.config/podcode/plugins/."
+                .into(),
+        );
+        return out;
+    }
+    for r in reports {
+        let name = r.file.path.display().to_string();
+        match &r.status {
+            FileStatus::Loaded {
+                format,
+                tools,
+                hooks,
+            } => {
+                out.push(format!("loaded   {name} ({format})"));
+                for id in tools {
+                    out.push(format!("           tool {id}: {}", fate(registry, &name, id)));
+                }
+                if !hooks.is_empty() {
+                    out.push(format!("           hooks: {}", hooks.join(", ")));
+                }
+            }
+            FileStatus::Failed { message } => {
+                out.push(format!("failed   {name}"));
+                out.push(format!("           {message}"));
+            }
+            FileStatus::Skipped { reason } => {
+                out.push(format!("skipped  {name}"));
+                out.push(format!("           {reason}"));
+            }
+        }
+        for w in &r.warnings {
+            out.push(format!("           warning: {w}"));
+        }
+    }
+    out
+}
+
+/// The same report as JSON: the runtime and, per file, its report and its tools' fates.
+pub fn plugin_json(registry: &ToolRegistry, state: Option<&PluginState>) -> Value {
+    let reports = state.map(|s| s.reports.as_slice()).unwrap_or_default();
+    let files: Vec<_> = reports
+        .iter()
+        .map(|r| {
+            let name = r.file.path.display().to_string();
+            let tools: Vec<_> = match &r.status {
+                FileStatus::Loaded { tools, .. } => tools
+                    .iter()
+                    .map(|id| json!({"id": id, "status": fate(registry, &name, id)}))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            json!({"report": r, "tools": tools})
+        })
+        .collect();
+    json!({
+        "runtime": state.and_then(|s| s.host.runtime()).map(|r| r.name()),
+        "files": files,
+    })
+}
+
+impl Engine {
+    /// The merged tool set as the model sees it, with sources and load problems.
+    pub async fn tool_listing(&self) -> ToolListing {
+        listing(&self.tool_sets().await.latest().registry)
+    }
+
+    /// Tool ids offered now, one `id · source` line each, then load problems.
+    pub async fn tool_lines(&self) -> Vec<String> {
+        self.tool_sets().await.latest().registry.listing()
+    }
+
+    /// Load problems of the newest tool set that are errors: `(message, source)`.
+    pub async fn tool_errors(&self) -> Vec<(String, String)> {
+        self.tool_sets()
+            .await
+            .latest()
+            .registry
+            .problems()
+            .iter()
+            .filter(|p| p.level == podcode_tools::ProblemLevel::Error)
+            .map(|p| (p.message.clone(), p.source.clone()))
+            .collect()
+    }
+
+    /// The `podcode plugins` report of the newest tool set.
+    pub async fn plugin_report(&self) -> Vec<String> {
+        let sets = self.tool_sets().await;
+        let state = sets.plugins().and_then(|p| p.state());
+        plugin_lines(&sets.latest().registry, state.as_deref())
+    }
+
+    pub async fn plugin_report_json(&self) -> Value {
+        let sets = self.tool_sets().await;
+        let state = sets.plugins().and_then(|p| p.state());
+        plugin_json(&sets.latest().registry, state.as_deref())
+    }
+}

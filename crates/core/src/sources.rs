@@ -1,0 +1,298 @@
+//! Where tools come from. Every kind of source — the built-ins, JS/TS plugin and tool files
+//! (in the plugin host), executables, MCP servers — implements one `ToolSource` trait: it
+//! loads (or reloads) what it offers as labelled groups of tools, with the problems it met
+//! and the hooks its plugins bring, and it tells cheaply whether a reload would give
+//! something new (`stamp`). `toolset::ToolSet` merges the sources in order.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use podcode_config::Dirs;
+use podcode_plugins::{
+    DiscoveryOptions, FileReport, HostOptions, ManifestCache, PluginDirs, PluginHooks, PluginHost,
+};
+use podcode_tools::{LoadProblem, ProblemLevel, Tool, ToolHook, ToolSource as SourceLabel};
+use serde_json::Value;
+
+/// What one load of a source gave.
+#[derive(Default)]
+pub struct SourceLoad {
+    /// Groups of tools, each under the label `podcode tools` shows as their source.
+    pub groups: Vec<(SourceLabel, Vec<Arc<dyn Tool>>)>,
+    pub problems: Vec<LoadProblem>,
+    /// Pipeline hooks (`tool.execute.before/after`, `permission.ask`, `shell.env`).
+    pub hooks: Vec<Arc<dyn ToolHook>>,
+}
+
+impl SourceLoad {
+    pub fn problem(&mut self, source: &str, level: ProblemLevel, message: String) {
+        self.problems.push(LoadProblem {
+            source: source.into(),
+            level,
+            message,
+        });
+    }
+}
+
+/// One place tools come from.
+#[async_trait]
+pub trait ToolSource: Send + Sync {
+    /// A short name for reports (`builtin`, `plugins`, `executables`, `mcp`).
+    fn name(&self) -> &'static str;
+    /// Loads what the source offers now; called again on every reload.
+    async fn load(&self) -> SourceLoad;
+    /// Changes whenever a new `load` could offer something else (files changed on disk, a
+    /// background server became ready). Sources that never change return 0.
+    fn stamp(&self) -> u64 {
+        0
+    }
+    /// Called once the set built from the newest `load` is in use: resources of earlier
+    /// loads can go (no call runs on them between model requests).
+    async fn retire(&self) {}
+    /// Stops everything the source started (processes, servers).
+    async fn shutdown(&self) {}
+}
+
+/// The Rust built-ins (`read`, `bash`, …), always first.
+pub struct Builtins;
+
+#[async_trait]
+impl ToolSource for Builtins {
+    fn name(&self) -> &'static str {
+        "builtin"
+    }
+    async fn load(&self) -> SourceLoad {
+        let mut registry = podcode_tools::ToolRegistry::new();
+        podcode_builtins::register_all(&mut registry);
+        SourceLoad {
+            groups: vec![(
+                SourceLabel::builtin(),
+                registry.tools().iter().map(|t| t.tool.clone()).collect(),
+            )],
+            ..SourceLoad::default()
+        }
+    }
+}
+
+/// What the plugin source needs to know about the workspace.
+#[derive(Clone)]
+pub struct PluginSettings {
+    pub dirs: Dirs,
+    pub cwd: PathBuf,
+    pub project: PathBuf,
+    pub trusted: bool,
+    pub npm_plugins: Vec<String>,
+    pub plugin_config: Value,
+    /// The whole config, handed to plugins' `config` hook.
+    pub config: Value,
+}
+
+impl PluginSettings {
+    fn plugin_dirs(&self) -> PluginDirs {
+        PluginDirs {
+            home: self.dirs.home.clone(),
+            podcode_config: self.dirs.config_dir.clone(),
+            project_root: self.project.clone(),
+        }
+    }
+
+    /// Every folder tool and plugin files are loaded from (watched for reloads).
+    pub fn tool_dirs(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = podcode_plugins::plugin_dirs(&self.plugin_dirs())
+            .into_iter()
+            .map(|(dir, _, _)| dir)
+            .collect();
+        for dir in [
+            self.dirs.config_dir.join("tools"),
+            self.project.join(".podcode/tools"),
+        ] {
+            if !out.contains(&dir) {
+                out.push(dir);
+            }
+        }
+        out
+    }
+}
+
+/// The newest plugin load: its host (sidecar), reports and hooks.
+pub struct PluginState {
+    pub host: Arc<PluginHost>,
+    pub reports: Vec<FileReport>,
+    pub hooks: Option<Arc<PluginHooks>>,
+}
+
+/// JS/TS plugins and tool files (Podcode and opencode formats) and npm plugin packages,
+/// run in one sidecar. Each load starts a fresh host so changed helper modules are imported
+/// anew; the previous host is shut down by `retire`.
+pub struct Plugins {
+    settings: PluginSettings,
+    current: Mutex<Option<Arc<PluginState>>>,
+    retired: Mutex<Vec<Arc<PluginHost>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+impl Plugins {
+    pub fn new(settings: PluginSettings) -> Self {
+        Self {
+            settings,
+            current: Mutex::new(None),
+            retired: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The newest load's host, reports and hooks (`None` before the first load).
+    pub fn state(&self) -> Option<Arc<PluginState>> {
+        lock(&self.current).clone()
+    }
+}
+
+#[async_trait]
+impl ToolSource for Plugins {
+    fn name(&self) -> &'static str {
+        "plugins"
+    }
+
+    async fn load(&self) -> SourceLoad {
+        let s = &self.settings;
+        let host = PluginHost::new(
+            podcode_plugins::detect_runtime(),
+            HostOptions {
+                data_dir: s.dirs.data_dir.clone(),
+                plugin_config: s.plugin_config.clone(),
+                directory: s.cwd.clone(),
+                worktree: s.project.clone(),
+            },
+        );
+        let dirs = s.plugin_dirs();
+        let (mut files, npm_errors) = podcode_plugins::resolve_npm_plugins(&s.npm_plugins, &dirs);
+        files.extend(podcode_plugins::find_plugin_files(&dirs));
+        let mut cache = ManifestCache::load(s.dirs.data_dir.join("cache/manifests.json"));
+        let plugins = podcode_plugins::load_plugin_tools(
+            &files,
+            s.trusted,
+            &host,
+            &mut cache,
+            &s.plugin_config,
+        )
+        .await;
+        let mut out = SourceLoad {
+            groups: plugins.sources,
+            problems: plugins.problems,
+            hooks: Vec::new(),
+        };
+        for (name, message) in npm_errors {
+            out.problem(&name, ProblemLevel::Error, message);
+        }
+        let hooks = plugins.hooks.map(Arc::new);
+        if let Some(h) = &hooks {
+            if h.handles("config") {
+                for e in h
+                    .broadcast("config", s.config.clone(), serde_json::json!({}))
+                    .await
+                {
+                    out.problem("plugins", ProblemLevel::Warning, e);
+                }
+            }
+            out.hooks.push(h.clone());
+        }
+        let state = Arc::new(PluginState {
+            host,
+            reports: plugins.reports,
+            hooks,
+        });
+        if let Some(old) = lock(&self.current).replace(state) {
+            lock(&self.retired).push(old.host.clone());
+        }
+        out
+    }
+
+    fn stamp(&self) -> u64 {
+        podcode_plugins::fingerprint(&self.settings.tool_dirs())
+    }
+
+    async fn retire(&self) {
+        let old: Vec<_> = std::mem::take(&mut *lock(&self.retired));
+        for host in old {
+            host.shutdown().await;
+        }
+    }
+
+    async fn shutdown(&self) {
+        self.retire().await;
+        if let Some(state) = self.state() {
+            state.host.shutdown().await;
+        }
+    }
+}
+
+/// Executables in `~/.config/podcode/tools/` and (trusted) `.podcode/tools/`.
+pub struct Executables {
+    pub opts: DiscoveryOptions,
+}
+
+#[async_trait]
+impl ToolSource for Executables {
+    fn name(&self) -> &'static str {
+        "executables"
+    }
+    async fn load(&self) -> SourceLoad {
+        let found = podcode_plugins::discover(&self.opts).await;
+        SourceLoad {
+            groups: found.sources,
+            problems: found.problems,
+            hooks: Vec::new(),
+        }
+    }
+    fn stamp(&self) -> u64 {
+        let dirs: Vec<PathBuf> = self
+            .opts
+            .global_dirs
+            .iter()
+            .chain(&self.opts.project_dirs)
+            .cloned()
+            .collect();
+        podcode_plugins::fingerprint(&dirs)
+    }
+}
+
+/// `[mcp.<name>]` servers. Required ones are awaited; the rest start in the background and
+/// offer their cached manifests, so they never delay the first model request.
+pub struct Mcp {
+    pub source: Arc<podcode_mcp::McpSource>,
+    /// Servers the project's config names while the workspace is not trusted (left out).
+    pub untrusted: Vec<String>,
+}
+
+#[async_trait]
+impl ToolSource for Mcp {
+    fn name(&self) -> &'static str {
+        "mcp"
+    }
+    async fn load(&self) -> SourceLoad {
+        let mut out = SourceLoad::default();
+        for name in &self.untrusted {
+            out.problem(
+                &format!("mcp:{name}"),
+                ProblemLevel::Warning,
+                format!(
+                    "skipped MCP server `{name}` from the project's config: this workspace is not trusted to run its own code (run `podcode trust` to allow it)"
+                ),
+            );
+        }
+        self.source.start().await;
+        let (groups, problems) = self.source.tools();
+        out.groups = groups;
+        out.problems.extend(problems);
+        out
+    }
+    fn stamp(&self) -> u64 {
+        self.source.generation().rotate_left(32)
+    }
+}

@@ -1,0 +1,184 @@
+//! The merged tool set. `ToolSet::build` loads every `ToolSource` in precedence order
+//! (built-ins first, later sources win a collision, protected ids are refused, every
+//! replacement and load problem is recorded in the registry) — the engine and tests use the
+//! same builder. `ToolSets` keeps the newest set for a running engine: before each model
+//! request a session asks it to `refresh`, which rebuilds the set when a source's stamp
+//! changed (files edited on disk, an MCP server became ready); each session then picks the
+//! new set up through its own `SessionTools` reloader.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use podcode_agent::{ReloadedTools, ToolReloader};
+use podcode_protocol::Event;
+use podcode_tools::{SourceKind, ToolHook, ToolRegistry};
+use tokio::sync::{Mutex, broadcast};
+use tokio::task::AbortHandle;
+
+use crate::sources::{Plugins, ToolSource};
+
+/// One built tool set: the registry and the hooks its plugins brought.
+#[derive(Clone)]
+pub struct ToolSet {
+    pub registry: Arc<ToolRegistry>,
+    pub hooks: Vec<Arc<dyn ToolHook>>,
+    /// Bumped on every rebuild, so sessions know they are behind.
+    pub generation: u64,
+}
+
+impl ToolSet {
+    /// Loads every source in order and merges what they offer.
+    pub async fn build(sources: &[Arc<dyn ToolSource>]) -> ToolSet {
+        let mut registry = ToolRegistry::new();
+        let mut hooks = Vec::new();
+        for source in sources {
+            let load = source.load().await;
+            for (label, tools) in load.groups {
+                if label.kind == SourceKind::Builtin {
+                    for tool in tools {
+                        registry.register_builtin(tool);
+                    }
+                } else {
+                    registry.merge(label, tools);
+                }
+            }
+            for p in load.problems {
+                registry.add_problem(&p.source, p.level, p.message);
+            }
+            hooks.extend(load.hooks);
+        }
+        ToolSet {
+            registry: Arc::new(registry),
+            hooks,
+            generation: 0,
+        }
+    }
+}
+
+fn stamp_of(sources: &[Arc<dyn ToolSource>]) -> u64 {
+    sources
+        .iter()
+        .fold(0u64, |acc, s| acc.rotate_left(7) ^ s.stamp())
+}
+
+/// The engine's live tool set and the sources it is built from.
+pub struct ToolSets {
+    sources: Vec<Arc<dyn ToolSource>>,
+    plugins: Option<Arc<Plugins>>,
+    stamp: std::sync::Mutex<u64>,
+    latest: std::sync::Mutex<ToolSet>,
+    /// Serialises rebuilds: two sessions noticing the same change build once.
+    rebuilding: Mutex<()>,
+    /// Feeds plugins' `event` hooks from the engine's event bus.
+    feed: std::sync::Mutex<Option<AbortHandle>>,
+    bus: broadcast::Sender<Event>,
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+impl ToolSets {
+    /// Builds the first set. `plugins` is the plugin source among `sources`, for reports.
+    pub async fn start(
+        sources: Vec<Arc<dyn ToolSource>>,
+        plugins: Option<Arc<Plugins>>,
+        bus: broadcast::Sender<Event>,
+    ) -> Self {
+        let stamp = stamp_of(&sources);
+        let set = ToolSet::build(&sources).await;
+        let sets = Self {
+            sources,
+            plugins,
+            stamp: std::sync::Mutex::new(stamp),
+            latest: std::sync::Mutex::new(set),
+            rebuilding: Mutex::new(()),
+            feed: std::sync::Mutex::new(None),
+            bus,
+        };
+        sets.feed_event_hooks();
+        sets
+    }
+
+    pub fn latest(&self) -> ToolSet {
+        lock(&self.latest).clone()
+    }
+
+    pub fn plugins(&self) -> Option<&Arc<Plugins>> {
+        self.plugins.as_ref()
+    }
+
+    /// Rebuilds the set when a source changed; returns the newest set either way.
+    pub async fn refresh(&self) -> ToolSet {
+        let now = stamp_of(&self.sources);
+        if *lock(&self.stamp) == now {
+            return self.latest();
+        }
+        let _one = self.rebuilding.lock().await;
+        if *lock(&self.stamp) == now {
+            return self.latest();
+        }
+        let mut set = ToolSet::build(&self.sources).await;
+        set.generation = lock(&self.latest).generation + 1;
+        *lock(&self.latest) = set.clone();
+        *lock(&self.stamp) = now;
+        self.feed_event_hooks();
+        for s in &self.sources {
+            s.retire().await;
+        }
+        set
+    }
+
+    /// Plugins' `event` hooks see every event of every session; their failures are
+    /// reported once as warnings on the bus (front ends show them, none writes to stderr
+    /// behind a full-screen UI).
+    fn feed_event_hooks(&self) {
+        let mut feed = lock(&self.feed);
+        if let Some(old) = feed.take() {
+            old.abort();
+        }
+        let Some(hooks) = self.plugins.as_ref().and_then(|p| p.state()?.hooks.clone()) else {
+            return;
+        };
+        let bus = self.bus.clone();
+        *feed = hooks.forward_events(
+            self.bus.subscribe(),
+            Arc::new(move |message| {
+                let _ = bus.send(Event::Warning { message });
+            }),
+        );
+    }
+
+    pub async fn shutdown(&self) {
+        if let Some(f) = lock(&self.feed).take() {
+            f.abort();
+        }
+        for s in &self.sources {
+            s.shutdown().await;
+        }
+    }
+}
+
+/// One session's view of the engine's tool set: hands the agent each newer set once.
+pub struct SessionTools {
+    pub sets: Arc<ToolSets>,
+    pub seen: AtomicU64,
+}
+
+#[async_trait]
+impl ToolReloader for SessionTools {
+    async fn reload(&self) -> Option<ReloadedTools> {
+        let set = self.sets.refresh().await;
+        if self.seen.swap(set.generation, Ordering::SeqCst) == set.generation {
+            return None;
+        }
+        Some(ReloadedTools {
+            registry: set.registry,
+            hooks: set.hooks,
+        })
+    }
+}
