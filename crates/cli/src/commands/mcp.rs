@@ -123,6 +123,7 @@ fn list(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
             s.transport
         );
         if let Some(e) = &s.last_error {
+            let e = podcode_protocol::sanitize_for_terminal(e);
             println!("{:width$}  last error: {e}", "");
         }
     }

@@ -45,7 +45,7 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for line in plugin_lines(&loaded) {
-        println!("{line}");
+        println!("{}", podcode_protocol::sanitize_for_terminal(&line));
     }
     Ok(ExitCode::SUCCESS)
 }
