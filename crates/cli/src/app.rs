@@ -46,14 +46,18 @@ impl App {
         };
         let dirs = Dirs::from_env();
         let project = project_root(&cwd);
-        let loaded = podcode_config::load(
+        let trusted = TrustList::load(&dirs.data_dir)?.is_trusted(&project);
+        let loaded = podcode_config::load_with_trust(
             &dirs.global_config_file(),
             Some(&project_config_file(&project)),
+            trusted,
         )?;
         for warning in &loaded.warnings {
-            eprintln!("warning: {warning}");
+            eprintln!(
+                "warning: {}",
+                podcode_protocol::sanitize_for_terminal(warning)
+            );
         }
-        let trusted = TrustList::load(&dirs.data_dir)?.is_trusted(&project);
         Ok(App {
             dirs,
             cwd,
