@@ -5,7 +5,6 @@
 //! consecutive start failures the next attempt waits (1 s, 2 s, 4 s … up to 60 s).
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
@@ -250,10 +249,12 @@ impl McpServer {
             if let Some(cwd) = &self.config.cwd {
                 cmd.current_dir(cwd);
             }
-            let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| format!("could not start `{command}`: {e}"))?;
+            let (transport, stderr) = crate::capped::ChildTransport::spawn(
+                cmd,
+                &self.name,
+                self.config.max_message_bytes,
+            )
+            .map_err(|e| format!("could not start `{command}`: {e}"))?;
             let pid = transport.id();
             if let Ok(mut s) = self.stderr.lock() {
                 s.clear();

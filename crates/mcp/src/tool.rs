@@ -128,6 +128,11 @@ impl Tool for McpTool {
                     timeout.as_secs(),
                 )));
             }
+            // The server answered, but over the size limit (see `capped`): the call fails
+            // at once with the size, and the server stays up.
+            Err(ServiceError::McpError(e)) if crate::capped::is_oversized(&e) => {
+                return Err(ToolError::failed(e.message.to_string()));
+            }
             Err(e) => return Err(self.lost(&client, e)),
         };
         let value = serde_json::to_value(&result).unwrap_or_default();
