@@ -4,7 +4,8 @@
 //! Data flow: `{filePath, offset?, limit?}` → the path is resolved against the session
 //! directory and gated (`external_directory` when outside the workspace, except the spill
 //! folder; then `read` with the path's pattern, which the default rules turn into an ask
-//! for `.env` files) → on a blocking thread: a folder is listed; otherwise the first 4 KiB
+//! for `.env` files; then `sensitive` for keys and credentials, see `secrets`) → on a
+//! blocking thread: a folder is listed; otherwise the first 4 KiB
 //! are sniffed (image magic bytes → attachment; NUL bytes or mostly control characters →
 //! refusal) → a text file is streamed through a 64 KiB buffer: lines before `offset` are
 //! counted with `memchr` and never stored, each shown line is copied up to a fixed cap, so
@@ -122,6 +123,7 @@ impl Tool for ReadTool {
             metadata: json!({ "path": resolved.abs }),
         })
         .await?;
+        crate::secrets::ensure_allowed(&ctx, &resolved).await?;
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.max(1);
         let abort = ctx.abort().clone();
