@@ -52,7 +52,7 @@ fn human(bytes: u64) -> String {
     const MIB: u64 = 1024 * 1024;
     if bytes >= MIB {
         let mib = bytes as f64 / MIB as f64;
-        if bytes % MIB == 0 {
+        if bytes.is_multiple_of(MIB) {
             format!("{} MiB", bytes / MIB)
         } else {
             format!("{mib:.1} MiB")
