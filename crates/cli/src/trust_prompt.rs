@@ -55,6 +55,13 @@ pub fn ask_to_trust(app: &mut App) -> bool {
     match TrustList::load(&app.dirs.data_dir).and_then(|mut list| list.set(&app.project, true)) {
         Ok(()) => {
             app.trusted = true;
+            // The project's config was read as untrusted (narrowed); now it applies whole.
+            if let Ok(loaded) = podcode_config::load(
+                &app.dirs.global_config_file(),
+                Some(&podcode_config::project_config_file(&app.project)),
+            ) {
+                app.config = loaded.config;
+            }
             true
         }
         Err(e) => {

@@ -46,10 +46,11 @@ pub fn run(cwd: Option<PathBuf>, cmd: PermissionsCommand) -> Result<ExitCode> {
                         std::time::UNIX_EPOCH
                             + std::time::Duration::from_millis(r.created_at.max(0) as u64),
                     );
-                    println!(
+                    let line = format!(
                         "{}  {} {}  ({}, {when})",
                         r.id, r.permission, r.pattern, r.project
                     );
+                    println!("{}", podcode_protocol::sanitize_for_terminal(&line));
                 }
             }
         }
