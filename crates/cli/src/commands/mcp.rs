@@ -94,7 +94,9 @@ fn list(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
     if json_out {
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "servers": status }))?
+            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(
+                &serde_json::json!({ "servers": status })
+            )?)
         );
         return Ok(ExitCode::SUCCESS);
     }

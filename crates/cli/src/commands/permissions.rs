@@ -34,7 +34,10 @@ pub fn run(cwd: Option<PathBuf>, cmd: PermissionsCommand) -> Result<ExitCode> {
         PermissionsCommand::List { all, json } => {
             let rows = store.approvals((!all).then_some(project.as_str()))?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&rows)?);
+                println!(
+                    "{}",
+                    podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&rows)?)
+                );
             } else if rows.is_empty() {
                 println!(
                     "No remembered approvals{}.",

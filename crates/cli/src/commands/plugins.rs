@@ -38,9 +38,9 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
             .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(
+            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(
                 &json!({"runtime": loaded.host.runtime().map(|r| r.name()), "files": files})
-            )?
+            )?)
         );
         return Ok(ExitCode::SUCCESS);
     }

@@ -80,7 +80,10 @@ fn list(store: &Store, all: bool, json_out: bool) -> Result<ExitCode> {
         .filter(|s| all || s.agent != "cli")
         .collect();
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&sessions)?);
+        println!(
+            "{}",
+            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&sessions)?)
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if sessions.is_empty() {

@@ -41,7 +41,9 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
     if json_out {
         println!(
             "{}",
-            serde_json::to_string_pretty(&listing_json(&registry))?
+            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&listing_json(
+                &registry
+            ))?)
         );
         return Ok(ExitCode::SUCCESS);
     }
