@@ -6,12 +6,16 @@
 //! being kept (only its first and last 64 KiB, to find its JSON-RPC `id`), then its
 //! forwarded start is cut off with a newline (rmcp ignores the unparsable fragment) and a
 //! JSON-RPC error response for the same id takes its place, so the waiting call fails at
-//! once with [`oversized_text`]. `ChildTransport` is the child process plus that reader as an
+//! once with [`oversized_text`]. When no id can be found (a server that writes it in the
+//! middle), the size is kept and the waiting call gives the same text when it times out.
+//! `ChildTransport` is the child process plus that reader as an
 //! rmcp transport (the process is killed when the transport is dropped).
 
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use rmcp::RoleClient;
@@ -79,6 +83,8 @@ pub struct CappedReader<R> {
     pending: Vec<u8>,
     pending_at: usize,
     scratch: Vec<u8>,
+    /// Where an oversized line whose id was not found leaves its size.
+    unmatched: Arc<AtomicU64>,
 }
 
 impl<R> CappedReader<R> {
@@ -93,6 +99,7 @@ impl<R> CappedReader<R> {
             pending: Vec::new(),
             pending_at: 0,
             scratch: vec![0; 64 * 1024],
+            unmatched: Arc::default(),
         }
     }
 
@@ -140,6 +147,9 @@ impl<R> CappedReader<R> {
                     if let Some(id) = head_id(&self.head).or_else(|| tail_id(&tail)) {
                         out.extend_from_slice(&self.substitute(id));
                         out.push(b'\n');
+                    } else {
+                        // No call to fail now; the waiting call says it when it times out.
+                        self.unmatched.store(self.line_len, Ordering::Relaxed);
                     }
                 } else {
                     out.push(b'\n');
@@ -301,6 +311,7 @@ impl ChildTransport {
         mut cmd: tokio::process::Command,
         server: &str,
         limit: u64,
+        unmatched: Arc<AtomicU64>,
     ) -> std::io::Result<(Self, Option<tokio::process::ChildStderr>)> {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -312,9 +323,10 @@ impl ChildTransport {
         let stdin = child.stdin.take().ok_or_else(missing)?;
         let stderr = child.stderr.take();
         // Our reader enforces the limit (and says so); rmcp's own would drop silently.
+        let mut reader = CappedReader::new(stdout, server, limit);
+        reader.unmatched = unmatched;
         let transport =
-            AsyncRwTransport::new_client(CappedReader::new(stdout, server, limit), stdin)
-                .with_max_line_length(usize::MAX);
+            AsyncRwTransport::new_client(reader, stdin).with_max_line_length(usize::MAX);
         Ok((Self { child, transport }, stderr))
     }
 

@@ -86,6 +86,8 @@ pub struct McpServer {
     status: StdMutex<(ServerState, Option<String>, usize)>,
     tools: StdMutex<Vec<RemoteTool>>,
     stderr: Arc<StdMutex<String>>,
+    /// The size of the last over-limit message whose id could not be found (0: none).
+    unmatched_oversize: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl McpServer {
@@ -109,6 +111,7 @@ impl McpServer {
             status: StdMutex::new((state, None, 0)),
             tools: StdMutex::new(Vec::new()),
             stderr: Arc::new(StdMutex::new(String::new())),
+            unmatched_oversize: Arc::default(),
         })
     }
 
@@ -128,6 +131,19 @@ impl McpServer {
     /// The server process id while it runs (stdio servers only).
     pub async fn pid(&self) -> Option<u32> {
         self.conn.lock().await.pid
+    }
+
+    /// Takes the size of an over-limit message dropped since the last call to this, when
+    /// its id could not be found (so no call was failed at once).
+    pub(crate) fn take_unmatched_oversize(&self) -> Option<u64> {
+        let bytes = self
+            .unmatched_oversize
+            .swap(0, std::sync::atomic::Ordering::Relaxed);
+        (bytes > 0).then_some(bytes)
+    }
+
+    pub(crate) fn max_message_bytes(&self) -> u64 {
+        self.config.max_message_bytes
     }
 
     pub fn call_timeout(&self) -> Duration {
@@ -253,6 +269,7 @@ impl McpServer {
                 cmd,
                 &self.name,
                 self.config.max_message_bytes,
+                self.unmatched_oversize.clone(),
             )
             .map_err(|e| format!("could not start `{command}`: {e}"))?;
             let pid = transport.id();

@@ -99,3 +99,21 @@ async fn the_limit_is_configurable_and_an_id_written_last_is_found() {
     let out = h.call_json("big_dump", json!({ "bytes": 5000 })).await;
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_an_id_to_fail_the_call_by_its_timeout_still_says_why() {
+    let mut config = server(&["--id-middle"], 4096);
+    config.timeout = 1;
+    let (h, _source, _cache) = rig(config).await;
+    let out = h.call_json("big_dump", json!({ "bytes": 5000 })).await;
+    assert_eq!(out.status, CallStatus::Failed, "{}", out.model_text);
+    assert!(
+        out.model_text.starts_with(
+            "The big_dump tool failed: MCP server `big` answered with a message of 5.0 KiB (5085 bytes)"
+        ) && out.model_text.contains("over the 4.0 KiB limit"),
+        "{}",
+        out.model_text
+    );
+    let out = h.call_json("big_ping_me", json!({})).await;
+    assert_eq!(out.model_text, "pong");
+}

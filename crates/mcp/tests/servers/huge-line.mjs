@@ -1,11 +1,17 @@
 // A minimal stdio MCP server for the size-limit tests: `dump` answers with a text of
 // `bytes` characters on one line; `ping_me` answers "pong". It speaks just enough of the
-// protocol (initialize, tools/list, tools/call) and writes its id first or last as asked.
+// protocol (initialize, tools/list, tools/call) and writes its id first, last, or (with a
+// field after it) in the middle, as asked.
 import { createInterface } from "node:readline";
 
 const idLast = process.argv.includes("--id-last");
+const idMiddle = process.argv.includes("--id-middle");
 const send = (id, body) => {
-  const msg = idLast ? { ...body, jsonrpc: "2.0", id } : { jsonrpc: "2.0", id, ...body };
+  const msg = idMiddle
+    ? { ...body, id, jsonrpc: "2.0", after: "x" }
+    : idLast
+      ? { ...body, jsonrpc: "2.0", id }
+      : { jsonrpc: "2.0", id, ...body };
   process.stdout.write(JSON.stringify(msg) + "\n");
 };
 const tools = [
