@@ -286,10 +286,12 @@ pub(crate) fn flat_listing(
     offset: u64,
     limit: u64,
     max: usize,
+    secrets: &crate::secrets::SecretFilter,
 ) -> Result<String, ToolError> {
     let mut names: Vec<String> = std::fs::read_dir(abs)
         .map_err(|e| path_error(label, &e))?
         .filter_map(|e| e.ok())
+        .filter(|e| !secrets.skips(&e.path()))
         .map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let dir = e.file_type().is_ok_and(|t| t.is_dir());
@@ -316,6 +318,10 @@ pub(crate) fn flat_listing(
         ));
     } else {
         output.push_str("\n(Use the list tool for a recursive tree, or read a file by its path.)");
+    }
+    if secrets.skipped() > 0 {
+        output.push_str("\n\n");
+        output.push_str(&crate::secrets::skipped_note(secrets.skipped()));
     }
     Ok(output)
 }

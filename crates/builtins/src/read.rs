@@ -128,9 +128,15 @@ impl Tool for ReadTool {
         let limit = args.limit.max(1);
         let abort = ctx.abort().clone();
         let path = resolved.clone();
-        let outcome = tokio::task::spawn_blocking(move || read_path(&path, offset, limit, &abort))
-            .await
-            .map_err(|e| ToolError::failed(format!("reading stopped unexpectedly: {e}")))??;
+        // A folder's listing leaves secret entries out, unless the folder itself was approved.
+        let approved = (crate::secrets::classify(&resolved.abs)
+            == Some(crate::secrets::Secret::Credential))
+        .then(|| resolved.abs.clone());
+        let secrets = crate::secrets::SecretFilter::new(&ctx, true, approved);
+        let outcome =
+            tokio::task::spawn_blocking(move || read_path(&path, offset, limit, &secrets, &abort))
+                .await
+                .map_err(|e| ToolError::failed(format!("reading stopped unexpectedly: {e}")))??;
         let title = resolved.pattern.clone();
         let abs = resolved.abs.to_string_lossy().into_owned();
         Ok(match outcome {
@@ -181,6 +187,7 @@ fn read_path(
     path: &ResolvedPath,
     offset: u64,
     limit: u64,
+    secrets: &crate::secrets::SecretFilter,
     abort: &CancellationToken,
 ) -> Result<Outcome, ToolError> {
     let label = path.pattern.as_str();
@@ -190,7 +197,8 @@ fn read_path(
         Err(e) => return Err(open_error(label, &e)),
     };
     if meta.is_dir() {
-        let output = crate::list::flat_listing(&path.abs, label, offset, limit, MAX_OUTPUT_LINES)?;
+        let output =
+            crate::list::flat_listing(&path.abs, label, offset, limit, MAX_OUTPUT_LINES, secrets)?;
         return Ok(Outcome::Folder { output });
     }
     if !meta.is_file() {

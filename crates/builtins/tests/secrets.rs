@@ -101,6 +101,14 @@ async fn searches_leave_secrets_out_and_say_how_many() {
             h.work().canonicalize().unwrap().display()
         )
     );
+    let out = h.call("read", r#"{"filePath": "."}"#).await;
+    assert!(
+        out.model_text.ends_with(&format!(
+            "its entries (1):\nnotes.txt\n\n(Use the list tool for a recursive tree, or read a file by its path.)\n\n{NOTE_3}"
+        )),
+        "{}",
+        out.model_text
+    );
     // Only grep's `.env` ask; nothing else asked.
     assert_eq!(asked(&h), [("read".to_string(), vec![".env".to_string()])]);
 }
