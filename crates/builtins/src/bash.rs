@@ -4,7 +4,8 @@
 //! 1. check the arguments (empty command, timeout clamped to 10 minutes);
 //! 2. resolve `workdir` against the session directory, asking `external_directory` when it
 //!    lies outside the workspace;
-//! 3. ask the `bash` permission: patterns and "always" families come from
+//! 3. ask `sensitive` when the command names files that may hold secrets (see
+//!    `secrets`), then the `bash` permission: patterns and "always" families come from
 //!    `permission::permission_patterns` (a prefix family like `git status *` for a simple
 //!    command, exact texts for compound ones);
 //! 4. build the environment (the process environment, adjusted by `shell.env` hooks);
@@ -29,7 +30,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::workspace::Workspace;
-use permission::permission_patterns;
+use permission::{path_words, permission_patterns};
 
 /// Timeout when the model gives none.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -170,6 +171,14 @@ impl Tool for BashTool {
             return Err(ToolError::failed(missing_workdir_text(&dir)));
         }
 
+        let secrets = secret_paths(command, &dir);
+        if !secrets.is_empty() {
+            ctx.ask(crate::secrets::request(
+                &secrets,
+                "the command names files that may hold keys, credentials or tokens",
+            ))
+            .await?;
+        }
         let (patterns, always) = permission_patterns(command);
         ctx.ask(PermissionRequest {
             permission: "bash".into(),
@@ -216,6 +225,33 @@ impl Tool for BashTool {
             .with_title(title)
             .with_metadata(json!({ "exit_code": exit_code, "description": description })))
     }
+}
+
+/// The files a command names that may hold secrets, as absolute paths: each word that may
+/// be a path (`~` and `$HOME` expanded, relative ones taken from `dir`) is classified.
+/// A command can always hide a path from this (a variable, a `$(…)`); it catches the
+/// plain `cat ~/.ssh/id_rsa`, not a determined script.
+fn secret_paths(command: &str, dir: &std::path::Path) -> Vec<String> {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let mut out: Vec<String> = Vec::new();
+    for word in path_words(command) {
+        let mut expanded = word.clone();
+        for prefix in ["~/", "$HOME/", "${HOME}/"] {
+            if let Some(rest) = word.strip_prefix(prefix)
+                && !home.is_empty()
+            {
+                expanded = format!("{}/{rest}", home.trim_end_matches('/'));
+            }
+        }
+        let path = dir.join(&expanded);
+        if crate::secrets::classify(&path).is_some() {
+            let abs = path.to_string_lossy().into_owned();
+            if !out.contains(&abs) {
+                out.push(abs);
+            }
+        }
+    }
+    out
 }
 
 /// The command's environment: this process's, adjusted by `shell.env` hooks. Returned as

@@ -96,9 +96,13 @@ impl Tool for GlobTool {
         let root = SearchRoot::open(&ctx, "glob", path.as_deref(), false).await?;
         let abort = ctx.abort().clone();
         let walk_root = root.abs.clone();
-        let found = tokio::task::spawn_blocking(move || find_files(&walk_root, &glob, &abort))
-            .await
-            .map_err(|e| ToolError::failed(format!("the file search stopped unexpectedly: {e}")))?;
+        let walk = secret_aware_walk(&walk_root, &root.secrets);
+        let found =
+            tokio::task::spawn_blocking(move || find_files(&walk_root, walk, &glob, &abort))
+                .await
+                .map_err(|e| {
+                    ToolError::failed(format!("the file search stopped unexpectedly: {e}"))
+                })?;
         if ctx.is_aborted() {
             return Err(ToolError::Aborted);
         }
@@ -118,6 +122,10 @@ impl Tool for GlobTool {
                 shown.len(),
                 found.total
             ));
+        }
+        if root.secrets.skipped() > 0 {
+            output.push_str("\n\n");
+            output.push_str(&crate::secrets::skipped_note(root.secrets.skipped()));
         }
         Ok(ToolResult::text(output)
             .with_title(format!("{} in {}", args.pattern, root.label))
@@ -263,7 +271,7 @@ impl<'s> ParallelVisitorBuilder<'s> for GlobBuilderState<'s> {
     }
 }
 
-fn find_files(root: &Path, glob: &PathGlob, abort: &CancellationToken) -> Found {
+fn find_files(root: &Path, walk: WalkBuilder, glob: &PathGlob, abort: &CancellationToken) -> Found {
     let shared = GlobShared {
         out: Mutex::new((Newest::new(MAX_RESULTS), 0)),
     };
@@ -273,7 +281,7 @@ fn find_files(root: &Path, glob: &PathGlob, abort: &CancellationToken) -> Found 
         abort,
         shared: &shared,
     };
-    walk_builder(root).build_parallel().visit(&mut state);
+    walk.build_parallel().visit(&mut state);
     let (newest, total) = shared.out.into_inner().unwrap_or_else(|p| p.into_inner());
     Found {
         newest: newest
@@ -334,9 +342,25 @@ pub(crate) fn walk_builder(root: &Path) -> WalkBuilder {
     builder
 }
 
+/// `walk_builder` that also leaves out (and counts) the secret files and folders `secrets`
+/// hides.
+pub(crate) fn secret_aware_walk(
+    root: &Path,
+    secrets: &std::sync::Arc<crate::secrets::SecretFilter>,
+) -> WalkBuilder {
+    let mut builder = walk_builder(root);
+    let secrets = secrets.clone();
+    builder.filter_entry(move |e| {
+        e.file_name() != ".git" && (e.depth() == 0 || !secrets.skips(e.path()))
+    });
+    builder
+}
+
 /// A resolved and permitted place to search: a folder, or (for grep) a single file.
 pub(crate) struct SearchRoot {
     pub(crate) abs: PathBuf,
+    /// Leaves secret files out of the walk (see `secrets`).
+    pub(crate) secrets: std::sync::Arc<crate::secrets::SecretFilter>,
     /// How the root is named to the model: relative to the session directory, or absolute.
     pub(crate) label: String,
     /// The session directory, canonical, to show found paths relative to it.
@@ -362,6 +386,13 @@ impl SearchRoot {
             metadata: json!({ "path": resolved.abs }),
         })
         .await?;
+        // A root that is itself secret (`~/.ssh`) asks; once allowed, nothing under it is
+        // left out of the walk.
+        crate::secrets::ensure_allowed(ctx, &resolved).await?;
+        let approved = (crate::secrets::classify(&resolved.abs)
+            == Some(crate::secrets::Secret::Credential))
+        .then(|| resolved.abs.clone());
+        let secrets = crate::secrets::SecretFilter::new(ctx, permission != "grep", approved);
         let base = ctx
             .directory()
             .canonicalize()
@@ -379,6 +410,7 @@ impl SearchRoot {
         }
         Ok(Self {
             abs: resolved.abs,
+            secrets,
             label,
             base,
         })

@@ -8,7 +8,8 @@
 //! match but keeps lines only for its newest `MAX_MATCHES` matching files, so memory stays
 //! bounded → the merged files, newest first, print as `path:` then `  line: text` until
 //! `MAX_MATCHES` lines are shown, with a note saying how many were left out. Matches in
-//! `.env`-style files are shown only if `read` permission for them is granted.
+//! `.env`-style files are shown only if `read` permission for them is granted; keys and
+//! credentials are not searched unless a rule allows them (see `secrets`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -25,7 +26,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::glob::{Newest, PathGlob, SearchRoot, parse_args, walk_builder};
+use crate::glob::{Newest, PathGlob, SearchRoot, parse_args};
 
 /// At most this many matching lines are shown.
 const MAX_MATCHES: usize = 100;
@@ -117,8 +118,9 @@ impl Tool for GrepTool {
         let root = SearchRoot::open(&ctx, "grep", args.path.as_deref(), true).await?;
         let abort = ctx.abort().clone();
         let walk_root = root.abs.clone();
+        let walk = crate::glob::secret_aware_walk(&walk_root, &root.secrets);
         let found = tokio::task::spawn_blocking(move || {
-            search(&walk_root, &matcher, include.as_ref(), &abort)
+            search(&walk_root, walk, &matcher, include.as_ref(), &abort)
         })
         .await
         .map_err(|e| ToolError::failed(format!("the search stopped unexpectedly: {e}")))?;
@@ -150,6 +152,10 @@ impl Tool for GrepTool {
                 names.join(", ")
             ));
         }
+        if root.secrets.skipped() > 0 {
+            output.push_str("\n\n");
+            output.push_str(&crate::secrets::skipped_note(root.secrets.skipped()));
+        }
         Ok(ToolResult::text(output)
             .with_title(format!("{} in {}", args.pattern, root.label))
             .with_metadata(json!({ "matches": visible_total, "shown": shown, "truncated": visible_total > shown })))
@@ -166,13 +172,7 @@ fn build_matcher(pattern: &str) -> Result<RegexMatcher, ToolError> {
 
 /// Files whose name looks like an env file (`.env`, `.env.local`, `prod.env`) may hold
 /// secrets that `read` would ask about; their matches are shown only if `read` is allowed.
-fn looks_like_env(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    name.ends_with(".env") || (name.contains(".env.") && !name.ends_with(".env.example"))
-}
+use crate::secrets::looks_like_env;
 
 async fn withhold_secrets(
     ctx: &ToolContext,
@@ -229,6 +229,7 @@ fn render(root: &SearchRoot, files: &[(PathBuf, FileHits)]) -> (String, usize) {
 
 fn search(
     root: &Path,
+    walk: ignore::WalkBuilder,
     matcher: &RegexMatcher,
     include: Option<&PathGlob>,
     abort: &CancellationToken,
@@ -241,7 +242,7 @@ fn search(
         abort,
         shared: &shared,
     };
-    walk_builder(root).build_parallel().visit(&mut builder);
+    walk.build_parallel().visit(&mut builder);
     let (newest, total_matches, total_files) =
         shared.into_inner().unwrap_or_else(|p| p.into_inner());
     let files = newest

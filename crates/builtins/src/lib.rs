@@ -10,6 +10,7 @@ mod glob;
 mod grep;
 mod list;
 mod read;
+mod secrets;
 mod symbols;
 mod webfetch;
 mod workspace;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use podcode_protocol::{PermissionAction, PermissionRule};
 use podcode_tools::ToolRegistry;
 
+pub use secrets::{Secret, classify as classify_secret};
 pub use workspace::{FileTimes, ResolvedPath, Workspace};
 
 /// Registers every built-in, sharing one `FileTimes` so `write`/`edit` know what `read` saw.
@@ -64,6 +66,7 @@ pub fn default_rules() -> Vec<PermissionRule> {
         ("edit", "*", Ask),
         ("bash", "*", Ask),
         ("external_directory", "*", Ask),
+        ("sensitive", "*", Ask),
     ]
     .into_iter()
     .map(|(p, pat, a)| PermissionRule::new(p, pat, a))

@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::glob::{SearchRoot, parse_args, path_error, walk_builder};
+use crate::glob::{SearchRoot, parse_args, path_error, secret_aware_walk};
 
 /// At most this many entries are shown.
 const MAX_ENTRIES: usize = 1000;
@@ -98,8 +98,9 @@ impl Tool for ListTool {
             .map_err(|e| ToolError::failed(format!("the ignore globs are not valid ({e}).")))?;
         let abort = ctx.abort().clone();
         let walk_root = root.abs.clone();
+        let secrets = root.secrets.clone();
         let scan = tokio::task::spawn_blocking(move || {
-            let mut builder = walk_builder(&walk_root);
+            let mut builder = secret_aware_walk(&walk_root, &secrets);
             builder
                 .overrides(overrides)
                 .sort_by_file_name(|a, b| a.cmp(b));
@@ -131,6 +132,10 @@ impl Tool for ListTool {
                 "\n({shown} entries shown; the folder has more than {} entries and the rest were not counted. List a subfolder to see more, or use glob to find specific files.)\n",
                 scan.total
             ));
+        }
+        if root.secrets.skipped() > 0 {
+            output.push('\n');
+            output.push_str(&crate::secrets::skipped_note(root.secrets.skipped()));
         }
         Ok(ToolResult::text(output.trim_end().to_string())
             .with_title(root.label.clone())
@@ -281,10 +286,12 @@ pub(crate) fn flat_listing(
     offset: u64,
     limit: u64,
     max: usize,
+    secrets: &crate::secrets::SecretFilter,
 ) -> Result<String, ToolError> {
     let mut names: Vec<String> = std::fs::read_dir(abs)
         .map_err(|e| path_error(label, &e))?
         .filter_map(|e| e.ok())
+        .filter(|e| !secrets.skips(&e.path()))
         .map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let dir = e.file_type().is_ok_and(|t| t.is_dir());
@@ -311,6 +318,10 @@ pub(crate) fn flat_listing(
         ));
     } else {
         output.push_str("\n(Use the list tool for a recursive tree, or read a file by its path.)");
+    }
+    if secrets.skipped() > 0 {
+        output.push_str("\n\n");
+        output.push_str(&crate::secrets::skipped_note(secrets.skipped()));
     }
     Ok(output)
 }

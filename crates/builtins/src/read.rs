@@ -4,7 +4,8 @@
 //! Data flow: `{filePath, offset?, limit?}` → the path is resolved against the session
 //! directory and gated (`external_directory` when outside the workspace, except the spill
 //! folder; then `read` with the path's pattern, which the default rules turn into an ask
-//! for `.env` files) → on a blocking thread: a folder is listed; otherwise the first 4 KiB
+//! for `.env` files; then `sensitive` for keys and credentials, see `secrets`) → on a
+//! blocking thread: a folder is listed; otherwise the first 4 KiB
 //! are sniffed (image magic bytes → attachment; NUL bytes or mostly control characters →
 //! refusal) → a text file is streamed through a 64 KiB buffer: lines before `offset` are
 //! counted with `memchr` and never stored, each shown line is copied up to a fixed cap, so
@@ -122,13 +123,20 @@ impl Tool for ReadTool {
             metadata: json!({ "path": resolved.abs }),
         })
         .await?;
+        crate::secrets::ensure_allowed(&ctx, &resolved).await?;
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.max(1);
         let abort = ctx.abort().clone();
         let path = resolved.clone();
-        let outcome = tokio::task::spawn_blocking(move || read_path(&path, offset, limit, &abort))
-            .await
-            .map_err(|e| ToolError::failed(format!("reading stopped unexpectedly: {e}")))??;
+        // A folder's listing leaves secret entries out, unless the folder itself was approved.
+        let approved = (crate::secrets::classify(&resolved.abs)
+            == Some(crate::secrets::Secret::Credential))
+        .then(|| resolved.abs.clone());
+        let secrets = crate::secrets::SecretFilter::new(&ctx, true, approved);
+        let outcome =
+            tokio::task::spawn_blocking(move || read_path(&path, offset, limit, &secrets, &abort))
+                .await
+                .map_err(|e| ToolError::failed(format!("reading stopped unexpectedly: {e}")))??;
         let title = resolved.pattern.clone();
         let abs = resolved.abs.to_string_lossy().into_owned();
         Ok(match outcome {
@@ -179,6 +187,7 @@ fn read_path(
     path: &ResolvedPath,
     offset: u64,
     limit: u64,
+    secrets: &crate::secrets::SecretFilter,
     abort: &CancellationToken,
 ) -> Result<Outcome, ToolError> {
     let label = path.pattern.as_str();
@@ -188,7 +197,8 @@ fn read_path(
         Err(e) => return Err(open_error(label, &e)),
     };
     if meta.is_dir() {
-        let output = crate::list::flat_listing(&path.abs, label, offset, limit, MAX_OUTPUT_LINES)?;
+        let output =
+            crate::list::flat_listing(&path.abs, label, offset, limit, MAX_OUTPUT_LINES, secrets)?;
         return Ok(Outcome::Folder { output });
     }
     if !meta.is_file() {

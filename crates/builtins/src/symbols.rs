@@ -104,8 +104,9 @@ impl Tool for SymbolsTool {
         let abort = ctx.abort().clone();
         let walk_root = root.abs.clone();
         let label = root.label.clone();
+        let walk = crate::glob::secret_aware_walk(&walk_root, &root.secrets);
         let (scan, save_error) =
-            tokio::task::spawn_blocking(move || collect(&walk_root, &label, &disk, &abort))
+            tokio::task::spawn_blocking(move || collect(&walk_root, walk, &label, &disk, &abort))
                 .await
                 .map_err(|e| {
                     ToolError::failed(format!("the symbol scan stopped unexpectedly: {e}"))
@@ -180,6 +181,7 @@ fn project(ctx: &ToolContext, root: &Path) -> PathBuf {
 /// for the user.
 fn collect(
     root: &Path,
+    walk: ignore::WalkBuilder,
     label: &str,
     disk: &DiskCache,
     abort: &tokio_util::sync::CancellationToken,
@@ -212,7 +214,7 @@ fn collect(
         return Ok((scan, None));
     }
     cache.load(disk);
-    let scan = walk::scan_folder(root, cache, abort);
+    let scan = walk::scan_folder(walk, cache, abort);
     if abort.is_cancelled() {
         return Ok((scan, None));
     }

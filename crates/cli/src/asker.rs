@@ -42,7 +42,7 @@ pub fn describe_request(req: &AskRequest) -> String {
     if let Some(args) = meta.get("args") {
         text.push_str(&format!("  arguments: {args}\n"));
     }
-    text
+    podcode_protocol::sanitize_for_terminal(&text).into_owned()
 }
 
 #[async_trait]
@@ -51,7 +51,7 @@ impl Asker for TerminalAsker {
         let req = req.clone();
         let asked = tokio::task::spawn_blocking(move || {
             eprint!("{}", describe_request(&req));
-            let always = req.request.always.join(" ");
+            let always = podcode_protocol::sanitize_for_terminal(&req.request.always.join(" ")).into_owned();
             loop {
                 let Some(answer) = prompt_line(&format!(
                     "  [o] allow once   [a] always allow `{always}` in this project   [r] reject   [f] reject with feedback\n  > "

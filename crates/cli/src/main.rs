@@ -113,7 +113,10 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!(
+                "error: {}",
+                podcode_protocol::sanitize_for_terminal(&format!("{e:#}"))
+            );
             std::process::ExitCode::FAILURE
         }
     }

@@ -19,8 +19,8 @@ pub fn engine(cwd: Option<PathBuf>) -> Result<Engine> {
 /// `engine`, after asking on a terminal whether to trust a workspace that ships its own
 /// tool or plugin files.
 pub fn trusted_engine(cwd: Option<PathBuf>) -> Result<Arc<Engine>> {
-    let engine = engine(cwd)?;
-    crate::trust_prompt::ask_to_trust(&engine);
+    let mut engine = engine(cwd)?;
+    crate::trust_prompt::ask_to_trust(&mut engine);
     Ok(Arc::new(engine))
 }
 

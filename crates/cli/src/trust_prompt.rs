@@ -8,7 +8,7 @@ use podcode_core::Engine;
 
 /// Asks on the terminal when the workspace is untrusted and ships tool or plugin files;
 /// `true` when it is trusted afterwards.
-pub fn ask_to_trust(engine: &Engine) -> bool {
+pub fn ask_to_trust(engine: &mut Engine) -> bool {
     if engine.is_trusted() || !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal()
     {
         return engine.is_trusted();
@@ -32,7 +32,7 @@ pub fn ask_to_trust(engine: &Engine) -> bool {
         eprintln!("Not trusted: they stay skipped (run `podcode trust` later to load them).");
         return false;
     }
-    match engine.set_trusted(true) {
+    match engine.trust_now() {
         Ok(()) => true,
         Err(e) => {
             eprintln!("warning: could not save the trust decision: {e}");

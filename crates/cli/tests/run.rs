@@ -333,11 +333,12 @@ fn json_format_prints_one_event_per_line_and_anthropic_works_too() {
     ]);
     env.write(
         ".podcode/config.toml",
-        &format!(
-            "model = \"anthropic/claude-test\"\n[provider.anthropic]\nbase_url = \"{}\"\n",
-            env.server.base_url()
-        ),
+        "model = \"anthropic/claude-test\"\n",
     );
+    env.write_global(&format!(
+        "[provider.anthropic]\nbase_url = \"{}\"\n",
+        env.server.base_url()
+    ));
     env.write("a.txt", "a");
     let out = env
         .cmd(&["run", "list files", "--format", "json"])

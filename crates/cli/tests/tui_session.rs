@@ -127,13 +127,10 @@ fn undo_reverts_the_newest_turn_then_the_one_before() {
     env.server.push(Reply::new().text("First edit done."));
     env.server.push(common::write_call("c2", &file, "v2\n"));
     env.server.push(Reply::new().text("Second edit done."));
-    env.write(
-        ".podcode/config.toml",
-        &format!(
-            "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"allow\"\n",
-            env.server.base_url()
-        ),
-    );
+    env.write_global(&format!(
+        "[provider.scripted]\nbase_url = \"{}\"\n[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"allow\"\n",
+        env.server.base_url()
+    ));
     let (screen, matched) = drive(
         &env,
         &["tui"],

@@ -30,8 +30,19 @@ pub struct LoadedConfig {
 
 /// Loads the global config file and then the project config file (when given) over the
 /// defaults. Missing files are skipped; a file that exists but cannot be read or parsed is an
-/// error.
+/// error. The project file is taken as trusted; see [`load_with_trust`].
 pub fn load(global: &Path, project: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
+    load_with_trust(global, project, true)
+}
+
+/// [`load`], where `project_trusted` says whether the user trusts the workspace. When not,
+/// the project file may only narrow what the global one allows (see `untrusted`): what it
+/// tries beyond that is dropped, with one warning naming the file and what was dropped.
+pub fn load_with_trust(
+    global: &Path,
+    project: Option<&Path>,
+    project_trusted: bool,
+) -> Result<LoadedConfig, ConfigError> {
     // When both paths name the same file, read it once so its permission rules are not doubled.
     let project = project.filter(|p| !same_file(global, p));
     let mut merged = toml::Table::new();
@@ -40,7 +51,15 @@ pub fn load(global: &Path, project: Option<&Path>) -> Result<LoadedConfig, Confi
         let Some(text) = read_optional(file)? else {
             continue;
         };
-        let layer = parse_layer(file, &text)?;
+        let mut layer = parse_layer(file, &text)?;
+        if !project_trusted && file != global {
+            let dropped = crate::untrusted::narrow(&mut layer.table, &merged);
+            if !dropped.is_empty() {
+                loaded
+                    .warnings
+                    .push(crate::untrusted::warning(file, &dropped));
+            }
+        }
         merge_tables(&mut merged, layer.table, true);
         loaded.warnings.extend(layer.warnings);
         loaded.files.push(file.to_path_buf());

@@ -133,6 +133,9 @@ pub struct McpServerConfig {
     pub startup_timeout: u64,
     /// When true, failing to start the server is fatal instead of a warning.
     pub required: bool,
+    /// The largest message (one JSON-RPC line) accepted from a stdio server; a result over
+    /// it fails the call at once, saying its size.
+    pub max_message_bytes: u64,
 }
 
 impl Default for McpServerConfig {
@@ -148,6 +151,7 @@ impl Default for McpServerConfig {
             timeout: 120,
             startup_timeout: 30,
             required: false,
+            max_message_bytes: 16 * 1024 * 1024,
         }
     }
 }
@@ -203,6 +207,7 @@ mod tests {
         let m = McpServerConfig::default();
         assert!(m.enabled);
         assert_eq!((m.timeout, m.startup_timeout, m.required), (120, 30, false));
+        assert_eq!(m.max_message_bytes, 16 * 1024 * 1024);
     }
 
     #[test]

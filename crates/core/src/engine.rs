@@ -51,11 +51,13 @@ impl Engine {
         };
         let dirs = Dirs::from_env();
         let project = project_root(&cwd);
-        let loaded = podcode_config::load(
+        let trusted = TrustList::load(&dirs.data_dir)?.is_trusted(&project);
+        // An untrusted project's config may only narrow (ask/deny), never allow.
+        let loaded = podcode_config::load_with_trust(
             &dirs.global_config_file(),
             Some(&project_config_file(&project)),
+            trusted,
         )?;
-        let trusted = TrustList::load(&dirs.data_dir)?.is_trusted(&project);
         let (bus, _) = broadcast::channel(4096);
         Ok(Engine {
             dirs,
@@ -108,6 +110,18 @@ impl Engine {
     pub fn set_trusted(&self, trusted: bool) -> Result<(), EngineError> {
         TrustList::load(&self.dirs.data_dir)?.set(&self.project, trusted)?;
         self.trusted.store(trusted, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Trusts this workspace now, before anything loaded: remembers it and re-reads the
+    /// project's config, which applies whole from here on.
+    pub fn trust_now(&mut self) -> Result<(), EngineError> {
+        self.set_trusted(true)?;
+        let loaded = podcode_config::load(
+            &self.dirs.global_config_file(),
+            Some(&project_config_file(&self.project)),
+        )?;
+        self.config = loaded.config;
         Ok(())
     }
 

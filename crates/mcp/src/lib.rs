@@ -3,6 +3,7 @@
 //! pipeline as the built-ins (`McpSource`, `McpTool`). The server side (`ToolServer`)
 //! serves Podcode's own merged tool set over MCP. Built on the official `rmcp` SDK.
 
+mod capped;
 mod content;
 mod error;
 mod names;
@@ -11,6 +12,7 @@ mod server;
 mod source;
 mod tool;
 
+pub use capped::{DEFAULT_MAX_MESSAGE_BYTES, oversized_text};
 pub use content::{EMPTY_ERROR_TEXT, convert as convert_result};
 pub use error::McpError;
 pub use names::IdAllocator;

@@ -5,7 +5,6 @@
 //! consecutive start failures the next attempt waits (1 s, 2 s, 4 s … up to 60 s).
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
@@ -87,6 +86,8 @@ pub struct McpServer {
     status: StdMutex<(ServerState, Option<String>, usize)>,
     tools: StdMutex<Vec<RemoteTool>>,
     stderr: Arc<StdMutex<String>>,
+    /// The size of the last over-limit message whose id could not be found (0: none).
+    unmatched_oversize: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl McpServer {
@@ -110,6 +111,7 @@ impl McpServer {
             status: StdMutex::new((state, None, 0)),
             tools: StdMutex::new(Vec::new()),
             stderr: Arc::new(StdMutex::new(String::new())),
+            unmatched_oversize: Arc::default(),
         })
     }
 
@@ -129,6 +131,19 @@ impl McpServer {
     /// The server process id while it runs (stdio servers only).
     pub async fn pid(&self) -> Option<u32> {
         self.conn.lock().await.pid
+    }
+
+    /// Takes the size of an over-limit message dropped since the last call to this, when
+    /// its id could not be found (so no call was failed at once).
+    pub(crate) fn take_unmatched_oversize(&self) -> Option<u64> {
+        let bytes = self
+            .unmatched_oversize
+            .swap(0, std::sync::atomic::Ordering::Relaxed);
+        (bytes > 0).then_some(bytes)
+    }
+
+    pub(crate) fn max_message_bytes(&self) -> u64 {
+        self.config.max_message_bytes
     }
 
     pub fn call_timeout(&self) -> Duration {
@@ -250,10 +265,13 @@ impl McpServer {
             if let Some(cwd) = &self.config.cwd {
                 cmd.current_dir(cwd);
             }
-            let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| format!("could not start `{command}`: {e}"))?;
+            let (transport, stderr) = crate::capped::ChildTransport::spawn(
+                cmd,
+                &self.name,
+                self.config.max_message_bytes,
+                self.unmatched_oversize.clone(),
+            )
+            .map_err(|e| format!("could not start `{command}`: {e}"))?;
             let pid = transport.id();
             if let Ok(mut s) = self.stderr.lock() {
                 s.clear();

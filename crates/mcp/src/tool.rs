@@ -64,6 +64,8 @@ impl Tool for McpTool {
             params = params.with_arguments(map);
         }
         let timeout = self.server.call_timeout();
+        // Forget an over-limit message an earlier call left behind.
+        let _ = self.server.take_unmatched_oversize();
         let handle = client
             .send_cancellable_request(
                 ClientRequest::CallToolRequest(Request::new(params)),
@@ -109,6 +111,14 @@ impl Tool for McpTool {
                 )));
             }
             Err(ServiceError::Timeout { timeout }) => {
+                // The answer came but was over the limit with no id to fail this call by.
+                if let Some(bytes) = self.server.take_unmatched_oversize() {
+                    return Err(ToolError::failed(crate::capped::oversized_text(
+                        &self.server.name,
+                        bytes,
+                        self.server.max_message_bytes(),
+                    )));
+                }
                 let server = self.server.clone();
                 // A server that no longer answers even a ping is hung: restart it next time.
                 tokio::spawn(async move {
@@ -127,6 +137,11 @@ impl Tool for McpTool {
                     &self.server.name,
                     timeout.as_secs(),
                 )));
+            }
+            // The server answered, but over the size limit (see `capped`): the call fails
+            // at once with the size, and the server stays up.
+            Err(ServiceError::McpError(e)) if crate::capped::is_oversized(&e) => {
+                return Err(ToolError::failed(e.message.to_string()));
             }
             Err(e) => return Err(self.lost(&client, e)),
         };

@@ -1,13 +1,15 @@
 //! Types shared by every Podcode crate: ids, tool specs and results, permission requests,
 //! change-journal records, and the `Op`/`Event` API that front ends use to drive the core.
 //!
-//! This crate holds data only. Behaviour lives in `podcode-tools` (the pipeline),
+//! This crate holds data only, plus one pure text function every front end shares
+//! (`sanitize_for_terminal`, `sanitize_json`). Behaviour lives in `podcode-tools` (the pipeline),
 //! `podcode-store` (persistence) and the front ends.
 
 mod change;
 mod event;
 mod ids;
 mod permission;
+mod terminal;
 mod tool;
 
 pub use change::{
@@ -16,6 +18,7 @@ pub use change::{
 pub use event::{Event, Op, StepUsage, TurnEnd, TurnSummary};
 pub use ids::{new_id, now_millis};
 pub use permission::{PermissionAction, PermissionReply, PermissionRequest, PermissionRule};
+pub use terminal::{sanitize as sanitize_for_terminal, sanitize_json};
 pub use tool::{
     Attachment, TITLE_MAX_CHARS, ToolResult, ToolSpec, Truncation, clip_title, is_valid_tool_id,
 };

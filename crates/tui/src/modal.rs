@@ -57,7 +57,10 @@ pub fn draw_modal(frame: &mut Frame, area: Rect, state: &AppState) {
         Span::styled(m.tool.as_str(), bold),
         Span::raw(" asks for "),
         Span::styled(m.request.permission.as_str(), bold),
-        Span::raw(format!(": {}", m.request.patterns.join(" "))),
+        Span::raw(format!(
+            ": {}",
+            podcode_protocol::sanitize_for_terminal(&m.request.patterns.join(" "))
+        )),
     ])];
     let meta = &m.request.metadata;
     for key in SHOWN_KEYS {
@@ -69,6 +72,7 @@ pub fn draw_modal(frame: &mut Frame, area: Rect, state: &AppState) {
                 } else {
                     Style::default()
                 };
+                let l = podcode_protocol::sanitize_for_terminal(l);
                 lines.push(Line::styled(format!("  {l}"), style));
             }
         }
@@ -79,6 +83,7 @@ pub fn draw_modal(frame: &mut Frame, area: Rect, state: &AppState) {
     } else {
         m.request.always.join(" ")
     };
+    let always = podcode_protocol::sanitize_for_terminal(&always);
     match &m.feedback {
         None => {
             let key = |k: &'static str| {

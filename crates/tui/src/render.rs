@@ -176,7 +176,7 @@ fn entry_lines(entry: &Entry, state: &AppState, newest: bool) -> Vec<LogicalLine
                 );
             }
         }
-        Entry::Assistant { text, .. } => markdown_lines(text, state, &mut out),
+        Entry::Assistant { text, .. } => markdown_lines(&clean(text), state, &mut out),
         Entry::Reasoning { text, .. } => {
             let n = text.lines().count();
             let dim = fg(state, Color::DarkGray).add_modifier(Modifier::ITALIC);
@@ -190,7 +190,7 @@ fn entry_lines(entry: &Entry, state: &AppState, newest: bool) -> Vec<LogicalLine
                 && let Some(l) = text.lines().rev().find(|l| !l.trim().is_empty())
             {
                 out.push(
-                    LogicalLine::new(vec![Span::styled(l.trim().to_string(), dim)])
+                    LogicalLine::new(vec![Span::styled(clean(l.trim()).into_owned(), dim)])
                         .gutter(vec![Span::raw("  ")], vec![Span::raw("  ")]),
                 );
             }
@@ -199,7 +199,7 @@ fn entry_lines(entry: &Entry, state: &AppState, newest: bool) -> Vec<LogicalLine
         Entry::Notice(text) => {
             for l in text.lines() {
                 out.push(LogicalLine::new(vec![Span::styled(
-                    l.to_string(),
+                    clean(l).into_owned(),
                     fg(state, Color::DarkGray),
                 )]));
             }
@@ -207,6 +207,12 @@ fn entry_lines(entry: &Entry, state: &AppState, newest: bool) -> Vec<LogicalLine
     }
     out.push(LogicalLine::default());
     out
+}
+
+/// Text from the model, a tool, a plugin or an MCP server with its terminal control
+/// sequences removed or made visible (the sanitiser the CLI uses too).
+fn clean(text: &str) -> std::borrow::Cow<'_, str> {
+    podcode_protocol::sanitize_for_terminal(text)
 }
 
 /// Assistant text as Markdown (see `markdown`).
@@ -227,7 +233,7 @@ fn card_lines(card: &ToolCard, state: &AppState, out: &mut Vec<LogicalLine>) {
         Style::default().add_modifier(Modifier::BOLD),
     )];
     if !card.title.is_empty() {
-        head.push(Span::raw(format!(" — {}", card.title)));
+        head.push(Span::raw(format!(" — {}", clean(&card.title))));
     }
     head.push(Span::styled(
         format!(" · {} · {}", card.status.label(), duration(card.elapsed_ms)),
@@ -259,7 +265,7 @@ fn card_lines(card: &ToolCard, state: &AppState, out: &mut Vec<LogicalLine>) {
     for l in body.iter().take(shown) {
         let style = diff_style(l, state).unwrap_or(style);
         out.push(
-            LogicalLine::new(vec![Span::styled(l.replace('\t', "    "), style)])
+            LogicalLine::new(vec![Span::styled(clean(l).replace('\t', "    "), style)])
                 .gutter(gutter(), gutter())
                 .mode(WrapMode::Chars),
         );

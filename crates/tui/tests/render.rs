@@ -505,3 +505,45 @@ fn scrolling_down_from_the_top_starts_at_the_top() {
     let first = below.lines().next().unwrap_or("");
     assert!(first.starts_with("line ") || first.is_empty(), "{below}");
 }
+
+/// Control sequences from the model, a tool or a permission request are removed or shown
+/// visibly by the sanitiser the CLI uses too; their payload never reaches the screen.
+#[test]
+fn control_sequences_are_stripped_or_shown() {
+    let mut s = base();
+    s.push_user("show it");
+    s.apply_event(&Event::TextDelta {
+        message_id: "m1".into(),
+        text: "Look\u{1b}]52;c;ZXZpbA==\u{7} here\u{1b}[2J.".into(),
+    });
+    started(&mut s, "c1", "bash");
+    s.apply_event(&Event::ToolFinished {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        result: ToolResult {
+            title: "t\u{1b}]0;pwned\u{7}itle".into(),
+            output: "a\u{1b}]8;;http://x.invalid/\u{1b}\\b\u{1b}]8;;\u{1b}\\c\u{8}d".into(),
+            ..Default::default()
+        },
+        spill_path: None,
+        duration_ms: 5,
+    });
+    s.modal = Some(PermissionModal {
+        tool: "bash".into(),
+        call_id: "c2".into(),
+        request: PermissionRequest {
+            permission: "bash".into(),
+            patterns: vec!["echo hi\rrm -rf x".into()],
+            always: vec![],
+            metadata: serde_json::json!({ "command": "echo hi\rrm -rf x" }),
+        },
+        feedback: None,
+    });
+    let shown = screen_sized(&s, 100, 40);
+    for gone in ["52;c", "ZXZpbA", "pwned", "x.invalid", "[2J"] {
+        assert!(!shown.contains(gone), "{gone:?} on screen:\n{shown}");
+    }
+    for seen in ["Look here.", "bash — title", "abc␈d", "echo hi␍rm -rf x"] {
+        assert!(shown.contains(seen), "{seen:?} not on screen:\n{shown}");
+    }
+}

@@ -44,6 +44,46 @@ pub fn permission_patterns(command: &str) -> (Vec<String>, Vec<String>) {
     (patterns.clone(), patterns)
 }
 
+/// The words of `command` that may name files: split at blanks and shell operators, quotes
+/// removed, redirection targets and `--opt=value` / `VAR=value` values included. Like the
+/// splitter, it errs towards more words: only the secret-file check reads them.
+pub fn path_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = command.chars().peekable();
+    let flush = |cur: &mut String, words: &mut Vec<String>| {
+        if !cur.is_empty() {
+            let word = std::mem::take(cur);
+            if let Some((_, value)) = word.split_once('=') {
+                words.push(value.to_string());
+            }
+            words.push(word);
+        }
+    };
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            (None, c) if c.is_whitespace() || ";|&()<>`".contains(c) => flush(&mut cur, &mut words),
+            (None, c) => cur.push(c),
+        }
+    }
+    flush(&mut cur, &mut words);
+    words
+}
+
 /// The pattern remembered by "always" for one command: a prefix family for a simple
 /// command, the exact text for anything compound or hard to read.
 pub fn always_pattern(command: &str) -> String {
@@ -263,6 +303,35 @@ mod tests {
 
     fn parts(cmd: &str) -> Vec<String> {
         split_command(cmd).parts
+    }
+
+    #[test]
+    fn path_words_find_files_in_arguments_redirections_and_values() {
+        assert_eq!(
+            path_words(r#"cat ~/.ssh/id_ed25519|base64>out; grep -r k "$HOME/.aws" 2>/dev/null"#),
+            [
+                "cat",
+                "~/.ssh/id_ed25519",
+                "base64",
+                "out",
+                "grep",
+                "-r",
+                "k",
+                "$HOME/.aws",
+                "2",
+                "/dev/null"
+            ]
+        );
+        assert_eq!(
+            path_words(r"curl --netrc-file=/home/u/.netrc x\ y 'a b'"),
+            [
+                "curl",
+                "/home/u/.netrc",
+                "--netrc-file=/home/u/.netrc",
+                "x y",
+                "a b"
+            ]
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cache::{Stamp, SymbolCache};
 use super::lang::{Lang, Parsers, Symbol};
-use crate::glob::walk_builder;
+use ignore::WalkBuilder;
 
 /// Files larger than this are skipped (and counted).
 pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -89,14 +89,18 @@ impl Scan {
     }
 }
 
-pub(crate) fn scan_folder(root: &Path, cache: &SymbolCache, abort: &CancellationToken) -> Scan {
+pub(crate) fn scan_folder(
+    walk: WalkBuilder,
+    cache: &SymbolCache,
+    abort: &CancellationToken,
+) -> Scan {
     let shared = Mutex::new(Scan::default());
     let mut builder = Builder {
         cache,
         abort,
         shared: &shared,
     };
-    walk_builder(root).build_parallel().visit(&mut builder);
+    walk.build_parallel().visit(&mut builder);
     let mut scan = shared.into_inner().unwrap_or_else(|p| p.into_inner());
     scan.files.sort_by(|a, b| a.0.cmp(&b.0));
     scan

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Subcommand;
-use podcode_protocol::{Event, PermissionReply};
+use podcode_protocol::{Event, PermissionReply, sanitize_for_terminal as clean};
 use podcode_tools::{Asker, CallRequest, CallStatus, FixedAsker, RawArgs};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -54,7 +54,7 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
         // Load problems are startup warnings: the call still runs with what did load.
         for p in loaded.registry.problems() {
             if p.level == podcode_tools::ProblemLevel::Error {
-                eprintln!("warning: {} ({})", p.message, p.source);
+                eprintln!("warning: {}", clean(&format!("{} ({})", p.message, p.source)));
             }
         }
         let plugin_hooks = loaded.plugin_hooks.clone();
@@ -70,7 +70,7 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
         let host = loaded.host.clone();
         let runtime = app.runtime(loaded.registry, loaded.hooks, store, asker);
         if let Some(h) = &plugin_hooks {
-            h.forward_events(runtime.subscribe(), Arc::new(|m| eprintln!("warning: {m}")));
+            h.forward_events(runtime.subscribe(), Arc::new(|m| eprintln!("warning: {}", clean(&m))));
         }
         let mut events = runtime.subscribe();
         let printer = tokio::spawn(async move {
@@ -84,9 +84,9 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
                         if let Some(m) = metadata {
                             line.push_str(&format!(" {m}"));
                         }
-                        eprintln!("{line}");
+                        eprintln!("{}", clean(&line));
                     }
-                    Event::Warning { message } => eprintln!("warning: {message}"),
+                    Event::Warning { message } => eprintln!("warning: {}", clean(&message)),
                     _ => {}
                 }
             }
@@ -123,16 +123,17 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
                 "changes": outcome.changes,
                 "duration_ms": outcome.duration.as_millis() as u64,
             });
-            println!("{}", serde_json::to_string_pretty(&value)?);
+            println!("{}", podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&value)?));
         } else if outcome.status == CallStatus::Completed {
             if !outcome.result.title.is_empty() {
-                eprintln!("● {} — {}", outcome.tool, outcome.result.title);
+                eprintln!("● {} — {}", outcome.tool, clean(&outcome.result.title));
             }
             // The output is shown as the model reads it, without adding a blank line.
-            if outcome.model_text.ends_with('\n') {
-                print!("{}", outcome.model_text);
+            let text = clean(&outcome.model_text);
+            if text.ends_with('\n') {
+                print!("{text}");
             } else {
-                println!("{}", outcome.model_text);
+                println!("{text}");
             }
             if let Some(t) = &outcome.truncated {
                 eprintln!(
@@ -146,13 +147,13 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
                 eprintln!("attachment: {} ({} bytes of URL)", a.mime, a.url.len());
             }
             if !outcome.result.metadata.is_null() {
-                eprintln!("metadata: {}", outcome.result.metadata);
+                eprintln!("metadata: {}", podcode_protocol::sanitize_json(&outcome.result.metadata.to_string()));
             }
             if !outcome.changes.is_empty() {
-                eprintln!("changes: {} (see `podcode changes --session {session}`)", outcome.changes.join(", "));
+                eprintln!("changes: {} (see `podcode changes --session {session}`)", clean(&outcome.changes.join(", ")));
             }
         } else {
-            eprintln!("{}", outcome.model_text);
+            eprintln!("{}", clean(&outcome.model_text));
         }
         let code = match outcome.status {
             CallStatus::Completed => ExitCode::SUCCESS,

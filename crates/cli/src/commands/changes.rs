@@ -76,17 +76,20 @@ pub fn run_changes(cwd: Option<PathBuf>, args: ChangesArgs) -> Result<ExitCode> 
         };
         print!(
             "{}",
-            unified_diff(
+            podcode_protocol::sanitize_for_terminal(&unified_diff(
                 &c.file,
                 c.old_content.as_deref().unwrap_or(""),
                 c.new_content.as_deref().unwrap_or("")
-            )
+            ))
         );
         return Ok(ExitCode::SUCCESS);
     }
     let changes = store.changes(args.session.as_deref(), args.call.as_deref())?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&changes)?);
+        println!(
+            "{}",
+            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&changes)?)
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if changes.is_empty() {

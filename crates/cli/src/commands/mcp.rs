@@ -94,7 +94,9 @@ fn list(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
     if json_out {
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "servers": status }))?
+            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(
+                &serde_json::json!({ "servers": status })
+            )?)
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -123,6 +125,7 @@ fn list(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
             s.transport
         );
         if let Some(e) = &s.last_error {
+            let e = podcode_protocol::sanitize_for_terminal(e);
             println!("{:width$}  last error: {e}", "");
         }
     }

@@ -34,7 +34,10 @@ pub fn run(cwd: Option<PathBuf>, cmd: PermissionsCommand) -> Result<ExitCode> {
         PermissionsCommand::List { all, json } => {
             let rows = store.approvals((!all).then_some(project.as_str()))?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&rows)?);
+                println!(
+                    "{}",
+                    podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&rows)?)
+                );
             } else if rows.is_empty() {
                 println!(
                     "No remembered approvals{}.",
@@ -46,10 +49,11 @@ pub fn run(cwd: Option<PathBuf>, cmd: PermissionsCommand) -> Result<ExitCode> {
                         std::time::UNIX_EPOCH
                             + std::time::Duration::from_millis(r.created_at.max(0) as u64),
                     );
-                    println!(
+                    let line = format!(
                         "{}  {} {}  ({}, {when})",
                         r.id, r.permission, r.pattern, r.project
                     );
+                    println!("{}", podcode_protocol::sanitize_for_terminal(&line));
                 }
             }
         }

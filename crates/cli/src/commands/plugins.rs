@@ -38,14 +38,14 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
             .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(
+            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(
                 &json!({"runtime": loaded.host.runtime().map(|r| r.name()), "files": files})
-            )?
+            )?)
         );
         return Ok(ExitCode::SUCCESS);
     }
     for line in plugin_lines(&loaded) {
-        println!("{line}");
+        println!("{}", podcode_protocol::sanitize_for_terminal(&line));
     }
     Ok(ExitCode::SUCCESS)
 }

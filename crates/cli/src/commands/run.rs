@@ -13,7 +13,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use podcode_agent::{Agent, AgentOptions, filter_registry, resolve_profile};
-use podcode_protocol::{Event, PermissionReply, TurnEnd, TurnSummary};
+use podcode_protocol::{
+    Event, PermissionReply, TurnEnd, TurnSummary, sanitize_for_terminal as clean,
+};
 use podcode_store::{NewSession, Store};
 use podcode_tools::{Asker, FixedAsker};
 use tokio::sync::broadcast;
@@ -84,7 +86,10 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         let mut loaded = app.tools().await;
         for p in loaded.registry.problems() {
             if p.level == podcode_tools::ProblemLevel::Error {
-                eprintln!("warning: {} ({})", p.message, p.source);
+                eprintln!(
+                    "warning: {}",
+                    clean(&format!("{} ({})", p.message, p.source))
+                );
             }
         }
         let asker: Arc<dyn Asker> = if args.yes {
@@ -105,7 +110,7 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         let weak = Arc::downgrade(&runtime);
         reloader.forward_events(EventFeed {
             subscribe: Arc::new(move || weak.upgrade().map(|r| r.subscribe())),
-            warn: Arc::new(|m| eprintln!("warning: {m}")),
+            warn: Arc::new(|m| eprintln!("warning: {}", clean(&m))),
         });
         let printer = tokio::spawn(print_events(
             runtime.subscribe(),
@@ -216,7 +221,7 @@ async fn print_events(mut events: broadcast::Receiver<Event>, format: Format, st
         if format == Format::Json {
             if let Ok(line) = serde_json::to_string(&event) {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{line}");
+                let _ = writeln!(out, "{}", podcode_protocol::sanitize_json(&line));
                 let _ = out.flush();
             }
         } else {
@@ -243,7 +248,7 @@ fn render_text(
     match event {
         Event::TextDelta { text, .. } => {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(text.as_bytes());
+            let _ = out.write_all(clean(text).as_bytes());
             let _ = out.flush();
             if !text.is_empty() {
                 *at_line_start = text.ends_with('\n');
@@ -270,7 +275,10 @@ fn render_text(
             } else {
                 result.title.clone()
             };
-            eprintln!("{}", card("✓", tool, &title, "completed", *duration_ms));
+            eprintln!(
+                "{}",
+                clean(&card("✓", tool, &title, "completed", *duration_ms))
+            );
         }
         Event::ToolFailed {
             call_id,
@@ -287,13 +295,14 @@ fn render_text(
                 .unwrap_or_else(|| "failed".into());
             let first = error.lines().next().unwrap_or("");
             let title = titles.remove(call_id).unwrap_or_else(|| clip(first, 80));
-            eprintln!("{}", card("✗", tool, &title, &state, *duration_ms));
+            eprintln!("{}", clean(&card("✗", tool, &title, &state, *duration_ms)));
         }
         Event::StepRetry { attempt, error, .. } => {
             end_line(at_line_start);
+            let error = clean(error);
             eprintln!("↻ the response was cut off ({error}); retrying (attempt {attempt})");
         }
-        Event::Warning { message } => eprintln!("warning: {message}"),
+        Event::Warning { message } => eprintln!("warning: {}", clean(message)),
         _ => {}
     }
 }
@@ -343,7 +352,7 @@ fn print_summary(s: &TurnSummary, cwd: &std::path::Path) {
         plural(s.tool_calls as usize)
     );
     if let Some(e) = &s.error {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", clean(e));
     }
     if !s.files.is_empty() {
         let files: Vec<String> = s

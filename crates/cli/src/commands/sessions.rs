@@ -41,14 +41,19 @@ pub fn run(cwd: Option<PathBuf>, args: SessionsArgs) -> Result<ExitCode> {
         None => list(&store, args.all, args.json),
         Some(SessionsCommand::Show { id }) => {
             let session = find(&store, &id)?;
-            print!("{}", transcript(&store, &session)?);
+            print!(
+                "{}",
+                podcode_protocol::sanitize_for_terminal(&transcript(&store, &session)?)
+            );
             Ok(ExitCode::SUCCESS)
         }
         Some(SessionsCommand::Export { id }) => {
             let session = find(&store, &id)?;
             println!(
                 "{}",
-                serde_json::to_string_pretty(&export(&store, &session)?)?
+                podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&export(
+                    &store, &session
+                )?)?)
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -75,7 +80,10 @@ fn list(store: &Store, all: bool, json_out: bool) -> Result<ExitCode> {
         .filter(|s| all || s.agent != "cli")
         .collect();
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&sessions)?);
+        println!(
+            "{}",
+            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&sessions)?)
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if sessions.is_empty() {

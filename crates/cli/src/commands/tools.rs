@@ -41,7 +41,9 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
     if json_out {
         println!(
             "{}",
-            serde_json::to_string_pretty(&listing_json(&registry))?
+            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&listing_json(
+                &registry
+            ))?)
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -71,7 +73,11 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
         }
         println!("{:width$}  {:22}  {source}", spec.id, flags.join(","));
         let first = spec.description.lines().next().unwrap_or_default();
-        println!("{:width$}  {}", "", first);
+        println!(
+            "{:width$}  {}",
+            "",
+            podcode_protocol::sanitize_for_terminal(first)
+        );
     }
     if !registry.problems().is_empty() {
         println!("\nProblems:");
@@ -80,7 +86,11 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
                 ProblemLevel::Error => "error",
                 ProblemLevel::Warning => "warning",
             };
-            println!("  {level}: {} ({})", p.message, p.source);
+            let text = format!("{} ({})", p.message, p.source);
+            println!(
+                "  {level}: {}",
+                podcode_protocol::sanitize_for_terminal(&text)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

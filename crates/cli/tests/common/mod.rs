@@ -1,6 +1,7 @@
-//! Shared by the `podcode run` test files: a repository whose project config points the
-//! model `scripted/test` at a fresh scripted model server (real HTTP + SSE on 127.0.0.1),
-//! with its own HOME, config and data folders, and helpers to read what the model was sent.
+//! Shared by the `podcode run` test files: a repository whose project config picks the
+//! model `scripted/test`, which the user's config points at a fresh scripted model server
+//! (real HTTP + SSE on 127.0.0.1; a project may not redirect a provider until trusted), with
+//! its own HOME, config and data folders, and helpers to read what the model was sent.
 #![allow(dead_code)]
 
 pub mod pty;
@@ -17,7 +18,8 @@ pub struct Env {
 }
 
 impl Env {
-    /// A repository whose project config points `scripted/test` at a fresh scripted server.
+    /// A repository whose project config picks `scripted/test`; the user's config points it
+    /// at a fresh scripted server.
     pub fn new(script: Vec<Reply>) -> Self {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("repo/.git")).unwrap();
@@ -25,14 +27,18 @@ impl Env {
             root,
             server: ScriptedModel::start_blocking(script),
         };
-        env.write(
-            ".podcode/config.toml",
-            &format!(
-                "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n",
-                env.server.base_url()
-            ),
-        );
+        env.write(".podcode/config.toml", "model = \"scripted/test\"\n");
+        env.write_global(&format!(
+            "[provider.scripted]\nbase_url = \"{}\"\n",
+            env.server.base_url()
+        ));
         env
+    }
+    /// Replaces the user's (global) config file.
+    pub fn write_global(&self, text: &str) {
+        let p = self.root.path().join("config/config.toml");
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
     }
     pub fn repo(&self) -> PathBuf {
         self.root.path().join("repo")
