@@ -9,7 +9,8 @@ use crate::changes_view::{RevertScope, revert_selected};
 use crate::event_loop::Loop;
 use crate::picker::{Picker, PickerKind};
 use crate::services::PickItem;
-use crate::state::{AppState, Entry, Screen};
+use crate::state::{AppState, Screen};
+use crate::transcript::Entry;
 
 impl Loop {
     pub(crate) fn open_picker(&mut self, kind: PickerKind) {
@@ -28,8 +29,8 @@ impl Loop {
         // Start on the current choice.
         let current = match kind {
             PickerKind::Session => &self.state.session_id,
-            PickerKind::Model => &self.state.model,
-            PickerKind::Agent => &self.state.agent,
+            PickerKind::Model => &self.state.status.model,
+            PickerKind::Agent => &self.state.status.agent,
         };
         picker.selected = picker
             .items
@@ -60,7 +61,7 @@ impl Loop {
 
     /// Replaces the screen with a stored session; the next prompts continue it.
     fn resume(&mut self, session_id: &str) {
-        if self.state.busy {
+        if self.state.status.busy {
             self.notice("a turn is still running (esc aborts it)".into());
             return;
         }
@@ -78,10 +79,11 @@ impl Loop {
         match self.services.transcript(session_id) {
             Ok((entries, usage)) => {
                 let mut fresh = self.fresh_state(session_id);
-                fresh.entries = entries;
-                fresh.usage = usage;
-                fresh.title = title;
+                fresh.transcript.entries = entries;
+                fresh.status.usage = usage;
+                fresh.status.title = title;
                 fresh
+                    .transcript
                     .entries
                     .push(Entry::Notice(format!("resumed session {session_id}")));
                 self.state = fresh;
@@ -93,29 +95,29 @@ impl Loop {
     /// A blank state for `session_id` keeping what belongs to the process, not the session.
     fn fresh_state(&mut self, session_id: &str) -> AppState {
         let mut fresh = AppState::new(
-            &self.state.model,
-            &self.state.agent,
-            &self.state.cwd,
+            &self.state.status.model,
+            &self.state.status.agent,
+            &self.state.status.cwd,
             session_id,
         );
         fresh.no_color = self.state.no_color;
-        fresh.history = std::mem::take(&mut self.state.history);
+        fresh.input.history = std::mem::take(&mut self.state.input.history);
         fresh.tools_info = std::mem::take(&mut self.state.tools_info);
         fresh
     }
 
     pub(crate) fn new_session(&mut self) {
-        if self.state.busy {
-            self.state.entries.push(Entry::Notice(
+        if self.state.status.busy {
+            self.state.transcript.entries.push(Entry::Notice(
                 "a turn is still running (esc aborts it)".into(),
             ));
             return;
         }
         let created = self.store.create_session(&NewSession {
-            agent: self.state.agent.clone(),
-            cwd: self.state.cwd.clone(),
-            main_cwd: self.state.cwd.clone(),
-            model: Some(self.state.model.clone()),
+            agent: self.state.status.agent.clone(),
+            cwd: self.state.status.cwd.clone(),
+            main_cwd: self.state.status.cwd.clone(),
+            model: Some(self.state.status.model.clone()),
             title: String::new(),
             ..Default::default()
         });
@@ -123,6 +125,7 @@ impl Loop {
             Ok(row) => self.state = self.fresh_state(&row.id),
             Err(e) => self
                 .state
+                .transcript
                 .entries
                 .push(Entry::Notice(format!("could not start a session: {e}"))),
         }
@@ -131,7 +134,7 @@ impl Loop {
     /// Reverts the newest turn that still has changes in effect (everything since its
     /// prompt); a conflict opens the Changes view on it, where `f` forces it.
     pub(crate) fn undo(&mut self) {
-        if self.state.busy {
+        if self.state.status.busy {
             self.notice("a turn is still running (esc aborts it)".into());
             return;
         }
@@ -170,7 +173,7 @@ fn sessions_here(
         .list_sessions()?
         .into_iter()
         .filter(|s| {
-            s.cwd == state.cwd
+            s.cwd == state.status.cwd
                 && s.parent_id.is_none()
                 && s.agent != "cli"
                 && s.id != state.session_id

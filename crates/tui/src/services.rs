@@ -5,7 +5,7 @@
 
 use podcode_protocol::StepUsage;
 
-use crate::state::Entry;
+use crate::transcript::Entry;
 
 /// One row of a picker: `value` is what picking it sends, `label` and `detail` are shown.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -1,0 +1,92 @@
+//! The status line component: which model and agent the session runs with, its title, the
+//! tokens (and cost) used so far, the working directory, whether a turn is running, and the
+//! "press ctrl-c again" warning. Turn events update it (`apply_event`); it draws the bottom
+//! row, with the running tools the transcript reports.
+
+use podcode_protocol::{Event, StepUsage};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::widgets::Paragraph;
+
+use crate::style::Theme;
+
+#[derive(Debug, Clone, Default)]
+pub struct StatusLine {
+    pub model: String,
+    pub agent: String,
+    pub title: String,
+    pub cwd: String,
+    pub usage: StepUsage,
+    /// A turn is running.
+    pub busy: bool,
+    /// Set after the first Ctrl-C; a second one quits.
+    pub quit_armed: bool,
+}
+
+impl StatusLine {
+    pub fn new(model: &str, agent: &str, cwd: &str) -> Self {
+        Self {
+            model: model.into(),
+            agent: agent.into(),
+            cwd: cwd.into(),
+            ..Default::default()
+        }
+    }
+
+    /// The user sent `text`: a turn runs, and an untitled session takes its first line.
+    pub fn prompted(&mut self, text: &str) {
+        if self.title.is_empty() {
+            self.title = text.lines().next().unwrap_or("").chars().take(60).collect();
+        }
+        self.busy = true;
+    }
+
+    /// The status line's part of a runtime event (the transcript takes the rest).
+    pub fn apply_event(&mut self, event: &Event) {
+        match event {
+            Event::TurnStarted { agent, model, .. } => {
+                self.agent = agent.clone();
+                self.model = model.clone();
+                self.busy = true;
+            }
+            Event::Configured { agent, model } => {
+                self.agent = agent.clone();
+                self.model = model.clone();
+            }
+            Event::StepFinished { usage, .. } => self.usage.add(usage),
+            Event::TurnFinished { .. } => self.busy = false,
+            _ => {}
+        }
+    }
+
+    /// Draws the line; `running` are the tools whose calls are running.
+    pub fn draw(&self, frame: &mut Frame, area: Rect, theme: Theme, running: &[&str]) {
+        let u = &self.usage;
+        let mut parts = vec![self.model.clone(), self.agent.clone()];
+        if !self.title.is_empty() {
+            parts.push(self.title.chars().take(30).collect());
+        }
+        let mut tokens = format!("{}↑ {}↓", u.input_tokens, u.output_tokens);
+        if let Some(c) = u.cost {
+            tokens.push_str(&format!(" ${c:.4}"));
+        }
+        parts.push(tokens);
+        parts.push(self.cwd.clone());
+        if !running.is_empty() {
+            parts.push(format!("running: {}", running.join(", ")));
+        }
+        if self.quit_armed {
+            parts.insert(0, "ctrl-c again to quit".into());
+        }
+        let style = if theme.no_color {
+            Style::default().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::default().bg(Color::DarkGray).fg(Color::White)
+        };
+        frame.render_widget(
+            Paragraph::new(format!(" {}", parts.join(" · "))).style(style),
+            area,
+        );
+    }
+}
