@@ -99,6 +99,7 @@ fn main() {
     let (base_median, base_p90) = stats(base.clone());
     let mut s = session();
     let rows: usize = s
+        .transcript
         .entries
         .iter()
         .map(|e| match e {
