@@ -189,3 +189,33 @@ fn draw_changes(frame: &mut Frame, area: Rect, view: &ChangesView, theme: Theme)
         diff_area,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyModifiers;
+
+    fn key(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn esc_cancels_a_conflict_before_it_closes_and_f_forces_only_a_conflict() {
+        let mut view = ChangesView::default();
+        assert_eq!(view.key(key('f')), ChangesKey::Done);
+        assert_eq!(
+            view.key(key('t')),
+            ChangesKey::Revert(RevertScope::Turn, false)
+        );
+        view.conflict = Some((RevertScope::Call, "a.rs changed since".into()));
+        assert_eq!(
+            view.key(key('f')),
+            ChangesKey::Revert(RevertScope::Call, true)
+        );
+        let esc = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
+        assert_eq!(view.key(esc), ChangesKey::Done);
+        assert_eq!(view.conflict, None);
+        assert_eq!(view.message.as_deref(), Some("revert cancelled"));
+        assert_eq!(view.key(esc), ChangesKey::Close);
+    }
+}

@@ -90,3 +90,48 @@ impl StatusLine {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    fn line(status: &StatusLine, running: &[&str]) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(100, 1)).expect("terminal");
+        terminal
+            .draw(|f| status.draw(f, f.area(), Theme::default(), running))
+            .expect("draw");
+        let buf = terminal.backend().buffer();
+        (0..100).map(|x| buf[(x, 0)].symbol()).collect::<String>()
+    }
+
+    #[test]
+    fn a_prompt_titles_the_session_and_the_line_shows_what_runs() {
+        let mut s = StatusLine::new("openai/gpt-4.1", "build", "/work/repo");
+        s.prompted("fix the parser\nand the tests");
+        s.prompted("second prompt");
+        assert!(s.busy);
+        assert_eq!(s.title, "fix the parser");
+        s.quit_armed = true;
+        let text = line(&s, &["bash"]);
+        assert!(
+            text.starts_with(" ctrl-c again to quit · openai/gpt-4.1 · build · fix the parser · 0↑ 0↓ · /work/repo · running: bash"),
+            "{text}"
+        );
+        s.apply_event(&Event::TurnFinished {
+            session_id: "ses_1".into(),
+            summary: podcode_protocol::TurnSummary {
+                session_id: "ses_1".into(),
+                end: podcode_protocol::TurnEnd::Answered,
+                steps: 1,
+                tool_calls: 0,
+                usage: StepUsage::default(),
+                changes: vec![],
+                files: vec![],
+                error: None,
+            },
+        });
+        assert!(!s.busy);
+    }
+}
