@@ -30,8 +30,10 @@ fn answer(i: usize) -> String {
 fn session() -> AppState {
     let mut s = AppState::new("scripted/test", "build", "/work/repo", "ses_1");
     let mut i = 0;
-    while s.entries.len() < 1300 {
-        s.entries.push(Entry::User(format!("question {i}")));
+    while s.transcript.entries.len() < 1300 {
+        s.transcript
+            .entries
+            .push(Entry::User(format!("question {i}")));
         s.apply_event(&Event::TextDelta {
             message_id: format!("m{i}"),
             text: answer(i),
@@ -65,7 +67,7 @@ fn session() -> AppState {
         message_id: "last".into(),
         text: answer(i),
     });
-    s.busy = false;
+    s.status.busy = false;
     s
 }
 
@@ -97,6 +99,7 @@ fn main() {
     let (base_median, base_p90) = stats(base.clone());
     let mut s = session();
     let rows: usize = s
+        .transcript
         .entries
         .iter()
         .map(|e| match e {
@@ -107,7 +110,7 @@ fn main() {
         .sum();
     println!(
         "transcript: {} entries, ~{rows} rows; 120x40; {FRAMES} frames each",
-        s.entries.len()
+        s.transcript.entries.len()
     );
     println!(
         "{:<34} median {:>9.1?}  p90 {:>9.1?}",
@@ -118,7 +121,7 @@ fn main() {
     let cold: Vec<Duration> = (0..20)
         .map(|_| {
             let fresh = s.clone();
-            fresh.render_cache.take();
+            fresh.transcript.render_cache.take();
             frame(&mut terminal(), &fresh)
         })
         .collect();
@@ -140,7 +143,7 @@ fn main() {
 
     let scrolling: Vec<Duration> = (0..FRAMES)
         .map(|k| {
-            s.scroll = ((k * 37) % 9000) as u16;
+            s.transcript.scroll = ((k * 37) % 9000) as u16;
             frame(&mut term, &s)
         })
         .collect();

@@ -7,14 +7,15 @@ use podcode_protocol::Op;
 use crate::changes_view::{RevertScope, revert_selected};
 use crate::event_loop::Loop;
 use crate::picker::{Picker, PickerKind};
-use crate::state::{AppState, Entry, Screen};
+use crate::state::{AppState, Screen};
+use crate::transcript::Entry;
 
 impl Loop {
     pub(crate) fn open_picker(&mut self, kind: PickerKind) {
         let items = match kind {
             PickerKind::Session => match self
                 .services
-                .sessions_here(&self.state.cwd, &self.state.session_id)
+                .sessions_here(&self.state.status.cwd, &self.state.session_id)
             {
                 Ok(items) => items,
                 Err(e) => {
@@ -29,8 +30,8 @@ impl Loop {
         // Start on the current choice.
         let current = match kind {
             PickerKind::Session => &self.state.session_id,
-            PickerKind::Model => &self.state.model,
-            PickerKind::Agent => &self.state.agent,
+            PickerKind::Model => &self.state.status.model,
+            PickerKind::Agent => &self.state.status.agent,
         };
         picker.selected = picker
             .items
@@ -61,7 +62,7 @@ impl Loop {
 
     /// Replaces the screen with a stored session; the next prompts continue it.
     fn resume(&mut self, session_id: &str) {
-        if self.state.busy {
+        if self.state.status.busy {
             self.notice("a turn is still running (esc aborts it)".into());
             return;
         }
@@ -79,10 +80,11 @@ impl Loop {
         match self.services.transcript(session_id) {
             Ok((entries, usage)) => {
                 let mut fresh = self.fresh_state(session_id);
-                fresh.entries = entries;
-                fresh.usage = usage;
-                fresh.title = title;
+                fresh.transcript.entries = entries;
+                fresh.status.usage = usage;
+                fresh.status.title = title;
                 fresh
+                    .transcript
                     .entries
                     .push(Entry::Notice(format!("resumed session {session_id}")));
                 self.state = fresh;
@@ -94,31 +96,32 @@ impl Loop {
     /// A blank state for `session_id` keeping what belongs to the process, not the session.
     fn fresh_state(&mut self, session_id: &str) -> AppState {
         let mut fresh = AppState::new(
-            &self.state.model,
-            &self.state.agent,
-            &self.state.cwd,
+            &self.state.status.model,
+            &self.state.status.agent,
+            &self.state.status.cwd,
             session_id,
         );
         fresh.no_color = self.state.no_color;
-        fresh.history = std::mem::take(&mut self.state.history);
+        fresh.input.history = std::mem::take(&mut self.state.input.history);
         fresh.tools_info = std::mem::take(&mut self.state.tools_info);
         fresh
     }
 
     pub(crate) fn new_session(&mut self) {
-        if self.state.busy {
-            self.state.entries.push(Entry::Notice(
+        if self.state.status.busy {
+            self.state.transcript.entries.push(Entry::Notice(
                 "a turn is still running (esc aborts it)".into(),
             ));
             return;
         }
         let created = self
             .services
-            .new_session(&self.state.agent, &self.state.model);
+            .new_session(&self.state.status.agent, &self.state.status.model);
         match created {
             Ok(id) => self.state = self.fresh_state(&id),
             Err(e) => self
                 .state
+                .transcript
                 .entries
                 .push(Entry::Notice(format!("could not start a session: {e}"))),
         }
@@ -127,7 +130,7 @@ impl Loop {
     /// Reverts the newest turn that still has changes in effect (everything since its
     /// prompt); a conflict opens the Changes view on it, where `f` forces it.
     pub(crate) fn undo(&mut self) {
-        if self.state.busy {
+        if self.state.status.busy {
             self.notice("a turn is still running (esc aborts it)".into());
             return;
         }

@@ -18,9 +18,11 @@ use tokio::sync::{broadcast, mpsc};
 use crate::changes_view::{load_changes, revert_selected};
 use crate::error::TuiError;
 use crate::keys::{Action, handle_key};
+use crate::modal::PermissionModal;
 use crate::render::draw;
 use crate::services::TuiServices;
-use crate::state::{AppState, Entry, PermissionModal, Screen};
+use crate::state::{AppState, Screen};
+use crate::transcript::Entry;
 
 const FRAME: Duration = Duration::from_millis(33);
 const TICK: Duration = Duration::from_millis(100);
@@ -32,8 +34,8 @@ pub struct TuiParams {
     pub events: broadcast::Receiver<Event>,
     /// Asks already open when the UI starts (`Event::PermissionAsked`).
     pub open_asks: Vec<Event>,
-    /// `Op::Prompt`, `Op::Abort`, `Op::SetModel`/`SetAgent`, `Op::PermissionReply` go
-    /// here; the engine runs them.
+    /// `Op::Prompt`, `Op::Abort`, `Op::SetModel`/`SetAgent` go here; the front end's
+    /// wiring runs them.
     pub ops: mpsc::UnboundedSender<Op>,
     /// Stored transcripts and picker choices (see `TuiServices`).
     pub services: Arc<dyn TuiServices>,
@@ -110,7 +112,7 @@ async fn event_loop(
                 }
                 Some(Ok(TermEvent::Paste(text))) => {
                     if ui.state.modal.is_none() && ui.state.picker.is_none() {
-                        ui.state.input.paste(&text);
+                        ui.state.input.buffer.paste(&text);
                         dirty = true;
                     }
                 }
@@ -122,7 +124,7 @@ async fn event_loop(
             event = events.recv(), if events_open => {
                 match event {
                     Ok(e) => ui.apply(&e),
-                    Err(broadcast::error::RecvError::Lagged(n)) => ui.state.entries.push(
+                    Err(broadcast::error::RecvError::Lagged(n)) => ui.state.transcript.entries.push(
                         Entry::Notice(format!("⚠ {n} events were dropped (the screen could not keep up)")),
                     ),
                     Err(broadcast::error::RecvError::Closed) => events_open = false,
@@ -134,11 +136,10 @@ async fn event_loop(
                 dirty = true;
             }
             _ = tick.tick() => {
-                if ui.state.completion.as_ref().is_some_and(|c| c.indexing) {
-                    crate::mentions::poll(&mut ui.state);
+                if ui.state.input.poll_completion(&ui.state.status.cwd) {
                     dirty = true;
                 }
-                if ui.state.busy || ui.state.modal.is_some() {
+                if ui.state.status.busy || ui.state.modal.is_some() {
                     ui.state.tick(TICK.as_millis() as u64);
                     dirty = true;
                 }
@@ -146,7 +147,7 @@ async fn event_loop(
             _ = tokio::time::sleep(wait), if dirty => {}
         }
     }
-    if ui.state.busy {
+    if ui.state.status.busy {
         let _ = ui.ops.send(Op::Abort {
             session_id: ui.state.session_id.clone(),
         });
@@ -191,22 +192,22 @@ impl Loop {
     /// After a turn: the next queued prompt goes, unless the user aborted (then the queue
     /// comes back into the input box for them to decide).
     fn send_queued(&mut self, aborted: bool) {
-        if self.state.queued.is_empty() {
+        if self.state.input.queued.is_empty() {
             return;
         }
         if aborted {
-            let texts: Vec<String> = self.state.queued.drain(..).map(|(t, _)| t).collect();
+            let texts: Vec<String> = self.state.input.queued.drain(..).map(|(t, _)| t).collect();
             let mut text = texts.join("\n\n");
-            if !self.state.input.is_empty() {
-                text = format!("{}\n\n{text}", self.state.input.text());
+            if !self.state.input.buffer.is_empty() {
+                text = format!("{}\n\n{text}", self.state.input.buffer.text());
             }
-            self.state.input.set(&text);
-            self.state.entries.push(Entry::Notice(
+            self.state.input.buffer.set(&text);
+            self.state.transcript.entries.push(Entry::Notice(
                 "the turn was aborted: your queued prompts are back in the input box".into(),
             ));
             return;
         }
-        let (text, files) = self.state.queued.remove(0);
+        let (text, files) = self.state.input.queued.remove(0);
         self.state.push_user(&text);
         self.prompt(text, files);
     }
@@ -214,6 +215,7 @@ impl Loop {
     fn prompt(&mut self, text: String, files: Vec<String>) {
         for f in &files {
             self.state
+                .transcript
                 .entries
                 .push(Entry::Notice(format!("📎 attached {f}")));
         }
@@ -225,12 +227,12 @@ impl Loop {
     }
 
     pub(crate) fn notice(&mut self, text: String) {
-        self.state.entries.push(Entry::Notice(text));
+        self.state.transcript.entries.push(Entry::Notice(text));
     }
 
     pub(crate) fn reload_changes(&mut self) {
         if let Err(e) = load_changes(&mut self.state, self.services.as_ref()) {
-            self.state.changes.message = Some(e);
+            self.state.changes.message = Some(e.to_string());
         }
     }
 
@@ -269,7 +271,7 @@ impl Loop {
                 } else {
                     lines.join("\n")
                 };
-                self.state.entries.push(Entry::Notice(text));
+                self.state.transcript.entries.push(Entry::Notice(text));
             }
         }
         false
@@ -279,7 +281,7 @@ impl Loop {
         self.state.modal = None;
         if let Some(ask) = self.asks.pop_front() {
             if matches!(reply, PermissionReply::Reject { .. }) {
-                self.state.mark_denied(&ask.call_id);
+                self.state.transcript.mark_denied(&ask.call_id);
             }
             let _ = self.ops.send(Op::PermissionReply {
                 request_id: ask.request_id,

@@ -1,36 +1,50 @@
 //! Podcode's full-screen terminal UI. It drives the core through the same `Op`/`Event` API
 //! as every other front end: runtime events come in on the broadcast, prompts and aborts go
 //! out as `Op`s, and permission asks arrive as `Event::PermissionAsked` and are answered with
-//! `Op::PermissionReply`. Rendering is a pure function
-//! of `AppState` (see `render::draw`), so every view is tested with ratatui's test backend.
+//! `Op::PermissionReply`.
+//!
+//! The screen is made of components that own their state and draw themselves: the
+//! `Transcript` (`transcript.rs`), the `Input` box with history and `@path` completion
+//! (`input.rs`), the `StatusLine` (`status.rs`), the `PermissionModal` (`modal.rs`), the
+//! `ChangesView` (`changes.rs`) and the `Picker` (`picker.rs`). `AppState` (`state.rs`) is
+//! their composition; `keys.rs` dispatches each key to the component that has the keyboard,
+//! and `render::draw` lays the screen out and has each component draw into its area, so
+//! every view is tested with ratatui's test backend. Components import none of that: they
+//! share only the drawing helpers in `style.rs`. The event loop (`event_loop.rs`) and what
+//! it does for actions (`actions.rs`, `changes_view.rs`) sit on top.
 
 mod actions;
+mod changes;
 mod changes_view;
 mod error;
 mod event_loop;
+mod help;
 mod highlight;
 mod input;
 mod keys;
 mod markdown;
-mod mentions;
 mod modal;
 mod picker;
 mod render;
 mod services;
-mod slash;
 mod state;
+mod status;
+mod style;
+mod transcript;
 pub mod transcript_cache;
 
 pub use actions::ago;
+pub use changes::{ChangeItem, ChangesKey, ChangesView};
 pub use changes_view::{RevertScope, load_changes, revert_selected};
 pub use error::TuiError;
 pub use event_loop::{TuiParams, run};
-pub use input::{EditOutcome, InputBuffer};
+pub use input::{EditOutcome, Input, InputBuffer};
 pub use keys::{Action, handle_key};
-pub use modal::modal_key;
-pub use picker::{Picker, PickerKind};
+pub use modal::{PermissionModal, modal_key};
+pub use picker::{Picker, PickerKind, PickerOutcome};
 pub use render::draw;
 pub use services::{NoServices, PickItem, TuiServices};
-pub use state::{
-    AppState, ChangeItem, ChangesView, Entry, PermissionModal, Screen, ToolCard, ToolStatus,
-};
+pub use state::{AppState, Screen};
+pub use status::StatusLine;
+pub use style::Theme;
+pub use transcript::{Entry, ToolCard, ToolStatus, Transcript};

@@ -1,21 +1,43 @@
 //! The permission modal: what asks for what, the metadata the tool attached (the command,
 //! the diff), and the four answers. Keys: `o`/`y`/enter once, `a` always, `r`/`n` reject,
 //! `f` reject with feedback (type, enter sends, esc goes back); esc rejects and aborts the
-//! turn (handled by `keys`).
+//! turn (handled by `keys`). The event loop opens it for the ask at the front of its queue
+//! and closes it when the answer goes back.
 
 use crossterm::event::{KeyCode, KeyEvent};
-use podcode_protocol::PermissionReply;
+use podcode_protocol::{PermissionReply, PermissionRequest};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::render::{diff_style, fg, wrap_lines};
-use crate::state::{AppState, PermissionModal};
+use crate::style::{Theme, wrap_lines};
 
 /// Metadata keys shown in the modal, in this order.
 const SHOWN_KEYS: [&str; 5] = ["command", "description", "path", "diff", "preview"];
+
+/// A permission ask waiting for the user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionModal {
+    pub tool: String,
+    pub call_id: String,
+    pub request: PermissionRequest,
+    /// `Some` while the user types the feedback of a rejection.
+    pub feedback: Option<String>,
+}
+
+impl PermissionModal {
+    /// Handles a key; `Some` is the user's answer.
+    pub fn key(&mut self, key: KeyEvent) -> Option<PermissionReply> {
+        modal_key(self, key)
+    }
+
+    /// Draws the modal centred over `area`.
+    pub fn draw(&self, frame: &mut Frame, area: Rect, theme: Theme) {
+        draw_modal(frame, area, self, theme);
+    }
+}
 
 /// Handles a key while the modal is open; `Some` is the user's answer.
 pub fn modal_key(modal: &mut PermissionModal, key: KeyEvent) -> Option<PermissionReply> {
@@ -48,8 +70,7 @@ pub fn modal_key(modal: &mut PermissionModal, key: KeyEvent) -> Option<Permissio
     }
 }
 
-pub fn draw_modal(frame: &mut Frame, area: Rect, state: &AppState) {
-    let Some(m) = &state.modal else { return };
+fn draw_modal(frame: &mut Frame, area: Rect, m: &PermissionModal, theme: Theme) {
     let width = area.width.saturating_sub(4).clamp(20, 100);
     let inner_w = width.saturating_sub(2) as usize;
     let bold = Style::default().add_modifier(Modifier::BOLD);
@@ -65,10 +86,10 @@ pub fn draw_modal(frame: &mut Frame, area: Rect, state: &AppState) {
     let meta = &m.request.metadata;
     for key in SHOWN_KEYS {
         if let Some(v) = meta.get(key).and_then(|v| v.as_str()) {
-            lines.push(Line::styled(format!("{key}:"), fg(state, Color::DarkGray)));
+            lines.push(Line::styled(format!("{key}:"), theme.fg(Color::DarkGray)));
             for l in v.lines().take(30) {
                 let style = if key == "diff" {
-                    diff_style(l, state).unwrap_or_default()
+                    theme.diff_style(l).unwrap_or_default()
                 } else {
                     Style::default()
                 };
@@ -87,7 +108,7 @@ pub fn draw_modal(frame: &mut Frame, area: Rect, state: &AppState) {
     match &m.feedback {
         None => {
             let key = |k: &'static str| {
-                Span::styled(k, fg(state, Color::Cyan).add_modifier(Modifier::BOLD))
+                Span::styled(k, theme.fg(Color::Cyan).add_modifier(Modifier::BOLD))
             };
             lines.push(Line::from(vec![key("[o]"), Span::raw(" allow once")]));
             lines.push(Line::from(vec![
@@ -123,7 +144,7 @@ pub fn draw_modal(frame: &mut Frame, area: Rect, state: &AppState) {
         Paragraph::new(lines[skip..].to_vec()).block(
             Block::default()
                 .borders(Borders::ALL)
-                .border_style(fg(state, Color::Yellow))
+                .border_style(theme.fg(Color::Yellow))
                 .title(" permission "),
         ),
         rect,

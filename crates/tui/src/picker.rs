@@ -1,6 +1,8 @@
 //! The picker overlay behind `/sessions`, `/model` and `/agent`: a filterable list. Typing
 //! narrows it (case-insensitive, every word must match), ↑/↓ select, Enter picks, Esc
 //! closes. The model picker also accepts a typed `provider/model-id` that is not listed.
+//! The event loop opens it with the items `TuiServices` offers; what is picked goes back
+//! to it as an `Action::Pick` (see `keys`).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
@@ -9,10 +11,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::keys::Action;
-use crate::render::fg;
 use crate::services::PickItem;
-use crate::state::AppState;
+use crate::style::Theme;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PickerKind {
@@ -29,6 +29,17 @@ impl PickerKind {
             Self::Agent => " agent ",
         }
     }
+}
+
+/// What a key did to an open picker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PickerOutcome {
+    /// It stays open.
+    Open,
+    /// Closed without a choice.
+    Closed,
+    /// Closed with this choice.
+    Picked(PickerKind, String),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -76,43 +87,45 @@ impl Picker {
     }
 }
 
-/// Keys while a picker is open.
-pub fn picker_key(state: &mut AppState, key: KeyEvent) -> Action {
-    let Some(p) = &mut state.picker else {
-        return Action::None;
-    };
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    match key.code {
-        KeyCode::Esc => state.picker = None,
-        KeyCode::Enter => {
-            let kind = p.kind;
-            let chosen = p.chosen();
-            state.picker = None;
-            if let Some(value) = chosen {
-                return Action::Pick(kind, value);
+impl Picker {
+    /// Keys while the picker is open.
+    pub fn key(&mut self, key: KeyEvent) -> PickerOutcome {
+        let p = self;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => return PickerOutcome::Closed,
+            KeyCode::Enter => {
+                return match p.chosen() {
+                    Some(value) => PickerOutcome::Picked(p.kind, value),
+                    None => PickerOutcome::Closed,
+                };
             }
+            KeyCode::Up => p.selected = p.selected.saturating_sub(1),
+            KeyCode::Char('p') if ctrl => p.selected = p.selected.saturating_sub(1),
+            KeyCode::Down | KeyCode::Tab if p.selected + 1 < p.visible().len() => p.selected += 1,
+            KeyCode::Char('n') if ctrl && p.selected + 1 < p.visible().len() => p.selected += 1,
+            KeyCode::Down | KeyCode::Tab => {}
+            KeyCode::Char('n') if ctrl => {}
+            KeyCode::Backspace => {
+                p.filter.pop();
+                p.selected = 0;
+            }
+            KeyCode::Char(c) if !ctrl => {
+                p.filter.push(c);
+                p.selected = 0;
+            }
+            _ => {}
         }
-        KeyCode::Up => p.selected = p.selected.saturating_sub(1),
-        KeyCode::Char('p') if ctrl => p.selected = p.selected.saturating_sub(1),
-        KeyCode::Down | KeyCode::Tab if p.selected + 1 < p.visible().len() => p.selected += 1,
-        KeyCode::Char('n') if ctrl && p.selected + 1 < p.visible().len() => p.selected += 1,
-        KeyCode::Down | KeyCode::Tab => {}
-        KeyCode::Char('n') if ctrl => {}
-        KeyCode::Backspace => {
-            p.filter.pop();
-            p.selected = 0;
-        }
-        KeyCode::Char(c) if !ctrl => {
-            p.filter.push(c);
-            p.selected = 0;
-        }
-        _ => {}
+        PickerOutcome::Open
     }
-    Action::None
+
+    /// Draws the picker centred over `area`.
+    pub fn draw(&self, frame: &mut Frame, area: Rect, theme: Theme) {
+        draw_picker(frame, area, self, theme);
+    }
 }
 
-pub fn draw_picker(frame: &mut Frame, area: Rect, state: &AppState) {
-    let Some(p) = &state.picker else { return };
+fn draw_picker(frame: &mut Frame, area: Rect, p: &Picker, theme: Theme) {
     let width = area.width.saturating_sub(4).clamp(20, 100);
     let visible = p.visible();
     let list_rows = area.height.saturating_sub(5).max(1) as usize;
@@ -124,7 +137,7 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, state: &AppState) {
         height,
     );
     let mut lines = vec![Line::from(vec![
-        Span::styled("filter: ", fg(state, Color::DarkGray)),
+        Span::styled("filter: ", theme.fg(Color::DarkGray)),
         Span::styled(
             format!("{}▏", p.filter),
             Style::default().add_modifier(Modifier::BOLD),
@@ -137,7 +150,7 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, state: &AppState) {
         let mark = if selected { "▶ " } else { "  " };
         let mut style = Style::default();
         if selected {
-            style = if state.no_color {
+            style = if theme.no_color {
                 style.add_modifier(Modifier::REVERSED)
             } else {
                 style.fg(Color::Cyan).add_modifier(Modifier::BOLD)
@@ -145,7 +158,7 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, state: &AppState) {
         }
         lines.push(Line::from(vec![
             Span::styled(format!("{mark}{}", item.label), style),
-            Span::styled(format!("  {}", item.detail), fg(state, Color::DarkGray)),
+            Span::styled(format!("  {}", item.detail), theme.fg(Color::DarkGray)),
         ]));
     }
     if visible.is_empty() {
@@ -154,18 +167,18 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, state: &AppState) {
         } else {
             "nothing matches"
         };
-        lines.push(Line::styled(text, fg(state, Color::DarkGray)));
+        lines.push(Line::styled(text, theme.fg(Color::DarkGray)));
     }
     lines.push(Line::styled(
         "↑/↓ select · enter pick · esc close",
-        fg(state, Color::DarkGray),
+        theme.fg(Color::DarkGray),
     ));
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(lines).block(
             Block::default()
                 .borders(Borders::ALL)
-                .border_style(fg(state, Color::Cyan))
+                .border_style(theme.fg(Color::Cyan))
                 .title(p.kind.title()),
         ),
         rect,
@@ -180,62 +193,57 @@ mod tests {
         KeyEvent::new(code, KeyModifiers::NONE)
     }
 
-    fn state_with(kind: PickerKind) -> AppState {
-        AppState {
-            picker: Some(Picker::new(
-                kind,
-                vec![
-                    PickItem::new("openai/gpt-4.1", "configured"),
-                    PickItem::new("anthropic/claude-sonnet-4-5", "used before"),
-                ],
-            )),
-            ..Default::default()
-        }
+    fn picker(kind: PickerKind) -> Picker {
+        Picker::new(
+            kind,
+            vec![
+                PickItem::new("openai/gpt-4.1", "configured"),
+                PickItem::new("anthropic/claude-sonnet-4-5", "used before"),
+            ],
+        )
     }
 
     #[test]
     fn typing_filters_and_enter_picks_the_selection() {
-        let mut s = state_with(PickerKind::Model);
+        let mut p = picker(PickerKind::Model);
         for c in "claude".chars() {
-            picker_key(&mut s, key(KeyCode::Char(c)));
+            assert_eq!(p.key(key(KeyCode::Char(c))), PickerOutcome::Open);
         }
-        assert_eq!(s.picker.as_ref().unwrap().visible().len(), 1);
+        assert_eq!(p.visible().len(), 1);
         assert_eq!(
-            picker_key(&mut s, key(KeyCode::Enter)),
-            Action::Pick(PickerKind::Model, "anthropic/claude-sonnet-4-5".into())
+            p.key(key(KeyCode::Enter)),
+            PickerOutcome::Picked(PickerKind::Model, "anthropic/claude-sonnet-4-5".into())
         );
-        assert!(s.picker.is_none());
     }
 
     #[test]
     fn a_typed_model_is_used_when_nothing_matches_and_esc_closes() {
-        let mut s = state_with(PickerKind::Model);
+        let mut p = picker(PickerKind::Model);
         for c in "ollama/qwen3".chars() {
-            picker_key(&mut s, key(KeyCode::Char(c)));
+            p.key(key(KeyCode::Char(c)));
         }
         assert_eq!(
-            picker_key(&mut s, key(KeyCode::Enter)),
-            Action::Pick(PickerKind::Model, "ollama/qwen3".into())
+            p.key(key(KeyCode::Enter)),
+            PickerOutcome::Picked(PickerKind::Model, "ollama/qwen3".into())
         );
-        let mut s = state_with(PickerKind::Agent);
+        let mut p = picker(PickerKind::Agent);
         for c in "zzz".chars() {
-            picker_key(&mut s, key(KeyCode::Char(c)));
+            p.key(key(KeyCode::Char(c)));
         }
-        assert_eq!(picker_key(&mut s, key(KeyCode::Enter)), Action::None);
-        let mut s = state_with(PickerKind::Session);
-        picker_key(&mut s, key(KeyCode::Esc));
-        assert!(s.picker.is_none());
+        assert_eq!(p.key(key(KeyCode::Enter)), PickerOutcome::Closed);
+        let mut p = picker(PickerKind::Session);
+        assert_eq!(p.key(key(KeyCode::Esc)), PickerOutcome::Closed);
     }
 
     #[test]
     fn down_moves_within_the_matches() {
-        let mut s = state_with(PickerKind::Agent);
-        picker_key(&mut s, key(KeyCode::Down));
-        picker_key(&mut s, key(KeyCode::Down));
-        assert_eq!(s.picker.as_ref().unwrap().selected, 1);
+        let mut p = picker(PickerKind::Agent);
+        p.key(key(KeyCode::Down));
+        p.key(key(KeyCode::Down));
+        assert_eq!(p.selected, 1);
         assert_eq!(
-            picker_key(&mut s, key(KeyCode::Enter)),
-            Action::Pick(PickerKind::Agent, "anthropic/claude-sonnet-4-5".into())
+            p.key(key(KeyCode::Enter)),
+            PickerOutcome::Picked(PickerKind::Agent, "anthropic/claude-sonnet-4-5".into())
         );
     }
 }

@@ -6,7 +6,8 @@
 
 use podcode_protocol::{RevertReport, RevertTarget, StepUsage};
 
-use crate::state::{ChangeItem, Entry};
+use crate::changes::ChangeItem;
+use crate::transcript::Entry;
 
 /// One row of a picker: `value` is what picking it sends, `label` and `detail` are shown.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

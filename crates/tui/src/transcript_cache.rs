@@ -1,8 +1,8 @@
-//! The transcript's render cache, and the wrapping it caches. `render::entry_lines` turns an
-//! entry into width-independent `LogicalLine`s (Markdown, cards…); `wrap` cuts them into
+//! The transcript's render cache, and the wrapping it caches. `entry_lines` (in
+//! `transcript/view.rs`) turns an entry into width-independent `LogicalLine`s (Markdown, cards…); `wrap` cuts them into
 //! screen rows for one width. `TranscriptCache` keeps both per entry index, keyed by a cheap
 //! fingerprint of what the entry's rendering depends on: a changed fingerprint re-renders the
-//! entry, a changed width only re-wraps it, and `draw_transcript` asks for entries from the
+//! entry, a changed width only re-wraps it, and `Transcript::draw` asks for entries from the
 //! newest backwards until the screen is full, so a frame costs the visible tail, not the
 //! whole session. Entries that animate (running tool cards) pass no fingerprint and are
 //! rebuilt every frame.

@@ -114,6 +114,7 @@ fn workspace() -> tempfile::TempDir {
 fn type_mention(state: &mut AppState, text: &str) {
     type_text(state, text);
     while state
+        .input
         .file_index
         .as_ref()
         .is_some_and(|i| i.entries().is_none())
@@ -141,9 +142,9 @@ fn mention_popup_lists_matches_above_the_input() {
     assert_eq!(reversed, [17]);
 
     assert_eq!(press(&mut s, KeyCode::Tab), Action::None);
-    assert!(s.input.text().starts_with("explain @src/"));
-    assert!(s.input.text().ends_with(".rs "));
-    assert!(s.completion.is_none());
+    assert!(s.input.buffer.text().starts_with("explain @src/"));
+    assert!(s.input.buffer.text().ends_with(".rs "));
+    assert!(s.input.completion.is_none());
     let t = terminal(80, 24, &s);
     assert!(!screen(&t).contains("@ files"));
 }
@@ -166,7 +167,7 @@ fn ignored_files_are_not_offered_and_enter_attaches() {
     let cwd = dir.path().to_string_lossy().to_string();
     let mut s = base(&cwd);
     type_mention(&mut s, "@notes");
-    let offered = s.completion.as_ref().map(|c| c.matches.clone());
+    let offered = s.input.completion.as_ref().map(|c| c.matches.clone());
     assert_eq!(offered, Some(vec![]));
     press(&mut s, KeyCode::Esc);
     for _ in 0.."@notes".len() {
@@ -174,7 +175,7 @@ fn ignored_files_are_not_offered_and_enter_attaches() {
     }
     type_mention(&mut s, "read @READ");
     press(&mut s, KeyCode::Enter);
-    assert_eq!(s.input.text(), "read @README.md ");
+    assert_eq!(s.input.buffer.text(), "read @README.md ");
     match press(&mut s, KeyCode::Enter) {
         Action::Submit { text, files } => {
             assert_eq!(text, "read @README.md");

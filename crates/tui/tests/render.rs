@@ -190,7 +190,8 @@ fn revert_conflict() {
 fn turn_summary_and_long_transcript_follow_the_end() {
     let mut s = base();
     for i in 0..10_000 {
-        s.entries
+        s.transcript
+            .entries
             .push(podcode_tui::Entry::Notice(format!("line {i}")));
     }
     s.apply_event(&Event::TurnFinished {
@@ -267,7 +268,7 @@ fn answer(s: &mut AppState, text: &str) {
 fn markdown_answer() {
     let mut s = base();
     s.push_user("how does it parse?");
-    s.busy = false;
+    s.status.busy = false;
     answer(&mut s, MARKDOWN);
     insta::assert_snapshot!(screen_sized(&s, 80, 40));
 }
@@ -351,7 +352,7 @@ fn card_with_a_diff() {
     let text = screen(&s);
     assert!(!text.contains("Edit applied"), "{text}");
     insta::assert_snapshot!(text);
-    s.toggle_last_output();
+    s.transcript.toggle_last_output();
     let expanded = screen_sized(&s, 80, 60);
     assert!(expanded.contains("+let v20 = 40;"), "{expanded}");
     assert!(!expanded.contains("more lines"), "{expanded}");
@@ -386,7 +387,7 @@ fn mixed_session() -> AppState {
         message_id: "m2".into(),
         text: MARKDOWN.into(),
     });
-    s.busy = false;
+    s.status.busy = false;
     s
 }
 
@@ -414,7 +415,7 @@ fn reasoning_streaming_shows_its_last_line() {
         text.contains("second idea") && !text.contains("first idea"),
         "{text}"
     );
-    s.busy = false;
+    s.status.busy = false;
     let text = screen(&s);
     assert!(!text.contains("second idea"), "{text}");
 }
@@ -424,11 +425,11 @@ fn resize_rewraps_at_words() {
     let mut s = base();
     let words: Vec<String> = (0..60).map(|i| format!("word{i}")).collect();
     answer(&mut s, &words.join(" "));
-    s.busy = false;
+    s.status.busy = false;
     let wide = screen_sized(&s, 100, 12);
     let narrow = screen_sized(&s, 60, 16);
     // The same state (and cache) drawn at two widths: re-wrapped, not re-rendered.
-    assert_eq!(s.render_cache.borrow().renders(), 1);
+    assert_eq!(s.transcript.render_cache.borrow().renders(), 1);
     for (text, width) in [(&wide, 100), (&narrow, 60)] {
         let body: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
         let joined = body.join(" ");
@@ -443,17 +444,19 @@ fn resize_rewraps_at_words() {
 fn streaming_rerenders_only_the_last_entry() {
     let mut s = base();
     for i in 0..200 {
-        s.entries.push(podcode_tui::Entry::Notice(format!("n{i}")));
+        s.transcript
+            .entries
+            .push(podcode_tui::Entry::Notice(format!("n{i}")));
     }
     answer(&mut s, "The answer ");
     let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
     terminal.draw(|f| draw(f, &s)).unwrap();
-    let before = s.render_cache.borrow().renders();
+    let before = s.transcript.render_cache.borrow().renders();
     answer(&mut s, "grows **here**");
     terminal.draw(|f| draw(f, &s)).unwrap();
-    assert_eq!(s.render_cache.borrow().renders(), before + 1);
+    assert_eq!(s.transcript.render_cache.borrow().renders(), before + 1);
     terminal.draw(|f| draw(f, &s)).unwrap();
-    assert_eq!(s.render_cache.borrow().renders(), before + 1);
+    assert_eq!(s.transcript.render_cache.borrow().renders(), before + 1);
 }
 
 #[test]
@@ -462,7 +465,9 @@ fn ten_thousand_lines_scroll_to_the_right_window() {
     // 1,000 entries of 10 lines and a separator: 11,000 rows.
     for e in 0..1000 {
         let text: Vec<String> = (0..10).map(|l| format!("e{e} l{l}")).collect();
-        s.entries.push(podcode_tui::Entry::Notice(text.join("\n")));
+        s.transcript
+            .entries
+            .push(podcode_tui::Entry::Notice(text.join("\n")));
     }
     let rows = |s: &AppState| -> Vec<String> { screen(s).lines().map(str::to_string).collect() };
     let tail = rows(&s);
@@ -473,17 +478,17 @@ fn ten_thousand_lines_scroll_to_the_right_window() {
     assert_eq!(tail[r + 1], "", "the separator follows");
     assert_eq!(tail[r - 9], "e999 l0");
     // Scrolling by 500 entries shows the same position 500 entries earlier…
-    s.scroll = 11 * 500;
+    s.transcript.scroll = 11 * 500;
     let middle = rows(&s);
     assert_eq!(middle[r], "e499 l9");
     assert_eq!(middle[r - 1], "e499 l8");
     assert_eq!(middle[r - 9], "e499 l0");
     assert_eq!(middle[r - 10], "", "the separator before it");
     // …and three rows more moves it three lines up.
-    s.scroll += 3;
+    s.transcript.scroll += 3;
     assert_eq!(rows(&s)[r], "e499 l6");
     // Past the top the first screenful stays.
-    s.scroll = u16::MAX;
+    s.transcript.scroll = u16::MAX;
     assert_eq!(rows(&s)[0], "e0 l0");
 }
 
@@ -492,7 +497,8 @@ fn scrolling_down_from_the_top_starts_at_the_top() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let mut s = base();
     for i in 0..100 {
-        s.entries
+        s.transcript
+            .entries
             .push(podcode_tui::Entry::Notice(format!("line {i}")));
     }
     podcode_tui::handle_key(&mut s, KeyEvent::new(KeyCode::Home, KeyModifiers::CONTROL));

@@ -67,11 +67,11 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
     let (session_id, title) = pick_session(&store, &args, &cwd_text, &profile.name, &model_name)?;
 
     let mut state = AppState::new(&model_name, &profile.name, &cwd_text, &session_id);
-    state.title = title;
+    state.status.title = title;
     if args.continue_last || args.session.is_some() {
         let (entries, usage) = load_transcript(&store, &session_id)?;
-        state.entries = entries;
-        state.usage = usage;
+        state.transcript.entries = entries;
+        state.status.usage = usage;
     }
     state.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
 
@@ -81,6 +81,7 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
         for p in loaded.registry.problems() {
             if p.level == podcode_tools::ProblemLevel::Error {
                 state
+                    .transcript
                     .entries
                     .push(Entry::Notice(format!("⚠ {} ({})", p.message, p.source)));
             }

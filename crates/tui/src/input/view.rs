@@ -11,8 +11,8 @@ use ratatui::style::Color;
 use ratatui::widgets::{Block, Borders};
 use unicode_width::UnicodeWidthChar;
 
-use crate::render::fg;
-use crate::state::AppState;
+use super::InputBuffer;
+use crate::style::Theme;
 
 /// The most rows the input box takes, borders included.
 const MAX_HEIGHT: usize = 8;
@@ -126,27 +126,35 @@ pub(crate) fn pos_at_column(text: &str, rows: &[Row], row: usize, goal: usize) -
 }
 
 /// Rows the input box needs (borders included) when it is `width` columns wide.
-pub fn input_height_for(state: &AppState, width: u16) -> u16 {
-    let rows = layout(state.input.text(), usize::from(width.saturating_sub(2)));
+pub fn input_height_for(input: &InputBuffer, width: u16) -> u16 {
+    let rows = layout(input.text(), usize::from(width.saturating_sub(2)));
     (rows.len().max(1) + 2).min(MAX_HEIGHT) as u16
 }
 
-pub fn draw_input(frame: &mut Frame, area: Rect, state: &AppState) {
-    let title = if state.busy {
+/// Draws the box with `input` in it; `busy` (a turn runs) changes the title, and the
+/// terminal cursor is placed only when `show_cursor` (no modal has the keyboard).
+pub fn draw_input(
+    frame: &mut Frame,
+    area: Rect,
+    input: &InputBuffer,
+    theme: Theme,
+    busy: bool,
+    show_cursor: bool,
+) {
+    let title = if busy {
         " working… (esc to abort) "
     } else {
         " message (enter to send, alt-enter for a new line) "
     };
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(fg(state, Color::DarkGray))
+        .border_style(theme.fg(Color::DarkGray))
         .title(title);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.width == 0 || inner.height == 0 {
         return;
     }
-    let input = &state.input;
     input.set_wrap_width(inner.width);
     let text = input.text();
     let rows = layout(text, usize::from(inner.width));
@@ -163,7 +171,7 @@ pub fn draw_input(frame: &mut Frame, area: Rect, state: &AppState) {
     for (y, r) in rows.iter().skip(top).take(height).enumerate() {
         draw_row(buf, inner, inner.y + y as u16, &text[r.start..r.end]);
     }
-    if state.modal.is_none() {
+    if show_cursor {
         let x = (col as u16).min(inner.width - 1);
         frame.set_cursor_position((inner.x + x, inner.y + (row - top) as u16));
     }
@@ -241,14 +249,16 @@ mod tests {
         assert_eq!(pos_at_column(text, &rows, 0, 9), 2);
     }
 
+    fn draw(f: &mut Frame, input: &InputBuffer) {
+        draw_input(f, f.area(), input, Theme::default(), false, true);
+    }
+
     fn cursor_after_draw(text: &str, cursor: usize, w: u16, h: u16) -> Position {
-        let mut state = AppState::default();
-        state.input.set(text);
-        state.input.set_cursor(cursor);
+        let mut input = InputBuffer::default();
+        input.set(text);
+        input.set_cursor(cursor);
         let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("terminal");
-        terminal
-            .draw(|f| draw_input(f, f.area(), &state))
-            .expect("draw");
+        terminal.draw(|f| draw(f, &input)).expect("draw");
         terminal.get_cursor_position().expect("cursor")
     }
 
@@ -271,12 +281,10 @@ mod tests {
             .map(|i| format!("l{i}"))
             .collect::<Vec<_>>()
             .join("\n");
-        let mut state = AppState::default();
-        state.input.set(&text);
+        let mut input = InputBuffer::default();
+        input.set(&text);
         let mut terminal = Terminal::new(TestBackend::new(10, 8)).expect("terminal");
-        terminal
-            .draw(|f| draw_input(f, f.area(), &state))
-            .expect("draw");
+        terminal.draw(|f| draw(f, &input)).expect("draw");
         assert_eq!(
             terminal.get_cursor_position().expect("cursor"),
             Position::new(4, 6)
@@ -286,22 +294,20 @@ mod tests {
         assert_eq!(buf[(2, 6)].symbol(), "1");
         assert_eq!(buf[(3, 6)].symbol(), "9");
         // Moving to the top scrolls the view up to it.
-        state.input.set_cursor(0);
-        terminal
-            .draw(|f| draw_input(f, f.area(), &state))
-            .expect("draw");
+        input.set_cursor(0);
+        terminal.draw(|f| draw(f, &input)).expect("draw");
         assert_eq!(
             terminal.get_cursor_position().expect("cursor"),
             Position::new(1, 1)
         );
-        assert_eq!(input_height_for(&state, 20), 8);
+        assert_eq!(input_height_for(&input, 20), 8);
     }
 
     #[test]
     fn height_counts_wrapped_rows() {
-        let mut state = AppState::default();
-        state.input.set("abcdefg");
-        assert_eq!(input_height_for(&state, 6), 4);
-        assert_eq!(input_height_for(&state, 80), 3);
+        let mut input = InputBuffer::default();
+        input.set("abcdefg");
+        assert_eq!(input_height_for(&input, 6), 4);
+        assert_eq!(input_height_for(&input, 80), 3);
     }
 }

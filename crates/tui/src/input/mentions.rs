@@ -1,6 +1,6 @@
 //! `@path` file mentions. While the user types, `refresh` looks at the word under the
 //! cursor: when it starts with `@` (at a line start or after whitespace) it opens or updates
-//! `AppState::completion` with the best fuzzy matches from the workspace `FileIndex`
+//! `Input::completion` with the best fuzzy matches from the workspace `FileIndex`
 //! (`index.rs`, built on a background thread the first time a mention starts). While the
 //! popup (`popup.rs`) is open, `completion_key` takes Up/Down/Ctrl-P/Ctrl-N, Tab/Enter and
 //! Esc; accepting replaces `@query` with `@path ` (`@"path with spaces" `). When a prompt is
@@ -17,8 +17,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 pub use index::{FileIndex, best_matches};
 pub use popup::draw_completion;
 
-use crate::keys::Action;
-use crate::state::AppState;
+use super::Input;
 
 /// How many matches the popup lists.
 pub const MAX_MATCHES: usize = 10;
@@ -73,17 +72,16 @@ pub fn mention_at(text: &str, cursor: usize) -> Option<(Range<usize>, String)> {
     None
 }
 
-/// Opens, updates or closes the popup for the word under the cursor. Call it after every
-/// edit of the input.
-pub fn refresh(state: &mut AppState) {
-    let Some((range, query)) = mention_at(state.input.text(), state.input.cursor()) else {
+/// Opens, updates or closes the popup for the word under the cursor; the index covers
+/// `cwd`. Call it after every edit of the input.
+pub fn refresh(state: &mut Input, cwd: &str) {
+    let Some((range, query)) = mention_at(state.buffer.text(), state.buffer.cursor()) else {
         state.completion = None;
         return;
     };
-    let cwd = state.cwd.clone();
     let index = state
         .file_index
-        .get_or_insert_with(|| FileIndex::spawn(&cwd))
+        .get_or_insert_with(|| FileIndex::spawn(cwd))
         .clone();
     let (matches, indexing) = match index.entries() {
         Some(entries) => (best_matches(entries, &query, MAX_MATCHES), false),
@@ -104,31 +102,33 @@ pub fn refresh(state: &mut AppState) {
 
 /// Recomputes an open popup that is still waiting for the index, once the index is ready.
 /// Cheap when there is nothing to do; the event loop may call it on every tick.
-pub fn poll(state: &mut AppState) {
+pub fn poll(state: &mut Input, cwd: &str) {
     let ready = state
         .file_index
         .as_ref()
         .is_some_and(|i| i.entries().is_some());
     if ready && state.completion.as_ref().is_some_and(|c| c.indexing) {
-        refresh(state);
+        refresh(state, cwd);
     }
 }
 
-/// Handles a key while the popup is open; `None` lets the normal key handling run.
-pub fn completion_key(state: &mut AppState, key: KeyEvent) -> Option<Action> {
+/// Handles a key while the popup is open; `false` lets the normal key handling run.
+pub fn completion_key(state: &mut Input, key: KeyEvent, cwd: &str) -> bool {
     // An edit that skipped `refresh` (a newline, a paste) may have moved the mention.
-    let current = mention_at(state.input.text(), state.input.cursor());
+    let current = mention_at(state.buffer.text(), state.buffer.cursor());
     let stale = state.completion.as_ref().is_some_and(|c| {
         current
             .as_ref()
             .is_none_or(|(range, query)| *range != c.range || *query != c.query)
     });
     if stale {
-        refresh(state);
+        refresh(state, cwd);
     } else {
-        poll(state);
+        poll(state, cwd);
     }
-    let completion = state.completion.as_mut()?;
+    let Some(completion) = state.completion.as_mut() else {
+        return false;
+    };
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let len = completion.matches.len();
     let up = key.code == KeyCode::Up || (ctrl && key.code == KeyCode::Char('p'));
@@ -138,27 +138,27 @@ pub fn completion_key(state: &mut AppState, key: KeyEvent) -> Option<Action> {
             let step = if up { len - 1 } else { 1 };
             completion.selected = (completion.selected + step) % len;
         }
-        return Some(Action::None);
+        return true;
     }
     match key.code {
         KeyCode::Esc => state.completion = None,
-        KeyCode::Tab if key.modifiers.is_empty() => accept(state),
+        KeyCode::Tab if key.modifiers.is_empty() => accept(state, cwd),
         KeyCode::Enter if key.modifiers.is_empty() => {
             if len == 0 {
                 // Nothing to pick: Enter submits the prompt as usual.
                 state.completion = None;
-                return None;
+                return false;
             }
-            accept(state);
+            accept(state, cwd);
         }
-        _ => return None,
+        _ => return false,
     }
-    Some(Action::None)
+    true
 }
 
 /// Replaces the mention with the selected path and refreshes (a directory keeps the popup
 /// open on its contents).
-fn accept(state: &mut AppState) {
+fn accept(state: &mut Input, cwd: &str) {
     let Some(c) = state.completion.take() else {
         return;
     };
@@ -172,7 +172,7 @@ fn accept(state: &mut AppState) {
     } else {
         format!("@{path}")
     };
-    let text = state.input.text();
+    let text = state.buffer.text();
     let next_is_space = text[c.range.end.min(text.len())..]
         .chars()
         .next()
@@ -180,12 +180,12 @@ fn accept(state: &mut AppState) {
     if !dir && !next_is_space {
         with.push(' ');
     }
-    state.input.replace_range(c.range, &with);
+    state.buffer.replace_range(c.range, &with);
     if !dir && next_is_space {
-        let after = state.input.cursor() + 1;
-        state.input.set_cursor(after);
+        let after = state.buffer.cursor() + 1;
+        state.buffer.set_cursor(after);
     }
-    refresh(state);
+    refresh(state, cwd);
 }
 
 /// The mentions in a prompt that name existing files, as absolute paths, each once and in

@@ -3,9 +3,9 @@
 //! undo, switching model or agent). Unknown `/word` commands are refused, not sent to the
 //! model; text with a space after a slash word (`/usr/bin is…`) is an ordinary prompt.
 
-use crate::keys::Action;
+use super::Action;
 use crate::picker::PickerKind;
-use crate::state::{AppState, Entry};
+use crate::state::AppState;
 
 pub const COMMANDS: &str = "/new  /sessions  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /help";
 
@@ -31,7 +31,7 @@ pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
             } else {
                 state.tools_info.join("\n")
             };
-            state.entries.push(Entry::Notice(text));
+            state.transcript.notice(text);
             Action::None
         }
         ("/model", true) => Action::OpenPicker(PickerKind::Model),
@@ -39,9 +39,9 @@ pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
         ("/agent", true) => Action::OpenPicker(PickerKind::Agent),
         ("/agent", false) => Action::Pick(PickerKind::Agent, arg.to_string()),
         _ if word.starts_with('/') && arg.is_empty() && word.len() > 1 => {
-            state.entries.push(Entry::Notice(format!(
-                "unknown command {word}; commands: {COMMANDS}"
-            )));
+            state
+                .transcript
+                .notice(format!("unknown command {word}; commands: {COMMANDS}"));
             Action::None
         }
         _ => return None,
@@ -52,6 +52,7 @@ pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transcript::Entry;
 
     #[test]
     fn commands_map_to_actions_and_prompts_pass_through() {
@@ -76,12 +77,12 @@ mod tests {
         s.tools_info = vec!["read · built-in".into()];
         assert_eq!(command(&mut s, "/tools"), Some(Action::None));
         assert_eq!(
-            s.entries.last(),
+            s.transcript.entries.last(),
             Some(&Entry::Notice("read · built-in".into()))
         );
         assert_eq!(command(&mut s, "/nope"), Some(Action::None));
         assert_eq!(
-            s.entries.last(),
+            s.transcript.entries.last(),
             Some(&Entry::Notice(format!(
                 "unknown command /nope; commands: {COMMANDS}"
             )))

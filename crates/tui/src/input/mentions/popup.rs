@@ -1,5 +1,5 @@
 //! The `@path` completion popup: a small bordered list drawn just above the input box from
-//! `AppState::completion`, the selected row highlighted (reverse video under `no_color`),
+//! `Input::completion`, the selected row highlighted (reverse video under `no_color`),
 //! never taller than the space above the input. Long paths are cut from the left so the
 //! file name stays visible.
 
@@ -10,13 +10,13 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
-use crate::render::fg;
-use crate::state::AppState;
+use crate::input::Input;
+use crate::style::Theme;
 
 /// The popup never gets narrower than this (when the screen allows).
 const MIN_WIDTH: usize = 28;
 
-pub fn draw_completion(frame: &mut Frame, input_area: Rect, state: &AppState) {
+pub fn draw_completion(frame: &mut Frame, input_area: Rect, state: &Input, theme: Theme) {
     let Some(c) = &state.completion else {
         return;
     };
@@ -63,7 +63,7 @@ pub fn draw_completion(frame: &mut Frame, input_area: Rect, state: &AppState) {
     let text_width = usize::from(width - 2);
     // Scroll so the selected row is visible.
     let first = (c.selected + 1).saturating_sub(visible);
-    let selected_style = if state.no_color {
+    let selected_style = if theme.no_color {
         Style::default().add_modifier(Modifier::REVERSED)
     } else {
         Style::default().fg(Color::Black).bg(Color::Cyan)
@@ -76,11 +76,11 @@ pub fn draw_completion(frame: &mut Frame, input_area: Rect, state: &AppState) {
         .map(|(i, row)| {
             let shown = cut_left(row, text_width);
             let style = if notice.is_some() {
-                fg(state, Color::DarkGray)
+                theme.fg(Color::DarkGray)
             } else if i == c.selected {
                 selected_style
             } else if row.ends_with('/') {
-                fg(state, Color::Blue)
+                theme.fg(Color::Blue)
             } else {
                 Style::default()
             };
@@ -89,7 +89,7 @@ pub fn draw_completion(frame: &mut Frame, input_area: Rect, state: &AppState) {
         .collect();
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(fg(state, Color::DarkGray))
+        .border_style(theme.fg(Color::DarkGray))
         .title(" @ files (tab to attach) ");
     frame.render_widget(Clear, area);
     frame.render_widget(Paragraph::new(lines).block(block), area);
@@ -127,7 +127,7 @@ mod tests {
     fn the_popup_says_indexing_until_the_index_is_ready() {
         use ratatui::Terminal;
         use ratatui::backend::TestBackend;
-        let mut state = AppState {
+        let mut state = Input {
             file_index: Some(std::sync::Arc::new(super::super::FileIndex::default())),
             completion: Some(super::super::Completion {
                 query: "ma".into(),
@@ -136,10 +136,10 @@ mod tests {
             }),
             ..Default::default()
         };
-        let draw = |state: &AppState| {
+        let draw = |state: &Input| {
             let mut terminal = Terminal::new(TestBackend::new(40, 10)).expect("terminal");
             terminal
-                .draw(|f| draw_completion(f, Rect::new(0, 7, 40, 3), state))
+                .draw(|f| draw_completion(f, Rect::new(0, 7, 40, 3), state, Theme::default()))
                 .expect("draw");
             let buf = terminal.backend().buffer().clone();
             (0..7)

@@ -32,15 +32,15 @@ fn mentions_start_at_a_word_start() {
 }
 
 /// A state whose index is already built over `entries`.
-fn state_with(entries: &[&str], text: &str) -> AppState {
+fn state_with(entries: &[&str], text: &str) -> Input {
     let index = FileIndex::default();
     index.fill(entries.iter().map(|e| e.to_string()).collect(), false);
-    let mut state = AppState {
+    let mut state = Input {
         file_index: Some(Arc::new(index)),
         ..Default::default()
     };
-    state.input.set(text);
-    refresh(&mut state);
+    state.buffer.set(text);
+    refresh(&mut state, "");
     state
 }
 
@@ -50,24 +50,24 @@ fn refresh_opens_and_closes_the_popup() {
     let c = s.completion.clone().expect("open");
     assert_eq!(c.matches, ["src/main.rs"]);
     assert!(!c.indexing);
-    s.input.insert_char(' ');
-    refresh(&mut s);
+    s.buffer.insert_char(' ');
+    refresh(&mut s, "");
     assert_eq!(s.completion, None);
 }
 
 #[test]
 fn the_popup_waits_for_the_index() {
-    let mut s = AppState {
+    let mut s = Input {
         file_index: Some(Arc::new(FileIndex::default())),
         ..Default::default()
     };
-    s.input.set("@x");
-    refresh(&mut s);
+    s.buffer.set("@x");
+    refresh(&mut s, "");
     assert!(s.completion.as_ref().is_some_and(|c| c.indexing));
     if let Some(index) = &s.file_index {
         index.fill(vec!["x.rs".into()], false);
     }
-    poll(&mut s);
+    poll(&mut s, "");
     assert_eq!(s.completion.map(|c| c.matches), Some(vec!["x.rs".into()]));
 }
 
@@ -75,57 +75,45 @@ fn the_popup_waits_for_the_index() {
 fn keys_select_accept_and_close() {
     let mut s = state_with(&["a1.rs", "a2.rs", "a3.rs"], "@a");
     assert_eq!(s.completion.as_ref().map(|c| c.matches.len()), Some(3));
-    assert_eq!(
-        completion_key(&mut s, key(KeyCode::Down)),
-        Some(Action::None)
-    );
-    assert_eq!(
-        completion_key(&mut s, key(KeyCode::Down)),
-        Some(Action::None)
-    );
+    assert!(completion_key(&mut s, key(KeyCode::Down), ""));
+    assert!(completion_key(&mut s, key(KeyCode::Down), ""));
     let ctrl_p = KeyEvent::new(KeyCode::Char('p'), KeyModifiers::CONTROL);
-    assert_eq!(completion_key(&mut s, ctrl_p), Some(Action::None));
+    assert!(completion_key(&mut s, ctrl_p, ""));
     assert_eq!(s.completion.as_ref().map(|c| c.selected), Some(1));
     // Up from the first row wraps to the last.
     let mut w = state_with(&["a1.rs", "a2.rs"], "@a");
-    completion_key(&mut w, key(KeyCode::Up));
+    completion_key(&mut w, key(KeyCode::Up), "");
     assert_eq!(w.completion.as_ref().map(|c| c.selected), Some(1));
     // Other keys pass through.
-    assert_eq!(completion_key(&mut s, key(KeyCode::Char('x'))), None);
+    assert!(!completion_key(&mut s, key(KeyCode::Char('x')), ""));
     let picked = s.completion.as_ref().map(|c| c.matches[1].clone());
+    assert!(completion_key(&mut s, key(KeyCode::Tab), ""));
     assert_eq!(
-        completion_key(&mut s, key(KeyCode::Tab)),
-        Some(Action::None)
-    );
-    assert_eq!(
-        Some(s.input.text().to_string()),
+        Some(s.buffer.text().to_string()),
         picked.map(|p| format!("@{p} "))
     );
     assert_eq!(s.completion, None);
     let mut e = state_with(&["a1.rs"], "@a");
-    assert_eq!(
-        completion_key(&mut e, key(KeyCode::Esc)),
-        Some(Action::None)
-    );
+    assert!(completion_key(&mut e, key(KeyCode::Esc), ""));
     assert_eq!(e.completion, None);
-    assert_eq!(completion_key(&mut e, key(KeyCode::Esc)), None);
+    assert!(!completion_key(&mut e, key(KeyCode::Esc), ""));
 }
 
 #[test]
 fn accepting_replaces_the_whole_word() {
     let mut s = state_with(&["src/main.rs"], "read @mai and more");
-    s.input.set_cursor(9);
-    refresh(&mut s);
-    completion_key(&mut s, key(KeyCode::Enter));
-    assert_eq!(s.input.text(), "read @src/main.rs and more");
-    assert_eq!(s.input.cursor(), "read @src/main.rs ".len());
+    s.buffer.set_cursor(9);
+    refresh(&mut s, "");
+    completion_key(&mut s, key(KeyCode::Enter), "");
+    assert_eq!(s.buffer.text(), "read @src/main.rs and more");
+    assert_eq!(s.buffer.cursor(), "read @src/main.rs ".len());
 }
 
 #[test]
 fn accepting_a_directory_keeps_completing_inside_it() {
     let mut s = state_with(&["src/", "src/main.rs"], "@sr");
-    completion_key(&mut s, key(KeyCode::Enter));
-    assert_eq!(s.input.text(), "@src/");
+    completion_key(&mut s, key(KeyCode::Enter), "");
+    assert_eq!(s.buffer.text(), "@src/");
     let c = s.completion.clone().expect("still open");
     assert_eq!(c.query, "src/");
     assert_eq!(c.matches[0], "src/");
@@ -134,18 +122,18 @@ fn accepting_a_directory_keeps_completing_inside_it() {
 #[test]
 fn paths_with_spaces_are_quoted() {
     let mut s = state_with(&["docs/my notes.md", "my dir/"], "@notes");
-    completion_key(&mut s, key(KeyCode::Tab));
-    assert_eq!(s.input.text(), "@\"docs/my notes.md\" ");
+    completion_key(&mut s, key(KeyCode::Tab), "");
+    assert_eq!(s.buffer.text(), "@\"docs/my notes.md\" ");
     let mut d = state_with(&["my dir/"], "@mydir");
-    completion_key(&mut d, key(KeyCode::Tab));
-    assert_eq!(d.input.text(), "@\"my dir/");
+    completion_key(&mut d, key(KeyCode::Tab), "");
+    assert_eq!(d.buffer.text(), "@\"my dir/");
     assert!(d.completion.is_some_and(|c| c.query == "my dir/"));
 }
 
 #[test]
 fn enter_without_matches_submits() {
     let mut s = state_with(&["a.rs"], "@zzz");
-    assert_eq!(completion_key(&mut s, key(KeyCode::Enter)), None);
+    assert!(!completion_key(&mut s, key(KeyCode::Enter), ""));
     assert_eq!(s.completion, None);
 }
 
@@ -181,16 +169,14 @@ fn the_real_index_hides_ignored_files_from_completion() {
     std::fs::write(dir.path().join(".gitignore"), "*.secret\n").expect("write");
     std::fs::write(dir.path().join("keys.secret"), "x").expect("write");
     std::fs::write(dir.path().join("keys.rs"), "x").expect("write");
-    let mut s = AppState {
-        cwd: dir.path().to_string_lossy().to_string(),
-        ..Default::default()
-    };
-    s.input.set("@keys");
-    refresh(&mut s);
+    let cwd = dir.path().to_string_lossy().to_string();
+    let mut s = Input::default();
+    s.buffer.set("@keys");
+    refresh(&mut s, &cwd);
     while s.file_index.as_ref().is_some_and(|i| i.entries().is_none()) {
         std::thread::yield_now();
     }
-    poll(&mut s);
+    poll(&mut s, &cwd);
     assert_eq!(
         s.completion.map(|c| c.matches),
         Some(vec!["keys.rs".into()])
@@ -201,8 +187,8 @@ fn the_real_index_hides_ignored_files_from_completion() {
 fn a_stale_popup_is_refreshed_before_a_key_acts() {
     let mut s = state_with(&["src/main.rs"], "@main");
     // An edit that did not call `refresh`: the word is gone.
-    s.input.insert_char(' ');
-    assert_eq!(completion_key(&mut s, key(KeyCode::Tab)), None);
-    assert_eq!(s.input.text(), "@main ");
+    s.buffer.insert_char(' ');
+    assert!(!completion_key(&mut s, key(KeyCode::Tab), ""));
+    assert_eq!(s.buffer.text(), "@main ");
     assert_eq!(s.completion, None);
 }

@@ -1,0 +1,31 @@
+//! The `/help` overlay: the keys and commands, drawn over the bottom of the main area until
+//! any key closes it (`AppState::show_help`).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Color;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use crate::style::Theme;
+
+pub const HELP: &str =
+    "enter send (queued while a turn runs) · alt-enter or ctrl-j newline · ↑/↓ history
+←/→ ctrl-←/→ home/end move · ctrl-w ctrl-u ctrl-k delete · @path attach a file (tab completes)
+pgup/pgdn shift-↑/↓ ctrl-home/end scroll · esc abort the turn · ctrl-c twice quit · ctrl-o expand the last tool output
+ctrl-g or /changes: Changes view (r change · c call · t since its prompt · a all · f force)
+/new  /sessions  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /help";
+
+pub fn draw_help(frame: &mut Frame, area: Rect, theme: Theme) {
+    let h = 11.min(area.height);
+    let rect = Rect::new(area.x, area.bottom().saturating_sub(h), area.width, h);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(HELP).wrap(Wrap { trim: false }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(theme.fg(Color::Cyan))
+                .title(" help (any key closes) "),
+        ),
+        rect,
+    );
+}

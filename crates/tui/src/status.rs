@@ -1,0 +1,137 @@
+//! The status line component: which model and agent the session runs with, its title, the
+//! tokens (and cost) used so far, the working directory, whether a turn is running, and the
+//! "press ctrl-c again" warning. Turn events update it (`apply_event`); it draws the bottom
+//! row, with the running tools the transcript reports.
+
+use podcode_protocol::{Event, StepUsage};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::widgets::Paragraph;
+
+use crate::style::Theme;
+
+#[derive(Debug, Clone, Default)]
+pub struct StatusLine {
+    pub model: String,
+    pub agent: String,
+    pub title: String,
+    pub cwd: String,
+    pub usage: StepUsage,
+    /// A turn is running.
+    pub busy: bool,
+    /// Set after the first Ctrl-C; a second one quits.
+    pub quit_armed: bool,
+}
+
+impl StatusLine {
+    pub fn new(model: &str, agent: &str, cwd: &str) -> Self {
+        Self {
+            model: model.into(),
+            agent: agent.into(),
+            cwd: cwd.into(),
+            ..Default::default()
+        }
+    }
+
+    /// The user sent `text`: a turn runs, and an untitled session takes its first line.
+    pub fn prompted(&mut self, text: &str) {
+        if self.title.is_empty() {
+            self.title = text.lines().next().unwrap_or("").chars().take(60).collect();
+        }
+        self.busy = true;
+    }
+
+    /// The status line's part of a runtime event (the transcript takes the rest).
+    pub fn apply_event(&mut self, event: &Event) {
+        match event {
+            Event::TurnStarted { agent, model, .. } => {
+                self.agent = agent.clone();
+                self.model = model.clone();
+                self.busy = true;
+            }
+            Event::Configured { agent, model } => {
+                self.agent = agent.clone();
+                self.model = model.clone();
+            }
+            Event::StepFinished { usage, .. } => self.usage.add(usage),
+            Event::TurnFinished { .. } => self.busy = false,
+            _ => {}
+        }
+    }
+
+    /// Draws the line; `running` are the tools whose calls are running.
+    pub fn draw(&self, frame: &mut Frame, area: Rect, theme: Theme, running: &[&str]) {
+        let u = &self.usage;
+        let mut parts = vec![self.model.clone(), self.agent.clone()];
+        if !self.title.is_empty() {
+            parts.push(self.title.chars().take(30).collect());
+        }
+        let mut tokens = format!("{}↑ {}↓", u.input_tokens, u.output_tokens);
+        if let Some(c) = u.cost {
+            tokens.push_str(&format!(" ${c:.4}"));
+        }
+        parts.push(tokens);
+        parts.push(self.cwd.clone());
+        if !running.is_empty() {
+            parts.push(format!("running: {}", running.join(", ")));
+        }
+        if self.quit_armed {
+            parts.insert(0, "ctrl-c again to quit".into());
+        }
+        let style = if theme.no_color {
+            Style::default().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::default().bg(Color::DarkGray).fg(Color::White)
+        };
+        frame.render_widget(
+            Paragraph::new(format!(" {}", parts.join(" · "))).style(style),
+            area,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    fn line(status: &StatusLine, running: &[&str]) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(100, 1)).expect("terminal");
+        terminal
+            .draw(|f| status.draw(f, f.area(), Theme::default(), running))
+            .expect("draw");
+        let buf = terminal.backend().buffer();
+        (0..100).map(|x| buf[(x, 0)].symbol()).collect::<String>()
+    }
+
+    #[test]
+    fn a_prompt_titles_the_session_and_the_line_shows_what_runs() {
+        let mut s = StatusLine::new("openai/gpt-4.1", "build", "/work/repo");
+        s.prompted("fix the parser\nand the tests");
+        s.prompted("second prompt");
+        assert!(s.busy);
+        assert_eq!(s.title, "fix the parser");
+        s.quit_armed = true;
+        let text = line(&s, &["bash"]);
+        assert!(
+            text.starts_with(" ctrl-c again to quit · openai/gpt-4.1 · build · fix the parser · 0↑ 0↓ · /work/repo · running: bash"),
+            "{text}"
+        );
+        s.apply_event(&Event::TurnFinished {
+            session_id: "ses_1".into(),
+            summary: podcode_protocol::TurnSummary {
+                session_id: "ses_1".into(),
+                end: podcode_protocol::TurnEnd::Answered,
+                steps: 1,
+                tool_calls: 0,
+                usage: StepUsage::default(),
+                changes: vec![],
+                files: vec![],
+                error: None,
+            },
+        });
+        assert!(!s.busy);
+    }
+}

@@ -1,0 +1,320 @@
+//! The transcript component: the session's blocks (prompts, answers, reasoning, tool cards,
+//! notices), how far the user scrolled up, the spinner frame and the render cache. Runtime
+//! events grow it (`apply_event`: streamed text, tool calls starting and ending, notices);
+//! the key handler scrolls it and expands cards; `view.rs` draws it.
+
+mod view;
+
+use std::cell::RefCell;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use podcode_protocol::{Event, TurnEnd};
+
+use crate::transcript_cache::TranscriptCache;
+
+/// One block of the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    User(String),
+    Assistant {
+        message_id: String,
+        text: String,
+    },
+    Reasoning {
+        message_id: String,
+        text: String,
+    },
+    Tool(ToolCard),
+    /// Warnings, turn endings and other lines from Podcode itself.
+    Notice(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolStatus {
+    Running,
+    Done,
+    Failed,
+    Denied,
+    Interrupted,
+}
+
+impl ToolStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::Denied => "denied",
+            Self::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// A tool call as the transcript shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCard {
+    pub call_id: String,
+    pub tool: String,
+    pub title: String,
+    pub status: ToolStatus,
+    /// Milliseconds since start while running (advanced by `tick`), the duration after.
+    pub elapsed_ms: u64,
+    /// The output when done, the error when it failed.
+    pub output: String,
+    pub attachments: usize,
+    pub spill_path: Option<String>,
+    pub expanded: bool,
+    /// The unified diff of a finished file change (`metadata.diff` of edit/write/apply_patch).
+    pub diff: Option<String>,
+}
+
+/// The transcript and everything that drawing it depends on besides the theme.
+#[derive(Debug, Clone, Default)]
+pub struct Transcript {
+    pub entries: Vec<Entry>,
+    /// Lines scrolled up from the bottom of the transcript (0 = follow the end).
+    pub scroll: u16,
+    /// Advances with every tick; drives the spinner.
+    pub frame: u64,
+    /// Rendered transcript entries, reused across frames (see `transcript_cache`).
+    pub render_cache: RefCell<TranscriptCache>,
+}
+
+impl Transcript {
+    /// A line from Podcode itself.
+    pub fn notice(&mut self, text: String) {
+        self.entries.push(Entry::Notice(text));
+    }
+
+    /// The user sent `text`: it shows, and the view follows the end again.
+    pub fn push_user(&mut self, text: &str) {
+        self.entries.push(Entry::User(text.to_string()));
+        self.scroll = 0;
+    }
+
+    /// Running tool calls, for the status line.
+    pub fn running_tools(&self) -> Vec<&str> {
+        self.entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Tool(c) if c.status == ToolStatus::Running => Some(c.tool.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn card(&mut self, call_id: &str) -> Option<&mut ToolCard> {
+        self.entries.iter_mut().rev().find_map(|e| match e {
+            Entry::Tool(c) if c.call_id == call_id => Some(c),
+            _ => None,
+        })
+    }
+
+    /// Advances spinners and the elapsed time of running calls by `ms`.
+    pub fn tick(&mut self, ms: u64) {
+        self.frame = self.frame.wrapping_add(1);
+        for e in &mut self.entries {
+            if let Entry::Tool(c) = e
+                && c.status == ToolStatus::Running
+            {
+                c.elapsed_ms += ms;
+            }
+        }
+    }
+
+    /// The transcript's part of a runtime event (the status line takes the rest).
+    pub fn apply_event(&mut self, event: &Event) {
+        match event {
+            Event::TextDelta { message_id, text } => self.append(message_id, text, false),
+            Event::ReasoningDelta { message_id, text } => self.append(message_id, text, true),
+            Event::ToolStarted { call_id, tool, .. } if self.card(call_id).is_none() => {
+                self.entries.push(Entry::Tool(ToolCard {
+                    call_id: call_id.clone(),
+                    tool: tool.clone(),
+                    title: String::new(),
+                    status: ToolStatus::Running,
+                    elapsed_ms: 0,
+                    output: String::new(),
+                    attachments: 0,
+                    spill_path: None,
+                    expanded: false,
+                    diff: None,
+                }));
+            }
+            Event::ToolMetadata {
+                call_id,
+                title: Some(t),
+                ..
+            } => {
+                if let Some(c) = self.card(call_id) {
+                    c.title = t.clone();
+                }
+            }
+            Event::ToolFinished {
+                call_id,
+                result,
+                spill_path,
+                duration_ms,
+                ..
+            } => {
+                if let Some(c) = self.card(call_id) {
+                    c.status = ToolStatus::Done;
+                    if !result.title.is_empty() {
+                        c.title = result.title.clone();
+                    }
+                    c.output = result.output.clone();
+                    c.attachments = result.attachments.len();
+                    c.spill_path = spill_path.clone();
+                    c.elapsed_ms = *duration_ms;
+                    c.diff = result
+                        .metadata
+                        .get("diff")
+                        .and_then(|d| d.as_str())
+                        .filter(|d| !d.is_empty())
+                        .map(str::to_string);
+                }
+            }
+            Event::ToolFailed {
+                call_id,
+                tool,
+                error,
+                duration_ms,
+            } => {
+                if self.card(call_id).is_none() {
+                    self.apply_event(&Event::ToolStarted {
+                        session_id: String::new(),
+                        call_id: call_id.clone(),
+                        tool: tool.clone(),
+                        args: serde_json::Value::Null,
+                    });
+                }
+                if let Some(c) = self.card(call_id) {
+                    c.status = failure_kind(error);
+                    c.output = error.clone();
+                    c.elapsed_ms = *duration_ms;
+                }
+            }
+            Event::Warning { message } => self.notice(format!("⚠ {message}")),
+            Event::Configured { agent, model } => {
+                self.notice(format!("next turns use agent {agent} with {model}"));
+            }
+            Event::ToolsReloaded { tools } => self.notice(format!(
+                "tools reloaded: {} tool(s) offered (/tools lists them)",
+                tools.iter().filter(|t| !t.starts_with('⚠')).count()
+            )),
+            Event::StepRetry { attempt, error, .. } => self.notice(format!(
+                "↻ the response was cut off ({error}); retrying (attempt {attempt})"
+            )),
+            Event::TurnFinished { summary, .. } => {
+                let end = match summary.end {
+                    TurnEnd::Answered => "done".to_string(),
+                    TurnEnd::MaxSteps => "stopped at the step limit".to_string(),
+                    TurnEnd::Aborted => "aborted".to_string(),
+                    TurnEnd::Error => format!(
+                        "failed: {}",
+                        summary
+                            .error
+                            .clone()
+                            .unwrap_or_else(|| "unknown error".into())
+                    ),
+                };
+                let files = if summary.files.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " · {} file(s) changed (ctrl-g: Changes)",
+                        summary.files.len()
+                    )
+                };
+                self.notice(format!(
+                    "── {end} · {} step(s) · {} tool call(s){files}",
+                    summary.steps, summary.tool_calls
+                ));
+            }
+            _ => {}
+        }
+    }
+
+    fn append(&mut self, message_id: &str, text: &str, reasoning: bool) {
+        if let Some(last) = self.entries.last_mut() {
+            match last {
+                Entry::Assistant {
+                    message_id: m,
+                    text: t,
+                } if !reasoning && m == message_id => {
+                    t.push_str(text);
+                    return;
+                }
+                Entry::Reasoning {
+                    message_id: m,
+                    text: t,
+                } if reasoning && m == message_id => {
+                    t.push_str(text);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        let (message_id, text) = (message_id.to_string(), text.to_string());
+        self.entries.push(if reasoning {
+            Entry::Reasoning { message_id, text }
+        } else {
+            Entry::Assistant { message_id, text }
+        });
+    }
+
+    /// Marks the card of a call whose permission the user rejected.
+    pub fn mark_denied(&mut self, call_id: &str) {
+        if let Some(c) = self.card(call_id) {
+            c.status = ToolStatus::Denied;
+        }
+    }
+
+    /// Expands or collapses the newest finished tool card's output.
+    pub fn toggle_last_output(&mut self) {
+        if let Some(c) = self.entries.iter_mut().rev().find_map(|e| match e {
+            Entry::Tool(c) if c.status != ToolStatus::Running => Some(c),
+            _ => None,
+        }) {
+            c.expanded = !c.expanded;
+        }
+    }
+
+    /// Brings a scroll past the top (remembered by the last draw) back to the first
+    /// screenful, so scrolling down from there moves at once.
+    pub fn clamp_scroll(&mut self) {
+        if let Some(max) = self.render_cache.borrow().max_scroll() {
+            self.scroll = self.scroll.min(max);
+        }
+    }
+
+    /// The transcript's keys: scrolling and expanding the last tool output; `false` when
+    /// `key` is not one of them.
+    pub fn key(&mut self, key: KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        match key.code {
+            KeyCode::Char('o') if ctrl => self.toggle_last_output(),
+            KeyCode::PageUp => self.scroll = self.scroll.saturating_add(10),
+            KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(10),
+            KeyCode::Up if shift => self.scroll = self.scroll.saturating_add(1),
+            KeyCode::Down if shift => self.scroll = self.scroll.saturating_sub(1),
+            // A scroll past the top is clamped to the first screenful when drawn.
+            KeyCode::Home if ctrl => self.scroll = u16::MAX,
+            KeyCode::End if ctrl => self.scroll = 0,
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// Denied and interrupted calls end as `ToolFailed` too; their model-facing text says which.
+fn failure_kind(error: &str) -> ToolStatus {
+    if error.starts_with("Permission denied") || error.starts_with("The user rejected") {
+        ToolStatus::Denied
+    } else if error.contains("aborted by the user") {
+        ToolStatus::Interrupted
+    } else {
+        ToolStatus::Failed
+    }
+}
