@@ -1,10 +1,9 @@
-//! `podcode`: the one binary. Wiring only: parse the command line, load config and tools
-//! through `app::App`, and hand each subcommand to its module under `commands/`.
+//! `podcode`: the one binary. Argument parsing and rendering only: each subcommand's module
+//! under `commands/` loads the engine (`podcode-core`) and shows what it returns.
 
-mod app;
 mod asker;
 mod commands;
-mod reloader;
+mod start;
 mod trust_prompt;
 
 use std::path::PathBuf;

@@ -287,3 +287,13 @@ impl Engine {
         }
     }
 }
+
+impl Engine {
+    /// Starts every configured MCP server, waits for each (up to its startup timeout) and
+    /// reports its state, tool count and last error.
+    pub async fn mcp_status(&self) -> Vec<podcode_mcp::ServerStatus> {
+        let source = self.mcp_source();
+        source.start_and_wait().await;
+        source.status()
+    }
+}

@@ -230,3 +230,15 @@ impl Engine {
         }))
     }
 }
+
+impl Engine {
+    /// The recorded state of a tool call (`completed`, `failed`, `denied`, `interrupted`, …).
+    pub fn call_state(&self, call_id: &str) -> Option<String> {
+        let store = self.store().ok()?;
+        store
+            .tool_call(call_id)
+            .ok()
+            .flatten()
+            .map(|c| c.state.to_string())
+    }
+}

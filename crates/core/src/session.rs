@@ -153,6 +153,13 @@ impl Engine {
             let mut cur = driver.current.lock().await;
             driver.rebuild(&mut cur, false)?;
         }
+        let mut notices = driver.sets.subscribe_notices();
+        let notice_port = port.clone();
+        tokio::spawn(async move {
+            while let Ok(e) = notices.recv().await {
+                notice_port.emit(e);
+            }
+        });
         let serving = tokio::spawn(driver.clone().serve(op_rx));
         Ok(Session {
             id,

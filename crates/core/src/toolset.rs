@@ -73,6 +73,9 @@ pub struct ToolSets {
     /// Feeds plugins' `event` hooks from the engine's event bus.
     feed: std::sync::Mutex<Option<AbortHandle>>,
     bus: broadcast::Sender<Event>,
+    /// Warnings that belong to no session (a plugin's `event` hook failed): every open
+    /// session shows them.
+    notices: broadcast::Sender<Event>,
 }
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -99,6 +102,7 @@ impl ToolSets {
             rebuilding: Mutex::new(()),
             feed: std::sync::Mutex::new(None),
             bus,
+            notices: broadcast::channel(256).0,
         };
         sets.feed_event_hooks();
         sets
@@ -106,6 +110,11 @@ impl ToolSets {
 
     pub fn latest(&self) -> ToolSet {
         lock(&self.latest).clone()
+    }
+
+    /// Warnings for every session (see `notices`).
+    pub fn subscribe_notices(&self) -> broadcast::Receiver<Event> {
+        self.notices.subscribe()
     }
 
     pub fn plugins(&self) -> Option<&Arc<Plugins>> {
@@ -134,7 +143,7 @@ impl ToolSets {
     }
 
     /// Plugins' `event` hooks see every event of every session; their failures are
-    /// reported once as warnings on the bus (front ends show them, none writes to stderr
+    /// reported once as warnings to every session (front ends show them, none writes to stderr
     /// behind a full-screen UI).
     fn feed_event_hooks(&self) {
         let mut feed = lock(&self.feed);
@@ -144,11 +153,11 @@ impl ToolSets {
         let Some(hooks) = self.plugins.as_ref().and_then(|p| p.state()?.hooks.clone()) else {
             return;
         };
-        let bus = self.bus.clone();
+        let notices = self.notices.clone();
         *feed = hooks.forward_events(
             self.bus.subscribe(),
             Arc::new(move |message| {
-                let _ = bus.send(Event::Warning { message });
+                let _ = notices.send(Event::Warning { message });
             }),
         );
     }

@@ -5,17 +5,16 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Subcommand;
-use podcode_protocol::{Event, PermissionReply, sanitize_for_terminal as clean};
-use podcode_tools::{Asker, CallRequest, CallStatus, FixedAsker, RawArgs};
+use podcode_core::CallStatus;
+use podcode_protocol::{Event, sanitize_for_terminal as clean};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::{App, tokio_runtime};
-use crate::asker::{NoTerminalAsker, TerminalAsker, stdin_is_terminal};
+use crate::asker::{Answerer, answer_asks};
+use crate::start::{tokio_runtime, trusted_engine};
 
 #[derive(Subcommand)]
 pub enum ToolCommand {
@@ -47,32 +46,18 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
     } else {
         args
     };
-    let mut app = App::load(cwd)?;
-    crate::trust_prompt::ask_to_trust(&mut app);
+    let engine = trusted_engine(cwd)?;
     tokio_runtime()?.block_on(async move {
-        let loaded = app.tools().await;
         // Load problems are startup warnings: the call still runs with what did load.
-        for p in loaded.registry.problems() {
-            if p.level == podcode_tools::ProblemLevel::Error {
-                eprintln!("warning: {}", clean(&format!("{} ({})", p.message, p.source)));
-            }
+        for (message, source) in engine.tool_errors().await {
+            eprintln!("warning: {}", clean(&format!("{message} ({source})")));
         }
-        let plugin_hooks = loaded.plugin_hooks.clone();
-        let store = app.open_store()?;
-        let session = app.new_session(&store, "cli", &format!("podcode tool call {id}"))?;
-        let asker: Arc<dyn Asker> = if yes {
-            Arc::new(FixedAsker(PermissionReply::Once))
-        } else if stdin_is_terminal() {
-            Arc::new(TerminalAsker)
-        } else {
-            Arc::new(NoTerminalAsker::default())
-        };
-        let host = loaded.host.clone();
-        let runtime = app.runtime(loaded.registry, loaded.hooks, store, asker);
-        if let Some(h) = &plugin_hooks {
-            h.forward_events(runtime.subscribe(), Arc::new(|m| eprintln!("warning: {}", clean(&m))));
-        }
-        let mut events = runtime.subscribe();
+        let tools = engine
+            .open_tool_session("cli", &format!("podcode tool call {id}"), &[])
+            .await?;
+        let session = tools.id().to_string();
+        answer_asks(tools.port(), Answerer::pick(yes));
+        let mut events = tools.subscribe();
         let printer = tokio::spawn(async move {
             while let Ok(event) = events.recv().await {
                 match event {
@@ -87,6 +72,7 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
                         eprintln!("{}", clean(&line));
                     }
                     Event::Warning { message } => eprintln!("warning: {}", clean(&message)),
+                    Event::ToolFinished { .. } | Event::ToolFailed { .. } => break,
                     _ => {}
                 }
             }
@@ -99,12 +85,9 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
                 on_ctrl_c.cancel();
             }
         });
-        let outcome = runtime
-            .call(CallRequest { identity: app.identity(&session), tool: id, args: RawArgs::Text(args), abort })
-            .await;
-        drop(runtime);
-        let _ = printer.await;
-        host.shutdown().await;
+        let outcome = tools.call(&id, args, abort).await;
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
+        engine.shutdown().await;
 
         if json_out {
             let value = json!({

@@ -7,11 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use podcode_protocol::RecordedChange;
-use podcode_store::Store;
-use podcode_tools::{RevertOptions, RevertTarget, revert, unified_diff};
+use podcode_core::{conflict_text, unified_diff};
+use podcode_protocol::{RecordedChange, RevertTarget};
 
-use crate::app::App;
+use crate::start::engine;
 
 #[derive(Args)]
 pub struct ChangesArgs {
@@ -68,10 +67,9 @@ fn diffstat(c: &RecordedChange) -> (usize, usize) {
 }
 
 pub fn run_changes(cwd: Option<PathBuf>, args: ChangesArgs) -> Result<ExitCode> {
-    let app = App::load(cwd)?;
-    let store = app.open_store()?;
+    let engine = engine(cwd)?;
     if let Some(ChangesCommand::Show { id }) = args.command {
-        let Some(c) = store.change(&id)? else {
+        let Some(c) = engine.change(&id)? else {
             bail!("no change with id {id} (see `podcode changes`)")
         };
         print!(
@@ -84,7 +82,7 @@ pub fn run_changes(cwd: Option<PathBuf>, args: ChangesArgs) -> Result<ExitCode> 
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let changes = store.changes(args.session.as_deref(), args.call.as_deref())?;
+    let changes = engine.changes(args.session.as_deref(), args.call.as_deref())?;
     if args.json {
         println!(
             "{}",
@@ -104,7 +102,7 @@ pub fn run_changes(cwd: Option<PathBuf>, args: ChangesArgs) -> Result<ExitCode> 
         let mut note = String::new();
         if let Some(r) = &c.reverts {
             note = format!("  (reverts {r})");
-        } else if let Some(by) = store.reverted_by(&c.id)? {
+        } else if let Some(by) = engine.reverted_by(&c.id)? {
             note = format!("  (reverted by {by})");
         }
         println!(
@@ -119,32 +117,8 @@ pub fn run_changes(cwd: Option<PathBuf>, args: ChangesArgs) -> Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-fn session_of(store: &Store, args: &RevertArgs) -> Result<String> {
-    if let Some(s) = &args.session {
-        return Ok(s.clone());
-    }
-    if let Some(id) = &args.change
-        && let Some(c) = store.change(id)?
-    {
-        return Ok(c.session_id);
-    }
-    if let Some(id) = &args.call
-        && let Some(c) = store.tool_call(id)?
-    {
-        return Ok(c.session_id);
-    }
-    if let Some(id) = &args.since
-        && let Some(m) = store.message(id)?
-    {
-        return Ok(m.session_id);
-    }
-    bail!("no change, call, message or session with that id (see `podcode changes`)")
-}
-
 pub fn run_revert(cwd: Option<PathBuf>, args: RevertArgs) -> Result<ExitCode> {
-    let app = App::load(cwd)?;
-    let store = app.open_store()?;
-    let session_id = session_of(&store, &args)?;
+    let engine = engine(cwd)?;
     let target = match (&args.change, &args.call, &args.since, &args.session) {
         (Some(c), ..) => RevertTarget::Change(c.clone()),
         (_, Some(c), ..) => RevertTarget::Call(c.clone()),
@@ -152,33 +126,28 @@ pub fn run_revert(cwd: Option<PathBuf>, args: RevertArgs) -> Result<ExitCode> {
         (.., Some(s)) => RevertTarget::Session(s.clone()),
         _ => bail!("name a change, --call, --since or --session"),
     };
-    match revert(
-        &store,
-        &target,
-        &RevertOptions {
-            force: args.force,
-            session_id,
-        },
-    ) {
-        Ok(outcome) => {
-            if outcome.reverted.is_empty() {
-                println!(
-                    "Nothing to revert{}.",
-                    if outcome.skipped.is_empty() {
-                        ""
-                    } else {
-                        " (already reverted)"
-                    }
-                );
-            }
-            for c in &outcome.reverted {
-                println!("restored {} ({} → {})", c.file, c.op.as_str(), c.id);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            eprintln!("{e}");
-            Ok(ExitCode::FAILURE)
-        }
+    let session_id = engine.session_of(&target)?;
+    let report = engine.revert(&session_id, &target, args.force);
+    if let Some(conflict) = &report.conflict {
+        eprintln!("{}", podcode_protocol::sanitize_for_terminal(&conflict_text(conflict)));
+        return Ok(ExitCode::FAILURE);
     }
+    if let Some(e) = &report.error {
+        eprintln!("{e}");
+        return Ok(ExitCode::FAILURE);
+    }
+    if report.reverted.is_empty() {
+        println!(
+            "Nothing to revert{}.",
+            if report.skipped.is_empty() {
+                ""
+            } else {
+                " (already reverted)"
+            }
+        );
+    }
+    for c in &report.reverted {
+        println!("restored {} ({} → {})", c.file, c.op.as_str(), c.id);
+    }
+    Ok(ExitCode::SUCCESS)
 }

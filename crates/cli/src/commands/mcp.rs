@@ -15,10 +15,9 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Subcommand;
-use podcode_protocol::{PermissionAction, PermissionReply, PermissionRule};
-use podcode_tools::FixedAsker;
+use podcode_protocol::{Event, Op, PermissionAction, PermissionReply, PermissionRule};
 
-use crate::app::{App, tokio_runtime};
+use crate::start::{engine, tokio_runtime};
 
 #[derive(Subcommand)]
 pub enum McpCommand {
@@ -59,38 +58,41 @@ pub fn run(cwd: Option<PathBuf>, command: McpCommand) -> Result<ExitCode> {
 }
 
 fn serve(cwd: Option<PathBuf>, allow: &[String]) -> Result<ExitCode> {
-    let app = App::load(cwd)?;
+    let engine = Arc::new(engine(cwd)?);
     let rules = allow_rules(allow);
     tokio_runtime()?.block_on(async {
-        let loaded = app.tools().await;
-        let store = app.open_store()?;
-        let session = app.new_session(&store, "mcp", "MCP client connection")?;
-        let asker = Arc::new(FixedAsker(PermissionReply::Reject {
-            feedback: Some(SERVE_REJECT_FEEDBACK.into()),
-        }));
-        let runtime =
-            app.runtime_with_rules(loaded.registry, loaded.hooks, store, asker, &rules);
-        let mut identity = app.identity(&session);
-        identity.agent = "mcp".into();
+        let tools = engine
+            .open_tool_session("mcp", "MCP client connection", &rules)
+            .await?;
+        let session = tools.id().to_string();
+        // The policy answers every ask that no rule opened: rejected, with the reason.
+        let port = tools.port();
+        let mut events = port.subscribe();
+        tokio::spawn(async move {
+            while let Ok(event) = events.recv().await {
+                if let Event::PermissionAsked { request_id, .. } = event {
+                    port.send(Op::PermissionReply {
+                        request_id,
+                        reply: PermissionReply::Reject {
+                            feedback: Some(SERVE_REJECT_FEEDBACK.into()),
+                        },
+                    });
+                }
+            }
+        });
         eprintln!(
             "podcode mcp serve: changes are journaled under session {session} (undo with `podcode revert --session {session}`)"
         );
-        let served = podcode_mcp::ToolServer::new(Arc::new(runtime), identity)
-            .serve_stdio()
-            .await;
-        loaded.host.shutdown().await;
+        let served = tools.serve_mcp_stdio().await;
+        engine.shutdown().await;
         served?;
         Ok(ExitCode::SUCCESS)
     })
 }
 
 fn list(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
-    let app = App::load(cwd)?;
-    let status = tokio_runtime()?.block_on(async {
-        let source = app.mcp_source();
-        source.start_and_wait().await;
-        source.status()
-    });
+    let engine = engine(cwd)?;
+    let status = tokio_runtime()?.block_on(engine.mcp_status());
     if json_out {
         println!(
             "{}",

@@ -10,4 +10,3 @@ pub mod sessions;
 pub mod tools;
 pub mod trust;
 pub mod tui;
-pub mod tui_driver;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::Subcommand;
 
-use crate::app::App;
+use crate::start::engine;
 
 #[derive(Subcommand)]
 pub enum PermissionsCommand {
@@ -27,12 +27,10 @@ pub enum PermissionsCommand {
 }
 
 pub fn run(cwd: Option<PathBuf>, cmd: PermissionsCommand) -> Result<ExitCode> {
-    let app = App::load(cwd)?;
-    let store = app.open_store()?;
-    let project = app.project_key();
+    let engine = engine(cwd)?;
     match cmd {
         PermissionsCommand::List { all, json } => {
-            let rows = store.approvals((!all).then_some(project.as_str()))?;
+            let rows = engine.approvals(all)?;
             if json {
                 println!(
                     "{}",
@@ -58,11 +56,7 @@ pub fn run(cwd: Option<PathBuf>, cmd: PermissionsCommand) -> Result<ExitCode> {
             }
         }
         PermissionsCommand::Reset { id, all } => {
-            let removed = match (id, all) {
-                (Some(id), _) => store.remove_approvals(None, Some(&id))?,
-                (None, true) => store.remove_approvals(None, None)?,
-                (None, false) => store.remove_approvals(Some(&project), None)?,
-            };
+            let removed = engine.reset_approvals(id.as_deref(), all)?;
             if removed == 0 {
                 bail!(
                     "nothing to reset: no matching approval (see `podcode permissions list --all`)"

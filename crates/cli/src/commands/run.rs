@@ -10,20 +10,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use podcode_agent::{Agent, AgentOptions, filter_registry, resolve_profile};
-use podcode_protocol::{
-    Event, PermissionReply, TurnEnd, TurnSummary, sanitize_for_terminal as clean,
-};
-use podcode_store::{NewSession, Store};
-use podcode_tools::{Asker, FixedAsker};
+use podcode_core::{Engine, EngineError, SessionOptions, SessionPick};
+use podcode_protocol::{Event, Op, TurnEnd, TurnSummary, sanitize_for_terminal as clean};
 use tokio::sync::broadcast;
-use tokio_util::sync::CancellationToken;
 
-use crate::app::{App, tokio_runtime};
-use crate::asker::{NoTerminalAsker, TerminalAsker, stdin_is_terminal};
-use crate::reloader::{EventFeed, Reloader};
+use crate::asker::{Answerer, answer_asks};
+use crate::start::{tokio_runtime, trusted_engine};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -59,96 +53,71 @@ pub struct RunArgs {
 }
 
 pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
-    let mut app = App::load(cwd)?;
-    crate::trust_prompt::ask_to_trust(&mut app);
-    let app = Arc::new(app);
-    let profile = resolve_profile(&app.config, &args.agent)?;
-    let wanted = args.model.clone().or_else(|| profile.model.clone());
-    let env = |k: &str| std::env::var(k).ok();
-    let model = match podcode_providers::resolve(&app.config, wanted.as_deref(), &env) {
-        Ok(m) => m,
-        Err(podcode_providers::ProviderError::Config(message)) => {
-            eprintln!("{message}");
-            return Ok(ExitCode::from(2));
-        }
-        Err(e) => bail!("{e}"),
-    };
-    let store = app.open_store()?;
-    let session = pick_session(
-        &app,
-        &store,
-        &args,
-        &profile.name,
-        &model.model().to_string(),
-    )?;
-
-    tokio_runtime()?.block_on(async move {
-        let mut loaded = app.tools().await;
-        for p in loaded.registry.problems() {
-            if p.level == podcode_tools::ProblemLevel::Error {
-                eprintln!(
-                    "warning: {}",
-                    clean(&format!("{} ({})", p.message, p.source))
-                );
-            }
-        }
-        let asker: Arc<dyn Asker> = if args.yes {
-            Arc::new(FixedAsker(PermissionReply::Once))
-        } else if stdin_is_terminal() {
-            Arc::new(TerminalAsker)
+    let engine = trusted_engine(cwd)?;
+    let rt = tokio_runtime()?;
+    rt.block_on(async move {
+        let pick = if let Some(id) = &args.session {
+            SessionPick::Id(id.clone())
+        } else if args.continue_last {
+            SessionPick::Continue
         } else {
-            Arc::new(NoTerminalAsker::default())
+            SessionPick::New {
+                title: args.prompt.clone(),
+            }
         };
-        let reloader = Arc::new(Reloader::new(app.clone(), &mut loaded));
-        let runtime = Arc::new(app.runtime_with_rules(
-            filter_registry(&reloader.registry(), &profile),
-            loaded.hooks,
-            store.clone(),
-            asker,
-            &profile.permission,
-        ));
-        let weak = Arc::downgrade(&runtime);
-        reloader.forward_events(EventFeed {
-            subscribe: Arc::new(move || weak.upgrade().map(|r| r.subscribe())),
-            warn: Arc::new(|m| eprintln!("warning: {}", clean(&m))),
-        });
-        let printer = tokio::spawn(print_events(
-            runtime.subscribe(),
-            args.format,
-            store.clone(),
-        ));
-
-        let mut opts = AgentOptions::new(app.cwd.clone(), app.project.clone());
-        opts.config_dir = Some(app.dirs.config_dir.clone());
-        if let Some(n) = args.max_steps {
-            opts.max_steps = n;
+        let session = match engine
+            .open_session(SessionOptions {
+                pick,
+                agent: args.agent.clone(),
+                model: args.model.clone(),
+                max_steps: args.max_steps,
+            })
+            .await
+        {
+            Ok(s) => s,
+            Err(EngineError::NoModel(message)) => {
+                eprintln!("{message}");
+                return Ok(ExitCode::from(2));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        for (message, source) in engine.tool_errors().await {
+            eprintln!("warning: {}", clean(&format!("{message} ({source})")));
         }
-
-        let agent = Agent::new(runtime, model, store.clone(), profile, opts)
-            .with_reloader(reloader.clone());
-
-        let abort = CancellationToken::new();
-        let on_ctrl_c = abort.clone();
+        answer_asks(session.port(), Answerer::pick(args.yes));
+        let printer = tokio::spawn(print_events(
+            session.subscribe(),
+            args.format,
+            engine.clone(),
+        ));
+        let port = session.port();
+        let id = session.id().to_string();
+        let on_ctrl_c = port.clone();
+        let abort_id = id.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("\naborting… (Ctrl-C again to quit at once)");
-                on_ctrl_c.cancel();
+                on_ctrl_c.send(Op::Abort {
+                    session_id: abort_id,
+                });
                 if tokio::signal::ctrl_c().await.is_ok() {
                     std::process::exit(130);
                 }
             }
         });
-        let result = agent.run_turn(&session, &args.prompt, abort).await;
-        match &result {
-            Ok(_) => {
-                let _ = printer.await;
-            }
-            Err(_) => printer.abort(),
-        }
-        reloader.shutdown().await;
-        let summary = result.context("the agent stopped")?;
+        port.send(Op::Prompt {
+            session_id: id,
+            text: args.prompt.clone(),
+            files: Vec::new(),
+        });
+        let summary = printer.await.ok().flatten();
+        session.close().await;
+        engine.shutdown().await;
+        let Some(summary) = summary else {
+            bail!("the agent stopped without finishing the turn");
+        };
         if args.format == Format::Text {
-            print_summary(&summary, &app.cwd);
+            print_summary(&summary, engine.cwd());
         }
         Ok(match summary.end {
             TurnEnd::Answered | TurnEnd::MaxSteps => ExitCode::SUCCESS,
@@ -158,54 +127,12 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     })
 }
 
-/// A new session, the newest one of this directory (`--continue`), or `--session ID`.
-fn pick_session(
-    app: &App,
-    store: &Store,
-    args: &RunArgs,
-    agent: &str,
-    model: &str,
-) -> Result<String> {
-    if let Some(id) = &args.session {
-        return match store.session(id)? {
-            Some(s) => Ok(s.id),
-            None => bail!("no session with id {id} (see `podcode sessions`)"),
-        };
-    }
-    let cwd = app.cwd.to_string_lossy().into_owned();
-    if args.continue_last {
-        let mut sessions: Vec<_> = store
-            .list_sessions()?
-            .into_iter()
-            .filter(|s| s.cwd == cwd && s.parent_id.is_none() && s.agent != "cli")
-            .collect();
-        sessions.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
-        return match sessions.into_iter().next() {
-            Some(s) => Ok(s.id),
-            None => bail!("no session to continue in {cwd}; start one with `podcode run \"…\"`"),
-        };
-    }
-    let title: String = args
-        .prompt
-        .lines()
-        .next()
-        .unwrap_or("")
-        .chars()
-        .take(60)
-        .collect();
-    let row = store.create_session(&NewSession {
-        agent: agent.into(),
-        cwd: cwd.clone(),
-        main_cwd: cwd,
-        model: Some(model.into()),
-        title,
-        ..Default::default()
-    })?;
-    Ok(row.id)
-}
-
-/// Renders the event stream until the turn ends.
-async fn print_events(mut events: broadcast::Receiver<Event>, format: Format, store: Arc<Store>) {
+/// Renders the event stream until the turn ends; returns its summary.
+async fn print_events(
+    mut events: broadcast::Receiver<Event>,
+    format: Format,
+    engine: Arc<Engine>,
+) -> Option<TurnSummary> {
     let mut at_line_start = true;
     let mut titles = std::collections::HashMap::<String, String>::new();
     loop {
@@ -215,9 +142,12 @@ async fn print_events(mut events: broadcast::Receiver<Event>, format: Format, st
                 eprintln!("warning: {n} events were dropped (the terminal could not keep up)");
                 continue;
             }
-            Err(_) => break,
+            Err(_) => return None,
         };
-        let done = matches!(event, Event::TurnFinished { .. });
+        let done = match &event {
+            Event::TurnFinished { summary, .. } => Some(summary.clone()),
+            _ => None,
+        };
         if format == Format::Json {
             if let Ok(line) = serde_json::to_string(&event) {
                 let mut out = std::io::stdout().lock();
@@ -225,10 +155,10 @@ async fn print_events(mut events: broadcast::Receiver<Event>, format: Format, st
                 let _ = out.flush();
             }
         } else {
-            render_text(&event, &mut at_line_start, &mut titles, &store);
+            render_text(&event, &mut at_line_start, &mut titles, &engine);
         }
-        if done {
-            break;
+        if done.is_some() {
+            return done;
         }
     }
 }
@@ -237,7 +167,7 @@ fn render_text(
     event: &Event,
     at_line_start: &mut bool,
     titles: &mut std::collections::HashMap<String, String>,
-    store: &Store,
+    engine: &Engine,
 ) {
     let end_line = |at: &mut bool| {
         if !*at {
@@ -287,11 +217,8 @@ fn render_text(
             duration_ms,
         } => {
             end_line(at_line_start);
-            let state = store
-                .tool_call(call_id)
-                .ok()
-                .flatten()
-                .map(|r| r.state.to_string())
+            let state = engine
+                .call_state(call_id)
                 .unwrap_or_else(|| "failed".into());
             let first = error.lines().next().unwrap_or("");
             let title = titles.remove(call_id).unwrap_or_else(|| clip(first, 80));

@@ -5,83 +5,58 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use podcode_tools::{ProblemLevel, ToolRegistry};
-use serde_json::{Value, json};
+use podcode_core::ProblemLevel;
 
-use crate::app::{App, tokio_runtime};
-
-pub fn listing_json(registry: &ToolRegistry) -> Value {
-    let tools: Vec<Value> = registry
-        .tools()
-        .iter()
-        .map(|t| {
-            let spec = t.tool.spec();
-            json!({
-                "id": spec.id,
-                "description": spec.description,
-                "parameters": spec.parameters,
-                "truncation": spec.truncation,
-                "idempotent": spec.idempotent,
-                "source": t.source,
-                "protected": t.protected,
-                "replaced": t.replaced,
-            })
-        })
-        .collect();
-    json!({ "tools": tools, "problems": registry.problems() })
-}
+use crate::start::{engine, tokio_runtime};
 
 pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
-    let app = App::load(cwd)?;
-    let registry = tokio_runtime()?.block_on(async {
-        let loaded = app.tools().await;
-        loaded.host.shutdown().await;
-        loaded.registry
+    let engine = engine(cwd)?;
+    let listing = tokio_runtime()?.block_on(async {
+        let listing = engine.tool_listing().await;
+        engine.shutdown().await;
+        listing
     });
     if json_out {
         println!(
             "{}",
-            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&listing_json(
-                &registry
-            ))?)
+            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&listing)?)
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let width = registry
-        .tools()
+    let width = listing
+        .tools
         .iter()
-        .map(|t| t.id().len())
+        .map(|t| t.id.len())
         .max()
         .unwrap_or(4)
         .max(4);
     println!("{:width$}  {:22}  SOURCE", "TOOL", "FLAGS");
-    for t in registry.tools() {
-        let spec = t.tool.spec();
+    for t in &listing.tools {
         let mut flags = Vec::new();
         if t.protected {
             flags.push("protected");
         }
-        if spec.idempotent {
+        if t.idempotent {
             flags.push("read-only");
         }
-        if spec.truncation == podcode_protocol::Truncation::Tail {
+        if t.truncation == podcode_protocol::Truncation::Tail {
             flags.push("tail");
         }
         let mut source = t.source.name.clone();
         if let Some(r) = &t.replaced {
             source.push_str(&format!(" (replaces {r})"));
         }
-        println!("{:width$}  {:22}  {source}", spec.id, flags.join(","));
-        let first = spec.description.lines().next().unwrap_or_default();
+        println!("{:width$}  {:22}  {source}", t.id, flags.join(","));
+        let first = t.description.lines().next().unwrap_or_default();
         println!(
             "{:width$}  {}",
             "",
             podcode_protocol::sanitize_for_terminal(first)
         );
     }
-    if !registry.problems().is_empty() {
+    if !listing.problems.is_empty() {
         println!("\nProblems:");
-        for p in registry.problems() {
+        for p in &listing.problems {
             let level = match p.level {
                 ProblemLevel::Error => "error",
                 ProblemLevel::Warning => "warning",

@@ -6,9 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use podcode_config::TrustList;
 
-use crate::app::App;
+use crate::start::engine;
 
 #[derive(Args)]
 pub struct TrustArgs {
@@ -21,24 +20,23 @@ pub struct TrustArgs {
 }
 
 pub fn run(cwd: Option<PathBuf>, args: TrustArgs) -> Result<ExitCode> {
-    let app = App::load(cwd)?;
-    let mut list = TrustList::load(&app.dirs.data_dir)?;
+    let engine = engine(cwd)?;
     if args.list {
-        for root in list.roots() {
+        for root in engine.trusted_roots()? {
             println!("{root}");
         }
         return Ok(ExitCode::SUCCESS);
     }
-    list.set(&app.project, !args.revoke)?;
+    engine.set_trusted(!args.revoke)?;
     if args.revoke {
         println!(
             "{} is no longer trusted: its .podcode/ tools and plugins will not load.",
-            app.project.display()
+            engine.project().display()
         );
     } else {
         println!(
             "Trusted {}: its .podcode/ tools and plugins will load.",
-            app.project.display()
+            engine.project().display()
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -1,23 +1,24 @@
-//! `podcode` (on a terminal) and `podcode tui`: the full-screen UI. Wiring only: the same
-//! App → tools → runtime → agent chain as `podcode run`, with a `UiAsker` for permission
-//! prompts; the UI's ops go to `tui_driver::TurnDriver` and its events come back on one
-//! broadcast. This module picks the session and loads a resumed one's transcript.
+//! `podcode` (on a terminal) and `podcode tui`: the full-screen UI. Wiring only: the
+//! engine opens the session, the UI reads its event stream (permission asks included) and
+//! sends it ops; `CliServices` answers the UI's pickers, resumes, the session list and the
+//! Changes view from the engine.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
-use podcode_agent::resolve_profile;
-use podcode_protocol::{Op, StepUsage};
-use podcode_store::{NewSession, Store};
-use podcode_tui::{AppState, Entry, TuiParams, UiAsker};
-use tokio::sync::{broadcast, mpsc};
+use podcode_core::{
+    ChangeEntry, Engine, EngineError, NewSessionSpec, SessionOptions, SessionPick, ToolCallState,
+    TranscriptItem,
+};
+use podcode_protocol::{RevertReport, RevertTarget, StepUsage};
+use podcode_tui::{
+    AppState, ChangeItem, Entry, PickItem, ToolCard, ToolStatus, TuiParams, TuiServices,
+};
 
-use super::tui_driver::{CliServices, DriverParts, TurnDriver};
-use crate::app::{App, tokio_runtime};
-use crate::reloader::{EventFeed, Reloader};
+use crate::start::{tokio_runtime, trusted_engine};
 
 /// What `podcode tui --help` adds after the options: the keys and commands inside.
 pub const KEYS_HELP: &str = "Inside the UI:
@@ -46,202 +47,250 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
     if args.agent.is_empty() {
         args.agent = "build".into();
     }
-    let mut app = App::load(cwd)?;
     // Before the screen switches to the UI, while the terminal still reads lines.
-    crate::trust_prompt::ask_to_trust(&mut app);
-    let app = Arc::new(app);
-    let profile = resolve_profile(&app.config, &args.agent)?;
-    let wanted = args.model.clone().or_else(|| profile.model.clone());
-    let env = |k: &str| std::env::var(k).ok();
-    let model = match podcode_providers::resolve(&app.config, wanted.as_deref(), &env) {
-        Ok(m) => m,
-        Err(podcode_providers::ProviderError::Config(message)) => {
-            eprintln!("{message}");
-            return Ok(ExitCode::from(2));
-        }
-        Err(e) => bail!("{e}"),
-    };
-    let model_name = model.model().to_string();
-    let store = app.open_store()?;
-    let cwd_text = app.cwd.to_string_lossy().into_owned();
-    let (session_id, title) = pick_session(&store, &args, &cwd_text, &profile.name, &model_name)?;
-
-    let mut state = AppState::new(&model_name, &profile.name, &cwd_text, &session_id);
-    state.status.title = title;
-    if args.continue_last || args.session.is_some() {
-        let (entries, usage) = load_transcript(&store, &session_id)?;
-        state.transcript.entries = entries;
-        state.status.usage = usage;
-    }
-    state.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-
+    let engine = trusted_engine(cwd)?;
     tokio_runtime()?.block_on(async move {
-        let mut loaded = app.tools().await;
-        let mut state = state;
-        for p in loaded.registry.problems() {
-            if p.level == podcode_tools::ProblemLevel::Error {
-                state
-                    .transcript
-                    .entries
-                    .push(Entry::Notice(format!("⚠ {} ({})", p.message, p.source)));
-            }
-        }
-        state.tools_info = loaded.registry.listing();
-        let (asker, asks) = UiAsker::channel();
-        let (ui_events, events) = broadcast::channel(4096);
-        let reloader = Arc::new(Reloader::new(app.clone(), &mut loaded));
-        // Plugins' event hooks see the UI's stream (every runtime's events); their failures
-        // show as warnings on the screen instead of garbling it through stderr.
-        let (feed_tx, warn_tx) = (ui_events.clone(), ui_events.clone());
-        reloader.forward_events(EventFeed {
-            subscribe: Arc::new(move || Some(feed_tx.subscribe())),
-            warn: Arc::new(move |message| {
-                let _ = warn_tx.send(podcode_protocol::Event::Warning { message });
-            }),
-        });
-        let driver = Arc::new(TurnDriver::new(
-            DriverParts {
-                app: app.clone(),
-                store: store.clone(),
-                asker: Arc::new(asker),
-                hooks: loaded.hooks.clone(),
-                reloader: reloader.clone(),
-                ui_events,
+        let pick = match (&args.session, args.continue_last) {
+            (Some(id), _) => SessionPick::Id(id.clone()),
+            (None, true) => SessionPick::Continue,
+            (None, false) => SessionPick::New {
+                title: String::new(),
             },
-            profile,
-            model,
-            args.model.is_some(),
-        ));
-        let (ops, op_rx) = mpsc::unbounded_channel::<Op>();
-        let serving = tokio::spawn(driver.clone().serve(op_rx));
+        };
+        let session = match engine
+            .open_session(SessionOptions {
+                pick,
+                agent: args.agent.clone(),
+                model: args.model.clone(),
+                max_steps: None,
+            })
+            .await
+        {
+            Ok(s) => s,
+            Err(EngineError::NoModel(message)) => {
+                eprintln!("{message}");
+                return Ok(ExitCode::from(2));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let model_name = session.model().await;
+        let cwd_text = engine.cwd().to_string_lossy().into_owned();
+        let mut state = AppState::new(&model_name, &args.agent, &cwd_text, session.id());
+        state.status.title = session.title().to_string();
+        if args.continue_last || args.session.is_some() {
+            let (entries, usage) = transcript_entries(&engine, session.id())?;
+            state.transcript.entries = entries;
+            state.status.usage = usage;
+        }
+        state.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        for (message, source) in engine.tool_errors().await {
+            state
+                .transcript
+                .entries
+                .push(Entry::Notice(format!("⚠ {message} ({source})")));
+        }
+        state.tools_info = engine.tool_lines().await;
+        let port = session.port();
+        let (ops, mut op_rx) = tokio::sync::mpsc::unbounded_channel();
+        let forward = port.clone();
+        tokio::spawn(async move {
+            while let Some(op) = op_rx.recv().await {
+                forward.send(op);
+            }
+        });
         let services = Arc::new(CliServices {
-            app: app.clone(),
-            store: store.clone(),
-            reloader: reloader.clone(),
+            engine: engine.clone(),
             start_model: model_name,
         });
         let result = podcode_tui::run(TuiParams {
             state,
-            store: store.clone(),
-            events,
-            asks,
+            events: port.subscribe(),
+            open_asks: port.open_asks(),
             ops,
             services,
         })
         .await;
-        driver.abort().await;
-        serving.abort();
-        reloader.shutdown().await;
+        session.close().await;
+        engine.shutdown().await;
         result?;
         Ok(ExitCode::SUCCESS)
     })
 }
 
-/// `--session ID`, the newest session of this directory (`--continue`), or a new one.
-fn pick_session(
-    store: &Store,
-    args: &TuiArgs,
-    cwd: &str,
-    agent: &str,
-    model: &str,
-) -> Result<(String, String)> {
-    if let Some(id) = &args.session {
-        return match store.session(id)? {
-            Some(s) => Ok((s.id, s.title)),
-            None => bail!("no session with id {id} (see `podcode sessions`)"),
-        };
-    }
-    if args.continue_last {
-        let newest = store
-            .list_sessions()?
-            .into_iter()
-            .filter(|s| s.cwd == cwd && s.parent_id.is_none() && s.agent != "cli")
-            .max_by_key(|s| s.updated_at);
-        return match newest {
-            Some(s) => Ok((s.id, s.title)),
-            None => bail!("no session to continue in {cwd}"),
-        };
-    }
-    let row = store.create_session(&NewSession {
-        agent: agent.into(),
-        cwd: cwd.into(),
-        main_cwd: cwd.into(),
-        model: Some(model.into()),
-        title: String::new(),
-        ..Default::default()
-    })?;
-    Ok((row.id, String::new()))
-}
-
-/// The stored conversation of a resumed session, as transcript entries, and its usage.
-pub fn load_transcript(store: &Store, session_id: &str) -> Result<(Vec<Entry>, StepUsage)> {
-    use podcode_agent::StoredPart;
-    use podcode_store::ToolCallState;
-    use podcode_tui::{ToolCard, ToolStatus};
+/// A stored conversation as transcript entries, and the tokens it used.
+fn transcript_entries(engine: &Engine, session_id: &str) -> Result<(Vec<Entry>, StepUsage)> {
+    let (items, usage) = engine.transcript(session_id)?;
     let mut entries = Vec::new();
-    let mut usage = StepUsage::default();
-    for m in store.messages(session_id)? {
-        let synthetic = m.content.get("synthetic").and_then(|v| v.as_bool()) == Some(true);
-        if m.role == "user" && synthetic {
-            continue;
-        }
-        let mut user_text = String::new();
-        let mut attached = Vec::new();
-        for part in store.parts(&m.id)? {
-            match StoredPart::parse(&part) {
-                StoredPart::Text(t) if m.role == "user" => user_text.push_str(&t.text),
-                StoredPart::Text(t) => entries.push(Entry::Assistant {
-                    message_id: m.id.clone(),
-                    text: t.text,
-                }),
-                StoredPart::Reasoning(r) => entries.push(Entry::Reasoning {
-                    message_id: m.id.clone(),
-                    text: r.text,
-                }),
-                StoredPart::Tool(t) => {
-                    let Some(call) = store.tool_call(&t.call_id)? else {
-                        continue;
-                    };
-                    let status = match call.state {
-                        ToolCallState::Running | ToolCallState::Interrupted => {
-                            ToolStatus::Interrupted
-                        }
-                        ToolCallState::Completed => ToolStatus::Done,
-                        ToolCallState::Failed => ToolStatus::Failed,
-                        ToolCallState::Denied => ToolStatus::Denied,
-                    };
-                    entries.push(Entry::Tool(ToolCard {
-                        call_id: call.id,
-                        tool: call.tool,
-                        title: call.title,
-                        status,
-                        elapsed_ms: call
-                            .ended_at
-                            .map(|e| e.saturating_sub(call.started_at).max(0) as u64)
-                            .unwrap_or(0),
-                        output: call.error.unwrap_or(call.output),
-                        attachments: call.attachments.as_array().map_or(0, |a| a.len()),
-                        spill_path: call.spill_path,
-                        expanded: false,
-                        diff: call
-                            .metadata
-                            .get("diff")
-                            .and_then(|d| d.as_str())
-                            .filter(|d| !d.is_empty())
-                            .map(str::to_string),
-                    }));
+    for item in items {
+        match item {
+            TranscriptItem::User { text, files } => {
+                if !text.is_empty() {
+                    entries.push(Entry::User(text));
                 }
-                StoredPart::Step(st) => usage.add(&st.usage),
-                StoredPart::File(f) => attached.push(f.path),
-                StoredPart::Other(..) => {}
+                for path in files {
+                    entries.push(Entry::Notice(format!("📎 attached {path}")));
+                }
             }
-        }
-        if !user_text.is_empty() {
-            entries.push(Entry::User(user_text));
-        }
-        for path in attached {
-            entries.push(Entry::Notice(format!("📎 attached {path}")));
+            TranscriptItem::Assistant { message_id, text } => {
+                entries.push(Entry::Assistant { message_id, text })
+            }
+            TranscriptItem::Reasoning { message_id, text } => {
+                entries.push(Entry::Reasoning { message_id, text })
+            }
+            TranscriptItem::Tool(call) => entries.push(Entry::Tool(ToolCard {
+                call_id: call.call_id,
+                tool: call.tool,
+                title: call.title,
+                status: match call.state {
+                    ToolCallState::Completed => ToolStatus::Done,
+                    ToolCallState::Failed => ToolStatus::Failed,
+                    ToolCallState::Denied => ToolStatus::Denied,
+                    _ => ToolStatus::Interrupted,
+                },
+                elapsed_ms: call.elapsed_ms,
+                output: call.output,
+                attachments: call.attachments,
+                spill_path: call.spill_path,
+                expanded: false,
+                diff: call.diff,
+            })),
         }
     }
     Ok((entries, usage))
+}
+
+/// The UI's pickers, resumes, session list and Changes view, over the engine.
+struct CliServices {
+    engine: Arc<Engine>,
+    /// The model in use at start (listed first).
+    start_model: String,
+}
+
+fn change_item(e: ChangeEntry) -> ChangeItem {
+    ChangeItem {
+        change: e.change,
+        turn: e.turn,
+        call_label: e.call_label,
+        reverted: e.reverted,
+        display: e.display,
+        diff: e.diff,
+    }
+}
+
+impl TuiServices for CliServices {
+    fn transcript(&self, session_id: &str) -> Result<(Vec<Entry>, StepUsage), String> {
+        transcript_entries(&self.engine, session_id).map_err(|e| e.to_string())
+    }
+
+    fn models(&self) -> Vec<PickItem> {
+        let mut items: Vec<PickItem> = Vec::new();
+        let mut add = |value: &str, detail: String| {
+            if !value.is_empty() && !items.iter().any(|i| i.value == value) {
+                items.push(PickItem::new(value, &detail));
+            }
+        };
+        add(&self.start_model, "in use at start".into());
+        let config = self.engine.config();
+        if let Some(m) = &config.model {
+            add(m, "config default".into());
+        }
+        for (name, agent) in &config.agent {
+            if let Some(m) = &agent.model {
+                add(m, format!("agent {name}"));
+            }
+        }
+        if let Ok(sessions) = self.engine.sessions(true) {
+            for s in sessions {
+                if let Some(m) = &s.model {
+                    add(m, "used before".into());
+                }
+            }
+        }
+        items
+    }
+
+    fn agents(&self) -> Vec<PickItem> {
+        let mut items = vec![
+            PickItem::new("build", "every tool; edits and commands ask as configured"),
+            PickItem::new("plan", "read-only: no edits, no shell"),
+        ];
+        for (name, agent) in &self.engine.config().agent {
+            if items.iter().any(|i| &i.value == name) {
+                continue;
+            }
+            let detail = agent
+                .prompt
+                .as_deref()
+                .and_then(|p| p.lines().next())
+                .unwrap_or("from config")
+                .chars()
+                .take(60)
+                .collect::<String>();
+            items.push(PickItem::new(name, &detail));
+        }
+        items
+    }
+
+    fn plugins(&self) -> Vec<String> {
+        let engine = self.engine.clone();
+        tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(engine.plugin_report())
+        })
+    }
+
+    fn sessions_here(&self, cwd: &str, current: &str) -> Result<Vec<PickItem>, String> {
+        let mut sessions: Vec<_> = self
+            .engine
+            .sessions(false)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|s| s.cwd == cwd && s.parent_id.is_none() && s.id != current)
+            .filter(|s| self.engine.has_messages(&s.id).unwrap_or(false))
+            .collect();
+        sessions.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
+        Ok(sessions
+            .into_iter()
+            .map(|s| PickItem {
+                label: if s.title.is_empty() {
+                    "(untitled)".into()
+                } else {
+                    s.title.clone()
+                },
+                detail: format!("{} · {} · {}", podcode_tui::ago(s.updated_at), s.agent, s.id),
+                value: s.id,
+            })
+            .collect())
+    }
+
+    fn new_session(&self, agent: &str, model: &str) -> Result<String, String> {
+        self.engine
+            .create_session(&NewSessionSpec {
+                agent,
+                title: "",
+                model: Some(model),
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    fn session_title(&self, id: &str) -> Result<Option<String>, String> {
+        match self.engine.session(id) {
+            Ok(s) => Ok(Some(s.title)),
+            Err(EngineError::UnknownSession(_)) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn changes(&self, session_id: &str) -> Result<Vec<ChangeItem>, String> {
+        Ok(self
+            .engine
+            .change_entries(session_id)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(change_item)
+            .collect())
+    }
+
+    fn revert(&self, session_id: &str, target: RevertTarget, force: bool) -> RevertReport {
+        self.engine.revert(session_id, &target, force)
+    }
 }
