@@ -18,11 +18,13 @@ use clap::{Parser, Subcommand};
     about = "A terminal coding agent whose tools anyone can extend",
     long_about = "A terminal coding agent whose tools anyone can extend.\n\n\
         Tools come from the built-ins, executables in .podcode/tools/ and ~/.config/podcode/tools/,\n\
-        and (soon) JS/TS plugins. Every tool goes through the same pipeline: schema validation,\n\
-        permission prompts, output truncation and the change journal.",
+        JS/TS plugins and opencode tool files (.podcode/plugins/, .opencode/tools/, ...; run\n\
+        with Bun or Node 20+), and MCP servers. Every tool goes through the same pipeline:\n\
+        schema validation, permission prompts, output truncation and the change journal.",
     after_help = "Examples:\n  podcode run \"fix the failing test\"      one agent turn (text to stdout)\n  \
         podcode sessions                      stored sessions, newest first\n  \
         podcode tools                         list every tool the model can call\n  \
+        podcode plugins                       plugin and tool files, and why one failed\n  \
         podcode tool call read '{\"filePath\":\"README.md\"}'\n  \
         podcode changes                       what tools changed, newest last\n  \
         podcode revert --session ses_…        undo a whole session's edits"
@@ -47,10 +49,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List plugin and tool files with their status: loaded, failed and why, skipped, shadowed.
+    /// List plugin and tool files with their status (loaded, failed and why, skipped,
+    /// shadowed), each with its load time and whether it came from the manifest cache.
     Plugins {
         #[arg(long)]
         json: bool,
+        /// Drop the cached plugin and tool manifests first, so every file is loaded again.
+        #[arg(long)]
+        refresh: bool,
     },
     /// Run one tool by hand through the whole pipeline.
     Tool {
@@ -85,7 +91,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Run(args)) => commands::run::run(cli.cwd, args),
         Some(Command::Sessions(args)) => commands::sessions::run(cli.cwd, args),
         Some(Command::Tools { json }) => commands::tools::run(cli.cwd, json),
-        Some(Command::Plugins { json }) => commands::plugins::run(cli.cwd, json),
+        Some(Command::Plugins { json, refresh }) => commands::plugins::run(cli.cwd, json, refresh),
         Some(Command::Tool { command }) => commands::call::run(cli.cwd, command),
         Some(Command::Permissions { command }) => commands::permissions::run(cli.cwd, command),
         Some(Command::Changes(args)) => commands::changes::run_changes(cli.cwd, args),

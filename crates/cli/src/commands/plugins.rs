@@ -1,6 +1,7 @@
-//! `podcode plugins [--json]`: every plugin and tool file found, with its status — loaded
-//! (and its tools), failed (and why), skipped (untrusted), and per tool whether it was
-//! refused (a protected id) or shadowed by a later source.
+//! `podcode plugins [--json] [--refresh]`: every plugin and tool file found, with its status —
+//! loaded (and its tools), failed (and why), skipped (untrusted) —, its load time and whether
+//! it came from the manifest cache, and per tool whether it was refused (a protected id) or
+//! shadowed by a later source. `--refresh` drops the manifest caches first.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,8 +13,11 @@ use serde_json::json;
 
 use crate::app::{App, LoadedTools, tokio_runtime};
 
-pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
+pub fn run(cwd: Option<PathBuf>, json_out: bool, refresh: bool) -> Result<ExitCode> {
     let app = App::load(cwd)?;
+    if refresh {
+        podcode_plugins::ManifestCache::drop_all(&app.dirs.data_dir.join("cache"));
+    }
     let loaded = tokio_runtime()?.block_on(async {
         let loaded = app.tools().await;
         loaded.host.shutdown().await;
@@ -79,13 +83,18 @@ pub fn plugin_lines(loaded: &LoadedTools) -> Vec<String> {
     }
     for r in &loaded.reports {
         let name = r.file.path.display().to_string();
+        let timing = match (r.load_ms, r.cached) {
+            (Some(ms), true) => format!(", {ms} ms, from cache"),
+            (Some(ms), false) => format!(", {ms} ms"),
+            (None, _) => String::new(),
+        };
         match &r.status {
             FileStatus::Loaded {
                 format,
                 tools,
                 hooks,
             } => {
-                out.push(format!("loaded   {name} ({format})"));
+                out.push(format!("loaded   {name} ({format}{timing})"));
                 for id in tools {
                     out.push(format!("           tool {id}: {}", fate(&name, id)));
                 }
@@ -94,7 +103,10 @@ pub fn plugin_lines(loaded: &LoadedTools) -> Vec<String> {
                 }
             }
             FileStatus::Failed { message } => {
-                out.push(format!("failed   {name}"));
+                match timing.strip_prefix(", ") {
+                    Some(t) => out.push(format!("failed   {name} ({t})")),
+                    None => out.push(format!("failed   {name}")),
+                }
                 out.push(format!("           {message}"));
             }
             FileStatus::Skipped { reason } => {
