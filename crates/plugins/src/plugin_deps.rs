@@ -26,12 +26,13 @@ pub fn stamp(path: &Path) -> String {
     let Ok(meta) = std::fs::metadata(path) else {
         return "absent".into();
     };
-    if meta.is_file() && meta.len() <= HASH_LIMIT {
-        if let Ok(bytes) = std::fs::read(path) {
-            let mut h = DefaultHasher::new();
-            bytes.hash(&mut h);
-            return format!("h{:016x}", h.finish());
-        }
+    if meta.is_file()
+        && meta.len() <= HASH_LIMIT
+        && let Ok(bytes) = std::fs::read(path)
+    {
+        let mut h = DefaultHasher::new();
+        bytes.hash(&mut h);
+        return format!("h{:016x}", h.finish());
     }
     format!("m{}", crate::host::file_stamp(path))
 }

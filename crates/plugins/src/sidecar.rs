@@ -52,17 +52,22 @@ struct Inner {
     child: Mutex<Option<Child>>,
     /// The process group the sidecar leads (its pid), so its children end with it.
     pgid: Option<u32>,
+    /// Cleared once the group was sent SIGKILL: never signal it again (its id may be reused).
+    group_alive: AtomicBool,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        kill_group(self.pgid);
+        end_group(self);
     }
 }
 
-/// SIGKILL to every process of the sidecar's group (what it spawned included).
-fn kill_group(pgid: Option<u32>) {
-    if let Some(pid) = pgid.and_then(|p| libc::pid_t::try_from(p).ok()) {
+/// SIGKILL to every process of the sidecar's group (what it spawned included), once.
+fn end_group(inner: &Inner) {
+    if !inner.group_alive.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    if let Some(pid) = inner.pgid.and_then(|p| libc::pid_t::try_from(p).ok()) {
         // SAFETY: killpg only sends a signal; a group that is gone fails with ESRCH.
         unsafe {
             libc::killpg(pid, libc::SIGKILL);
@@ -109,6 +114,7 @@ impl Sidecar {
             stderr_tail: Mutex::new(VecDeque::new()),
             child: Mutex::new(Some(child)),
             pgid,
+            group_alive: AtomicBool::new(true),
         });
         let for_err = inner.clone();
         tokio::spawn(async move {
@@ -240,7 +246,7 @@ impl Sidecar {
         {
             let _ = c.start_kill();
         }
-        kill_group(self.inner.pgid);
+        end_group(&self.inner);
         died(&self.inner);
     }
 
@@ -257,10 +263,10 @@ impl Sidecar {
             {
                 let _ = child.start_kill();
             }
-            kill_group(self.inner.pgid);
+            end_group(&self.inner);
             let _ = child.wait().await;
         } else {
-            kill_group(self.inner.pgid);
+            end_group(&self.inner);
         }
         died(&self.inner);
     }
