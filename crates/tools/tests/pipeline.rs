@@ -137,7 +137,7 @@ async fn thrown_errors_panics_timeouts_and_aborts_each_have_their_own_text() {
     );
     assert_eq!(
         h.store.tool_call(&timed.call_id).unwrap().unwrap().state,
-        ToolCallState::Interrupted
+        ToolCallState::TimedOut
     );
 
     let abort = CancellationToken::new();

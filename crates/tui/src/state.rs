@@ -28,6 +28,7 @@ pub enum ToolStatus {
     Failed,
     Denied,
     Interrupted,
+    TimedOut,
 }
 
 impl ToolStatus {
@@ -38,6 +39,7 @@ impl ToolStatus {
             Self::Failed => "failed",
             Self::Denied => "denied",
             Self::Interrupted => "interrupted",
+            Self::TimedOut => "timed out",
         }
     }
 }
@@ -363,12 +365,15 @@ impl AppState {
     }
 }
 
-/// Denied and interrupted calls end as `ToolFailed` too; their model-facing text says which.
+/// Denied, interrupted and timed-out calls end as `ToolFailed` too; their model-facing text
+/// says which.
 fn failure_kind(error: &str) -> ToolStatus {
     if error.starts_with("Permission denied") || error.starts_with("The user rejected") {
         ToolStatus::Denied
     } else if error.contains("aborted by the user") {
         ToolStatus::Interrupted
+    } else if error.contains(" tool timed out: ") {
+        ToolStatus::TimedOut
     } else {
         ToolStatus::Failed
     }

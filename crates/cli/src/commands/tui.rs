@@ -208,6 +208,7 @@ pub fn load_transcript(store: &Store, session_id: &str) -> Result<(Vec<Entry>, S
                         ToolCallState::Completed => ToolStatus::Done,
                         ToolCallState::Failed => ToolStatus::Failed,
                         ToolCallState::Denied => ToolStatus::Denied,
+                        ToolCallState::TimedOut => ToolStatus::TimedOut,
                     };
                     entries.push(Entry::Tool(ToolCard {
                         call_id: call.id,
