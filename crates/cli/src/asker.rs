@@ -22,26 +22,32 @@ fn prompt_line(question: &str) -> Option<String> {
     }
 }
 
-/// What the prompt shows: who asks for what, and whatever the tool attached to explain it.
+/// What the prompt shows: who asks for what, and whatever the tool attached to explain it
+/// (else the call's arguments) — `podcode_tools::prompt_text`, shared with the TUI.
 pub fn describe_request(req: &AskRequest) -> String {
-    let mut text = format!(
-        "\n? {} asks for permission: {} {}\n",
-        req.tool,
-        req.request.permission,
-        req.request.patterns.join(" ")
-    );
-    let meta = &req.request.metadata;
-    for key in ["command", "description", "diff", "preview", "path"] {
-        if let Some(v) = meta.get(key).and_then(|v| v.as_str()) {
-            text.push_str(&format!("  {key}:\n"));
-            for line in v.lines().take(40) {
-                text.push_str(&format!("    {line}\n"));
-            }
+    let p = podcode_tools::prompt_text(&req.tool, &req.request);
+    let mut text = format!("\n? {}\n", p.title);
+    for section in &p.sections {
+        text.push_str(&format!("  {}:\n", section.label));
+        for line in &section.lines {
+            text.push_str(&format!("    {line}\n"));
         }
     }
-    if let Some(args) = meta.get("args") {
-        text.push_str(&format!("  arguments: {args}\n"));
+    text
+}
+
+/// The answers, with what "always" remembers (one rule per line).
+fn answers(req: &AskRequest) -> String {
+    let p = podcode_tools::prompt_text(&req.tool, &req.request);
+    let mut always = p.always.iter();
+    let mut text = format!(
+        "  [o] allow once\n  [a] {}\n",
+        always.next().map(String::as_str).unwrap_or_default()
+    );
+    for rule in always {
+        text.push_str(&format!("      {rule}\n"));
     }
+    text.push_str("  [r] reject   [f] reject with feedback\n  > ");
     text
 }
 
@@ -51,17 +57,17 @@ impl Asker for TerminalAsker {
         let req = req.clone();
         let asked = tokio::task::spawn_blocking(move || {
             eprint!("{}", describe_request(&req));
-            let always = req.request.always.join(" ");
+            let question = answers(&req);
             loop {
-                let Some(answer) = prompt_line(&format!(
-                    "  [o] allow once   [a] always allow `{always}` in this project   [r] reject   [f] reject with feedback\n  > "
-                )) else {
+                let Some(answer) = prompt_line(&question) else {
                     return PermissionReply::Reject { feedback: None };
                 };
                 match answer.to_ascii_lowercase().as_str() {
                     "o" | "y" | "once" | "yes" => return PermissionReply::Once,
                     "a" | "always" => return PermissionReply::Always,
-                    "r" | "n" | "reject" | "no" => return PermissionReply::Reject { feedback: None },
+                    "r" | "n" | "reject" | "no" => {
+                        return PermissionReply::Reject { feedback: None };
+                    }
                     "f" | "feedback" => {
                         let feedback = prompt_line("  feedback for the model: ");
                         return PermissionReply::Reject { feedback };

@@ -8,6 +8,7 @@ mod context;
 mod hooks;
 mod permission;
 mod pipeline;
+mod prompt_text;
 mod registry;
 mod revert;
 mod schema;
@@ -24,6 +25,7 @@ pub use permission::{
     AskRequest, Asker, FixedAsker, PermissionEngine, PermissionError, wildcard_match,
 };
 pub use pipeline::{CallOutcome, CallRequest, CallStatus, RawArgs, RuntimeOptions, ToolRuntime};
+pub use prompt_text::{PromptSection, PromptText, argument_lines, prompt_text};
 pub use registry::{
     LoadProblem, PROTECTED_TOOL_IDS, ProblemLevel, RegisteredTool, SourceKind, ToolRegistry,
     ToolSource, is_protected,

@@ -1,5 +1,6 @@
 //! The permission modal: what asks for what, the metadata the tool attached (the command,
-//! the diff), and the four answers. Keys: `o`/`y`/enter once, `a` always, `r`/`n` reject,
+//! the diff) or the call's arguments, and the four answers — the text from
+//! `podcode_tools::prompt_text`, shared with the CLI prompt. Keys: `o`/`y`/enter once, `a` always, `r`/`n` reject,
 //! `f` reject with feedback (type, enter sends, esc goes back); esc rejects and aborts the
 //! turn (handled by `keys`).
 
@@ -13,9 +14,6 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::render::{diff_style, fg, wrap_lines};
 use crate::state::{AppState, PermissionModal};
-
-/// Metadata keys shown in the modal, in this order.
-const SHOWN_KEYS: [&str; 5] = ["command", "description", "path", "diff", "preview"];
 
 /// Handles a key while the modal is open; `Some` is the user's answer.
 pub fn modal_key(modal: &mut PermissionModal, key: KeyEvent) -> Option<PermissionReply> {
@@ -53,42 +51,33 @@ pub fn draw_modal(frame: &mut Frame, area: Rect, state: &AppState) {
     let width = area.width.saturating_sub(4).clamp(20, 100);
     let inner_w = width.saturating_sub(2) as usize;
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let mut lines: Vec<Line> = vec![Line::from(vec![
-        Span::styled(m.tool.as_str(), bold),
-        Span::raw(" asks for "),
-        Span::styled(m.request.permission.as_str(), bold),
-        Span::raw(format!(": {}", m.request.patterns.join(" "))),
-    ])];
-    let meta = &m.request.metadata;
-    for key in SHOWN_KEYS {
-        if let Some(v) = meta.get(key).and_then(|v| v.as_str()) {
-            lines.push(Line::styled(format!("{key}:"), fg(state, Color::DarkGray)));
-            for l in v.lines().take(30) {
-                let style = if key == "diff" {
-                    diff_style(l, state).unwrap_or_default()
-                } else {
-                    Style::default()
-                };
-                lines.push(Line::styled(format!("  {l}"), style));
-            }
+    let text = podcode_tools::prompt_text(&m.tool, &m.request);
+    let mut lines: Vec<Line> = vec![Line::styled(text.title.clone(), bold)];
+    for section in &text.sections {
+        lines.push(Line::styled(
+            format!("{}:", section.label),
+            fg(state, Color::DarkGray),
+        ));
+        for l in &section.lines {
+            let style = if section.label == "diff" {
+                diff_style(l, state).unwrap_or_default()
+            } else {
+                Style::default()
+            };
+            lines.push(Line::styled(format!("  {l}"), style));
         }
     }
     lines.push(Line::default());
-    let always = if m.request.always.is_empty() {
-        m.request.patterns.join(" ")
-    } else {
-        m.request.always.join(" ")
-    };
     match &m.feedback {
         None => {
             let key = |k: &'static str| {
                 Span::styled(k, fg(state, Color::Cyan).add_modifier(Modifier::BOLD))
             };
             lines.push(Line::from(vec![key("[o]"), Span::raw(" allow once")]));
-            lines.push(Line::from(vec![
-                key("[a]"),
-                Span::raw(format!(" always allow `{always}` in this project")),
-            ]));
+            let mut always = text.always.iter();
+            let first = always.next().cloned().unwrap_or_default();
+            lines.push(Line::from(vec![key("[a]"), Span::raw(format!(" {first}"))]));
+            lines.extend(always.map(|rule| Line::raw(format!("    {rule}"))));
             lines.push(Line::from(vec![key("[r]"), Span::raw(" reject")]));
             lines.push(Line::from(vec![
                 key("[f]"),

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Subcommand;
 use podcode_protocol::{PermissionAction, PermissionReply, PermissionRule};
-use podcode_tools::FixedAsker;
+use podcode_tools::{AskRequest, Asker};
 
 use crate::app::{App, tokio_runtime};
 
@@ -39,6 +39,27 @@ pub enum McpCommand {
 
 /// What a client's model reads when a call needed an ask no `--allow` rule opened.
 pub const SERVE_REJECT_FEEDBACK: &str = "podcode mcp serve rejects permission asks that no --allow rule opened; ask the user to restart the server with --allow for this permission";
+
+/// Rejects every ask that reached it, telling the client's model what was asked (the same
+/// text as the CLI prompt, arguments included) and how the user can open it.
+struct ServeAsker;
+
+#[async_trait::async_trait]
+impl Asker for ServeAsker {
+    async fn ask(&self, req: &AskRequest) -> PermissionReply {
+        let p = podcode_tools::prompt_text(&req.tool, &req.request);
+        let mut text = format!("{SERVE_REJECT_FEEDBACK}. Asked: {}", p.title);
+        for section in &p.sections {
+            text.push_str(&format!("\n{}:", section.label));
+            for line in &section.lines {
+                text.push_str(&format!("\n  {line}"));
+            }
+        }
+        PermissionReply::Reject {
+            feedback: Some(text),
+        }
+    }
+}
 
 /// `--allow` values as rules: `PERMISSION` or `PERMISSION:PATTERN`.
 pub fn allow_rules(allow: &[String]) -> Vec<PermissionRule> {
@@ -65,9 +86,7 @@ fn serve(cwd: Option<PathBuf>, allow: &[String]) -> Result<ExitCode> {
         let loaded = app.tools().await;
         let store = app.open_store()?;
         let session = app.new_session(&store, "mcp", "MCP client connection")?;
-        let asker = Arc::new(FixedAsker(PermissionReply::Reject {
-            feedback: Some(SERVE_REJECT_FEEDBACK.into()),
-        }));
+        let asker = Arc::new(ServeAsker);
         let runtime =
             app.runtime_with_rules(loaded.registry, loaded.hooks, store, asker, &rules);
         let mut identity = app.identity(&session);
