@@ -52,6 +52,7 @@ enum Command {
     /// List plugin and tool files with their status (loaded, failed and why, skipped,
     /// shadowed), each with its load time and whether it came from the manifest cache.
     Plugins {
+        /// Machine-readable output.
         #[arg(long)]
         json: bool,
         /// Drop the cached plugin and tool manifests first, so every file is loaded again.
@@ -73,7 +74,8 @@ enum Command {
     /// Undo journaled changes: one change, one tool call, everything since a message, or a
     /// whole session.
     Revert(commands::changes::RevertArgs),
-    /// Trust this workspace to run its own tools and plugins (.podcode/tools, .podcode/plugins).
+    /// Trust this workspace to run its own code: the tools and plugins in its .podcode/ and
+    /// .opencode/ folders and the MCP servers its .podcode/config.toml defines.
     Trust(commands::trust::TrustArgs),
     /// MCP: `podcode mcp list` (configured servers), `podcode mcp serve` (serve our tools).
     Mcp {
