@@ -5,6 +5,7 @@
 
 mod discovery;
 mod executable;
+mod frames;
 mod host;
 mod manifest_cache;
 mod plugin_deps;

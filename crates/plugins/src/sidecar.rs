@@ -24,6 +24,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::oneshot;
 
+use crate::frames::{MAX_FRAME, frame_id, skip_line};
+
 const STDERR_LINES: usize = 20;
 
 /// A failed request: the sidecar's error message (model/user-facing) and its data.
@@ -269,43 +271,6 @@ impl Sidecar {
             end_group(&self.inner);
         }
         died(&self.inner);
-    }
-}
-
-/// Frames above this size are refused (large results arrive as `output` chunks).
-const MAX_FRAME: u64 = 64 * 1024 * 1024;
-
-/// The numeric `id` of a frame that did not parse, read from its text (the host writes
-/// `{"jsonrpc":"2.0","id":<n>,…}`), so the call it answers can fail at once.
-fn frame_id(line: &[u8]) -> Option<u64> {
-    let head = &line[..line.len().min(256)];
-    let key = b"\"id\":";
-    let at = head.windows(key.len()).position(|w| w == key)? + key.len();
-    let digits: Vec<u8> = head[at..]
-        .iter()
-        .skip_while(|b| **b == b' ')
-        .take_while(|b| b.is_ascii_digit())
-        .copied()
-        .collect();
-    std::str::from_utf8(&digits).ok()?.parse().ok()
-}
-
-async fn skip_line(reader: &mut BufReader<tokio::process::ChildStdout>) {
-    loop {
-        let buf = match reader.fill_buf().await {
-            Ok([]) | Err(_) => return,
-            Ok(b) => b,
-        };
-        match buf.iter().position(|b| *b == b'\n') {
-            Some(i) => {
-                reader.consume(i + 1);
-                return;
-            }
-            None => {
-                let n = buf.len();
-                reader.consume(n);
-            }
-        }
     }
 }
 
