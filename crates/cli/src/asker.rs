@@ -7,7 +7,9 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use podcode_core::Port;
-use podcode_protocol::{Event, Op, PermissionReply, PermissionRequest, sanitize_for_terminal};
+use podcode_protocol::{
+    Event, Op, PermissionReply, PermissionRequest, prompt_text, sanitize_for_terminal,
+};
 use tokio::sync::broadcast;
 
 /// How this command answers asks.
@@ -44,36 +46,40 @@ fn prompt_line(question: &str) -> Option<String> {
     }
 }
 
-/// What the prompt shows: who asks for what, and whatever the tool attached to explain it.
+/// What the prompt shows: who asks for what, and whatever the tool attached to explain it
+/// (else the call's arguments) — `podcode_protocol::prompt_text`, shared with the TUI.
 pub fn describe_request(tool: &str, req: &PermissionRequest) -> String {
-    let mut text = format!(
-        "\n? {} asks for permission: {} {}\n",
-        tool,
-        req.permission,
-        req.patterns.join(" ")
-    );
-    let meta = &req.metadata;
-    for key in ["command", "description", "diff", "preview", "path"] {
-        if let Some(v) = meta.get(key).and_then(|v| v.as_str()) {
-            text.push_str(&format!("  {key}:\n"));
-            for line in v.lines().take(40) {
-                text.push_str(&format!("    {line}\n"));
-            }
+    let p = prompt_text(tool, req);
+    let mut text = format!("\n? {}\n", p.title);
+    for section in &p.sections {
+        text.push_str(&format!("  {}:\n", section.label));
+        for line in &section.lines {
+            text.push_str(&format!("    {line}\n"));
         }
     }
-    if let Some(args) = meta.get("args") {
-        text.push_str(&format!("  arguments: {args}\n"));
+    sanitize_for_terminal(&text).into_owned()
+}
+
+/// The answers, with what "always" remembers (one rule per line).
+fn answers(tool: &str, req: &PermissionRequest) -> String {
+    let p = prompt_text(tool, req);
+    let mut always = p.always.iter();
+    let mut text = format!(
+        "  [o] allow once\n  [a] {}\n",
+        always.next().map(String::as_str).unwrap_or_default()
+    );
+    for rule in always {
+        text.push_str(&format!("      {rule}\n"));
     }
+    text.push_str("  [r] reject   [f] reject with feedback\n  > ");
     sanitize_for_terminal(&text).into_owned()
 }
 
 fn ask_terminal(tool: &str, req: &PermissionRequest) -> PermissionReply {
     eprint!("{}", describe_request(tool, req));
-    let always = sanitize_for_terminal(&req.always.join(" ")).into_owned();
+    let question = answers(tool, req);
     loop {
-        let Some(answer) = prompt_line(&format!(
-            "  [o] allow once   [a] always allow `{always}` in this project   [r] reject   [f] reject with feedback\n  > "
-        )) else {
+        let Some(answer) = prompt_line(&question) else {
             return PermissionReply::Reject { feedback: None };
         };
         match answer.to_ascii_lowercase().as_str() {

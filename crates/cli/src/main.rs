@@ -17,11 +17,13 @@ use clap::{Parser, Subcommand};
     about = "A terminal coding agent whose tools anyone can extend",
     long_about = "A terminal coding agent whose tools anyone can extend.\n\n\
         Tools come from the built-ins, executables in .podcode/tools/ and ~/.config/podcode/tools/,\n\
-        and (soon) JS/TS plugins. Every tool goes through the same pipeline: schema validation,\n\
-        permission prompts, output truncation and the change journal.",
+        JS/TS plugins and opencode tool files (.podcode/plugins/, .opencode/tools/, ...; run\n\
+        with Bun or Node 20+), and MCP servers. Every tool goes through the same pipeline:\n\
+        schema validation, permission prompts, output truncation and the change journal.",
     after_help = "Examples:\n  podcode run \"fix the failing test\"      one agent turn (text to stdout)\n  \
         podcode sessions                      stored sessions, newest first\n  \
         podcode tools                         list every tool the model can call\n  \
+        podcode plugins                       plugin and tool files, and why one failed\n  \
         podcode tool call read '{\"filePath\":\"README.md\"}'\n  \
         podcode changes                       what tools changed, newest last\n  \
         podcode revert --session ses_…        undo a whole session's edits"
@@ -46,10 +48,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List plugin and tool files with their status: loaded, failed and why, skipped, shadowed.
+    /// List plugin and tool files with their status (loaded, failed and why, skipped,
+    /// shadowed), each with its load time and whether it came from the manifest cache.
     Plugins {
+        /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        /// Drop the cached plugin and tool manifests first, so every file is loaded again.
+        #[arg(long)]
+        refresh: bool,
     },
     /// Run one tool by hand through the whole pipeline.
     Tool {
@@ -66,7 +73,8 @@ enum Command {
     /// Undo journaled changes: one change, one tool call, everything since a message, or a
     /// whole session.
     Revert(commands::changes::RevertArgs),
-    /// Trust this workspace to run its own tools and plugins (.podcode/tools, .podcode/plugins).
+    /// Trust this workspace to run its own code: the tools and plugins in its .podcode/ and
+    /// .opencode/ folders and the MCP servers its .podcode/config.toml defines.
     Trust(commands::trust::TrustArgs),
     /// MCP: `podcode mcp list` (configured servers), `podcode mcp serve` (serve our tools).
     Mcp {
@@ -84,7 +92,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Run(args)) => commands::run::run(cli.cwd, args),
         Some(Command::Sessions(args)) => commands::sessions::run(cli.cwd, args),
         Some(Command::Tools { json }) => commands::tools::run(cli.cwd, json),
-        Some(Command::Plugins { json }) => commands::plugins::run(cli.cwd, json),
+        Some(Command::Plugins { json, refresh }) => commands::plugins::run(cli.cwd, json, refresh),
         Some(Command::Tool { command }) => commands::call::run(cli.cwd, command),
         Some(Command::Permissions { command }) => commands::permissions::run(cli.cwd, command),
         Some(Command::Changes(args)) => commands::changes::run_changes(cli.cwd, args),

@@ -179,7 +179,9 @@ fn without_a_terminal_asks_are_rejected_and_deny_rules_hold_even_with_yes() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
-        err.contains("? deploy_status asks for permission: deploy_status *"),
+        err.contains(
+            "? deploy_status asks to run\n  arguments:\n    {\n      \"service\": \"api\"\n    }\n"
+        ),
         "{err}"
     );
     assert!(err.contains("pass --yes"), "{err}");
@@ -307,7 +309,7 @@ fn always_is_remembered_per_project_listed_and_reset() {
         "a",
     );
     assert!(
-        screen.contains("[a] always allow `*` in this project"),
+        screen.contains("[a] always allow deploy_status in this project"),
         "{screen}"
     );
     assert!(screen.contains("service is healthy"), "{screen}");

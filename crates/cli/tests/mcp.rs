@@ -220,7 +220,7 @@ async fn mcp_serve_offers_builtins_and_executables_to_a_real_client() {
     assert_eq!(r.is_error, Some(true));
     assert!(
         first_text(&r)
-            .contains("podcode mcp serve rejects permission asks that no --allow rule opened"),
+            .contains("podcode mcp serve rejects permission asks that no --allow rule opened; ask the user to restart the server with --allow for this permission. Asked: bash asks for bash: touch x\ncommand:\n  touch x\ndescription:\n  touch"),
         "{}",
         first_text(&r)
     );

@@ -111,6 +111,38 @@ fn a_validation_error_goes_back_to_the_model_which_corrects_the_call() {
     );
 }
 
+#[test]
+fn a_timed_out_call_reads_timed_out_not_interrupted() {
+    let env = Env::new(vec![
+        Reply::new().tool_call("c1", "slow", "{}"),
+        Reply::new().text("It was too slow."),
+    ]);
+    // A user tool whose own limit is 1 second, that sleeps longer.
+    let tools = env.root.path().join("config/tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let tool = tools.join("slow");
+    std::fs::write(
+        &tool,
+        "#!/bin/sh\nif [ \"$1\" = describe ]; then\n  echo '{\"description\": \"Slow.\", \"timeout\": 1}'\nelse\n  sleep 30\nfi\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = env.run(&["run", "--yes", "be slow"]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("✗ slow") && l.contains(" · timed out · ")),
+        "{stderr}"
+    );
+    let (_, told) = &tool_messages(&env.requests()[1])[0];
+    assert!(
+        told.starts_with("The slow tool timed out: it did not finish within its limit of 1 second (set by the slow tool's own `timeout` setting)"),
+        "{told}"
+    );
+}
+
 /// Runs `podcode` on a pseudo-terminal, answering each prompt (`> `, then the feedback
 /// question) with the next answer; returns everything the terminal showed.
 fn run_in_pty(env: &Env, args: &[&str], answers: &[&str]) -> String {
@@ -176,7 +208,7 @@ fn a_permission_rejected_with_feedback_on_a_terminal_reaches_the_model() {
         &["f", "keep the build folder, just list it"],
     );
     assert!(
-        screen.contains("? bash asks for permission: bash rm -rf build"),
+        screen.contains("? bash asks for bash: rm -rf build"),
         "{screen}"
     );
     assert!(

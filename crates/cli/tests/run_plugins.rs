@@ -179,3 +179,96 @@ fn a_reload_replaces_the_plugin_sidecar_instead_of_adding_one() {
         "one sidecar after the reload: {counted}"
     );
 }
+
+const LABELLED: &str = r#"import { tool } from "@opencode-ai/plugin"
+import { label } from "./lib/label.mjs"
+export default tool({ description: label, args: {}, async execute() { return label } })
+"#;
+
+#[test]
+fn an_edited_helper_reaches_the_next_request_and_tools_json_without_touching_the_tool_file() {
+    let edit = "echo 'export const label = \"second label\"' > .opencode/tools/lib/label.mjs";
+    let env = Env::new(vec![
+        bash_call("c1", edit, "Edit the helper"),
+        Reply::new().text("Done."),
+    ]);
+    env.write(".opencode/tools/labelled.mjs", LABELLED);
+    env.write(
+        ".opencode/tools/lib/label.mjs",
+        "export const label = \"first label\"\n",
+    );
+    assert!(env.run(&["trust"]).status.success());
+    let listed = text(&env.run(&["tools", "--json"]).stdout);
+    assert!(listed.contains("first label"), "{listed}");
+
+    let out = env.run(&["run", "edit the label helper", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let reqs = env.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[0].to_string().contains("first label"));
+    assert!(
+        reqs[1].to_string().contains("second label"),
+        "the running session reloaded the tool"
+    );
+    let listed = text(&env.run(&["tools", "--json"]).stdout);
+    assert!(listed.contains("second label"), "{listed}");
+}
+
+#[test]
+fn plugins_shows_load_times_and_the_cache_and_refresh_drops_it() {
+    let env = Env::new(vec![]);
+    env.write(".opencode/tools/labelled.mjs", LABELLED);
+    env.write(
+        ".opencode/tools/lib/label.mjs",
+        "export const label = \"first label\"\n",
+    );
+    assert!(env.run(&["trust"]).status.success());
+    let line = |args: &[&str]| -> String {
+        let out = text(&env.run(args).stdout);
+        out.lines()
+            .find(|l| l.starts_with("loaded   ") && l.contains("labelled.mjs"))
+            .unwrap_or_else(|| panic!("{out}"))
+            .to_string()
+    };
+    let first = line(&["plugins"]);
+    assert!(
+        first.contains("(opencode-tools, ") && first.ends_with(" ms)"),
+        "{first}"
+    );
+    let second = line(&["plugins"]);
+    assert!(second.ends_with(" ms, from cache)"), "{second}");
+    let refreshed = line(&["plugins", "--refresh"]);
+    assert!(refreshed.ends_with(" ms)"), "{refreshed}");
+}
+
+#[test]
+fn a_process_a_plugin_spawned_does_not_outlive_tool_call() {
+    let env = Env::new(vec![]);
+    env.write(
+        ".opencode/tools/sleeper.mjs",
+        "import { tool } from \"@opencode-ai/plugin\"\nimport { spawn } from \"node:child_process\"\nexport default tool({ description: \"spawns a long sleep\", args: {}, async execute() { return String(spawn(\"sleep\", [\"986\"], { stdio: \"ignore\" }).pid) } })\n",
+    );
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["tool", "call", "sleeper", "{}", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let pid: u32 = text(&out.stdout)
+        .lines()
+        .find_map(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{}", text(&out.stdout)));
+    // Running = in /proc and not a zombie waiting for init to reap it.
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                let state = s.rsplit(')').next().unwrap_or("").trim_start();
+                !state.starts_with('Z') && !state.starts_with('X')
+            })
+            .unwrap_or(false)
+    };
+    for _ in 0..100 {
+        if !running() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!running(), "sleep {pid} outlived podcode tool call");
+}

@@ -132,3 +132,50 @@ fn a_conflicting_revert_shows_the_conflict_and_can_be_forced() {
     assert!(screen.contains("changedsincePodcodewroteit"), "{screen}");
     assert_eq!(env.read("notes.txt"), "v0\n");
 }
+
+#[test]
+fn the_permission_modal_shows_a_tools_arguments_and_each_remembered_bash_rule() {
+    let env = Env::new(vec![]);
+    // A user tool (executable) with no preview of its own: its arguments are shown, the
+    // secret one masked.
+    let tools = env.root.path().join("config/tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let tool = tools.join("deploy_status");
+    std::fs::write(
+        &tool,
+        "#!/bin/sh\nif [ \"$1\" = describe ]; then\n  echo '{\"description\": \"Deploy status.\", \"parameters\": {\"type\": \"object\", \"properties\": {\"service\": {\"type\": \"string\"}, \"token\": {\"type\": \"string\"}}}}'\nelse\n  echo healthy\nfi\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.server.push(Reply::new().tool_call(
+        "c1",
+        "deploy_status",
+        r#"{"service": "api", "token": "sk-very-secret"}"#,
+    ));
+    env.server
+        .push(common::bash_call("c2", "ls -la && echo done", "list"));
+    env.server.push(Reply::new().text("All done."));
+    let (screen, matched) = drive(
+        &env,
+        &["tui"],
+        &[
+            ("enter to send", "check the deploy\r"),
+            ("always allow deploy_status in this project", "o"),
+            ("each rule remembered", "o"),
+            ("All done.", "\x03\x03"),
+        ],
+    );
+    assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
+    // What the UI drew, spaces removed.
+    for shown in [
+        "deploy_statusaskstorun",
+        "\"service\":\"api\"",
+        "\"token\":\"********\"",
+        "[a]alwaysallowdeploy_statusinthisproject",
+        "`ls-la&&echodone`",
+        "`ls-la`",
+        "`echodone`",
+    ] {
+        assert!(screen.contains(shown), "{shown} in {screen}");
+    }
+}

@@ -184,7 +184,7 @@ fn a_tool_installed_during_the_session_is_offered_from_the_next_request() {
         &[
             ("enter to send", "install the hello tool and use it\r"),
             ("bash asks for", "o"),
-            ("hello asks for", "o"),
+            ("hello asks to run", "o"),
             ("It said hello.", "/tools\r"),
             ("hello · ", "\x03\x03"),
         ],

@@ -280,6 +280,11 @@ impl Engine {
         Ok(row.id)
     }
 
+    /// Forgets the cached plugin and tool manifests, so every file is loaded again.
+    pub fn drop_manifest_caches(&self) {
+        podcode_plugins::ManifestCache::drop_all(&self.dirs.data_dir.join("cache"));
+    }
+
     /// Stops plugin sidecars and MCP servers.
     pub async fn shutdown(&self) {
         if let Some(sets) = self.tools.get() {

@@ -80,13 +80,18 @@ pub fn plugin_lines(registry: &ToolRegistry, state: Option<&PluginState>) -> Vec
     }
     for r in reports {
         let name = r.file.path.display().to_string();
+        let timing = match (r.load_ms, r.cached) {
+            (Some(ms), true) => format!(", {ms} ms, from cache"),
+            (Some(ms), false) => format!(", {ms} ms"),
+            (None, _) => String::new(),
+        };
         match &r.status {
             FileStatus::Loaded {
                 format,
                 tools,
                 hooks,
             } => {
-                out.push(format!("loaded   {name} ({format})"));
+                out.push(format!("loaded   {name} ({format}{timing})"));
                 for id in tools {
                     out.push(format!("           tool {id}: {}", fate(registry, &name, id)));
                 }
@@ -95,7 +100,10 @@ pub fn plugin_lines(registry: &ToolRegistry, state: Option<&PluginState>) -> Vec
                 }
             }
             FileStatus::Failed { message } => {
-                out.push(format!("failed   {name}"));
+                match timing.strip_prefix(", ") {
+                    Some(t) => out.push(format!("failed   {name} ({t})")),
+                    None => out.push(format!("failed   {name}")),
+                }
                 out.push(format!("           {message}"));
             }
             FileStatus::Skipped { reason } => {

@@ -86,7 +86,7 @@ function missingModule(specifier, importer, hostDir) {
     const pkg = packageName(specifier);
     const dir = dirname(from);
     if (hostDir && from.startsWith(hostDir)) {
-      message = `cannot find package '${pkg}' for the plugin host; its dependencies are not installed (run npm install --prefix ${hostDir})`;
+      message = `cannot find package '${pkg}' for the plugin host: ${hostDir} is incomplete (delete it; podcode writes it again on the next start)`;
     } else {
       message = `cannot find package '${pkg}' imported from ${from} (looked in node_modules of ${dir} and every folder above it); install it there, e.g. cd ${dir} && npm install ${pkg}`;
     }

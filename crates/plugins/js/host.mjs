@@ -7,7 +7,7 @@
 // Every request runs concurrently; each execute has its own AbortController. A plugin error
 // never ends the process.
 
-import { flushAndExit, logErr, respond, respondError, startReading } from "./io.mjs";
+import { flushAndExit, logErr, respond, respondError, startReading, streamOutput } from "./io.mjs";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { IS_BUN, callError } from "./errors.mjs";
@@ -28,16 +28,21 @@ if (IS_BUN) {
   installBunResolution({ shimPath: fileURLToPath(SHIM_URL) });
   importHooks.beforeImport = prepareBunImport;
 } else {
-  const { register, createRequire } = await import("node:module");
+  const { register } = await import("node:module");
   const { sucraseOptions } = await import("./node_loader.mjs");
   register(new URL("./node_loader.mjs", import.meta.url), { parentURL: import.meta.url, data: { shimURL: SHIM_URL.href } });
   // V8 reports no location for a syntax error in an ES module; errors.mjs then runs
   // `node --check` on the JavaScript, which for a .ts file is its type-stripped text.
-  const require = createRequire(import.meta.url);
+  // sucrase (bundled in vendor/) is imported on this thread only once a load fails.
+  let transform;
+  hooksForErrors.prepare = async () => {
+    transform ??= (await import("./vendor/sucrase.mjs")).transform;
+  };
   hooksForErrors.strippedSource = (file) => {
     if (!/\.(ts|mts|tsx)$/.test(file)) return undefined;
+    if (!transform) return null;
     try {
-      return require("sucrase").transform(readFileSync(file, "utf8"), sucraseOptions(file)).code;
+      return transform(readFileSync(file, "utf8"), sucraseOptions(file)).code;
     } catch {
       return null;
     }
@@ -76,7 +81,9 @@ const methods = {
         const { message, data } = callError(err, path, entry.bunApis);
         throw new HostError(message, data);
       }
-      return normaliseResult(value);
+      const result = normaliseResult(value);
+      if (typeof result?.output === "string") result.output = await streamOutput(key, result.output);
+      return result;
     } finally {
       if (key !== undefined && calls.get(key) === controller) calls.delete(key);
     }

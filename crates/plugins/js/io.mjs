@@ -4,7 +4,7 @@
 // `console.*` and `process.stdout.write` to stderr so plugin output cannot corrupt the stream,
 // reading newline-delimited frames from stdin, and the sidecar → Rust side of the protocol:
 // requests with string ids "js-<n>" (ctx.ask, ctx.messages) and notifications
-// (ctx.metadata, ctx.recordChange). Must be imported before anything that prints.
+// (ctx.metadata, ctx.recordChange, and `output` chunks of a long result). Must be imported before anything that prints.
 
 import { Console } from "node:console";
 import { createInterface } from "node:readline";
@@ -65,6 +65,36 @@ export function writeFrame(frame, cb) {
     }
   }
   realWrite(line + "\n", cb);
+}
+
+/** Like writeFrame, but resolves only once stdout can take more (for long streams). */
+export function writeFrameDrained(frame) {
+  return new Promise((resolve) => {
+    const line = JSON.stringify(frame) + "\n";
+    if (realWrite(line)) resolve();
+    else realStdout.once("drain", resolve);
+  });
+}
+
+/** Output chunks are at most this many UTF-16 code units. */
+const CHUNK = 256 * 1024;
+
+/**
+ * Sends a long `output` ahead of its result as `output` notifications `{callId, data}` of
+ * at most CHUNK code units each (never splitting a surrogate pair), waiting for stdout to
+ * drain, so the Rust side streams it into truncation and the spill file instead of
+ * reading one huge frame. Returns the output left for the result itself ("" or `output`).
+ */
+export async function streamOutput(callId, output) {
+  if (typeof output !== "string" || output.length <= CHUNK || callId === undefined) return output;
+  for (let at = 0; at < output.length; ) {
+    let end = Math.min(at + CHUNK, output.length);
+    const last = output.charCodeAt(end - 1);
+    if (end < output.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+    await writeFrameDrained({ jsonrpc: "2.0", method: "output", params: { callId, data: output.slice(at, end) } });
+    at = end;
+  }
+  return "";
 }
 
 export function respond(id, result) {

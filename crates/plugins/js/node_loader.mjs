@@ -7,7 +7,7 @@
 //   TypeScript-style relative specifiers from a .ts file (`./x`, `./x.js` meaning `./x.ts`);
 //   everything else through Node's own resolution from the importing file's location.
 // - load: `.ts` / `.mts` / `.tsx` files are stripped of types with sucrase (line numbers kept)
-//   and loaded as ES modules.
+//   (bundled in vendor/sucrase.mjs) and loaded as ES modules.
 // Runs on Node's hooks thread: it shares nothing with host.mjs except the `data` passed in.
 
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -74,13 +74,8 @@ export async function resolve(specifier, context, nextResolve) {
 }
 
 async function stripper() {
-  if (sucrase) return sucrase;
-  try {
-    sucrase = await import("sucrase");
-  } catch {
-    const here = fileURLToPath(new URL(".", import.meta.url)).replace(/\/$/, "");
-    throw new Error(`TypeScript plugins on Node need the host's dependencies (sucrase): run npm install --prefix ${here}, or install Bun with npm install -g bun`);
-  }
+  // Bundled with the host (vendor/), so it is always there and needs no install.
+  sucrase ??= await import("./vendor/sucrase.mjs");
   return sucrase;
 }
 

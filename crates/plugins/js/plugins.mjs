@@ -5,12 +5,14 @@
 // as a podcode server()'s config, the plugin `input` (`$`, `client` stub),
 // turning each tool into a ToolManifest (JSON Schema parameters, truncation, idempotent,
 // timeout), and the registry `path → {tools, hookSets, bunApis}` used by validate / execute /
-// hook. Failures throw a HostError carrying the protocol `{message, data}`.
+// hook. Failures throw a HostError carrying the protocol `{message, data}`; both a result and
+// a failure carry `dependencies` (deps.mjs) for the Rust side's cache.
 
 import { statSync } from "node:fs";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
-import { IS_BUN, NEEDS_BUN_HINT, bunApisIn, loadError } from "./errors.mjs";
+import { dependenciesOf } from "./deps.mjs";
+import { IS_BUN, NEEDS_BUN_HINT, bunApisIn, callError, loadError } from "./errors.mjs";
 import { isRawShape, isZodSchema, toJsonSchema } from "./zod_schema.mjs";
 
 /** An error with the protocol's `data` ({file, line, column, stack, ...}) attached. */
@@ -42,8 +44,9 @@ export const clientStub = new Proxy(Object.create(null), {
 /** path → {format, tools: Map<id, ToolDef>, hookSets: object[], bunApis: string[]} */
 export const registry = new Map();
 
-/** Set by host.mjs on Node: returns the type-stripped source of a .ts file (for errors). */
-export const hooksForErrors = { hostDir: undefined, strippedSource: undefined };
+/** Set by host.mjs on Node: returns the type-stripped source of a .ts file (for errors),
+ * once `prepare()` has loaded the stripper. */
+export const hooksForErrors = { hostDir: undefined, strippedSource: undefined, prepare: undefined };
 
 /** Set by host.mjs on Bun: prepares the shim mapping for a file before it is imported. */
 export const importHooks = { beforeImport: undefined };
@@ -76,6 +79,7 @@ async function freshImport(path) {
     importHooks.beforeImport?.(path);
     return await import(url);
   } catch (err) {
+    await hooksForErrors.prepare?.().catch(() => {});
     const { message, data } = loadError(err, path, hooksForErrors);
     throw new HostError(message, data, err);
   }
@@ -149,10 +153,18 @@ function configFor(pluginId, pluginConfig, legacyConfig) {
 export async function loadPlugin(params) {
   const path = params?.path;
   if (typeof path !== "string" || path === "") throw new HostError("load needs a path", {});
+  // What the load depends on keys the Rust side's manifest cache, for failures too (a
+  // missing package is retried once its node_modules changes).
+  const dependencies = dependenciesOf(path);
   try {
-    return await loadUnregistered(params);
+    return { ...(await loadUnregistered(params)), dependencies };
   } catch (err) {
     registry.delete(path); // a failed reload leaves nothing half-registered
+    if (!(err instanceof HostError)) {
+      const { message, data } = callError(err, path);
+      throw new HostError(message, { ...data, dependencies });
+    }
+    err.data = { ...err.data, dependencies };
     throw err;
   }
 }

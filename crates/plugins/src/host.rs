@@ -1,7 +1,7 @@
 //! `PluginHost`: the JS runtime side of the plugin system. It picks the runtime (Bun if on
-//! PATH, else Node 20+), materialises the embedded host files into a content-addressed
-//! folder under the data directory, installs the host's own dependencies there once (with
-//! a progress line), and starts the sidecar lazily — only when a plugin file must really be
+//! PATH, else Node 20+), materialises the embedded host files (its own dependencies, zod and
+//! sucrase, are bundled among them: no install, no network) into a content-addressed folder
+//! under the data directory, and starts the sidecar lazily — only when a plugin file must really be
 //! imported or a plugin tool runs. A dead sidecar is replaced on next use; files it had
 //! loaded are loaded again transparently.
 
@@ -60,7 +60,7 @@ pub fn detect_runtime() -> Option<JsRuntime> {
     }
 }
 
-/// What loading one file produced (cached per file content).
+/// What loading one file produced (cached with what it depended on, see `plugin_source`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LoadResult {
@@ -74,6 +74,8 @@ pub struct LoadResult {
     pub hooks: Vec<String>,
     #[serde(default)]
     pub warnings: Vec<String>,
+    #[serde(default, skip_serializing)]
+    pub dependencies: Dependencies,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,68 +132,46 @@ impl PluginHost {
     }
 
     fn host_dir(&self) -> PathBuf {
-        let mut h = DefaultHasher::new();
-        HOST_FILES.hash(&mut h);
         self.opts
             .data_dir
             .join("plugin-host")
-            .join(format!("{:016x}", h.finish()))
+            .join(format!("{:016x}", host_version()))
     }
 
-    /// Writes the embedded files and installs the host's dependencies, once per version.
-    /// Built in a private folder and renamed into place, so concurrent podcode processes
-    /// never see (or run) a half-installed host.
-    async fn prepare(&self, runtime: &JsRuntime) -> Result<PathBuf, String> {
+    /// What a load result depends on besides the plugin's own files: the host's version and
+    /// the runtime (its path and its binary's stamp, which changes when it is upgraded).
+    pub fn environment_stamp(&self) -> String {
+        let runtime = self
+            .runtime
+            .as_ref()
+            .map(|r| {
+                format!(
+                    "{}:{}:{}",
+                    r.name(),
+                    r.program().display(),
+                    file_stamp(r.program())
+                )
+            })
+            .unwrap_or_default();
+        format!("{:016x}/{runtime}", host_version())
+    }
+
+    /// Writes the embedded files (the host's dependencies are bundled among them, so this
+    /// needs no network and no package manager), once per version. Built in a private
+    /// folder and renamed into place, so concurrent podcode processes never see (or run) a
+    /// half-written host.
+    fn prepare(&self) -> Result<PathBuf, String> {
         let dir = self.host_dir();
         if dir.join(".installed").exists() {
             return Ok(dir);
         }
         let tmp = dir.with_extension(podcode_protocol::new_id("tmp"));
         let _ = std::fs::remove_dir_all(&tmp);
-        for (rel, bytes) in HOST_FILES {
-            let path = tmp.join(rel);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-            }
-            std::fs::write(&path, bytes)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        }
-        eprintln!(
-            "podcode: installing the plugin host's dependencies (zod, sucrase) once, into {}…",
-            dir.display()
-        );
-        let (program, args): (PathBuf, Vec<&str>) = match (runtime, which("npm")) {
-            (_, Some(npm)) => (
-                npm,
-                vec![
-                    "ci",
-                    "--no-audit",
-                    "--no-fund",
-                    "--omit=dev",
-                    "--loglevel=error",
-                ],
-            ),
-            (JsRuntime::Bun(bun), None) => (bun.clone(), vec!["install", "--production"]),
-            (JsRuntime::Node(_), None) => {
-                return Err("npm is needed once to install the plugin host's dependencies".into());
-            }
-        };
-        let out = tokio::process::Command::new(&program)
-            .args(&args)
-            .current_dir(&tmp)
-            .output()
-            .await
-            .map_err(|e| format!("could not run {}: {e}", program.display()))?;
-        if !out.status.success() {
+        let written = write_host_files(&tmp);
+        if let Err(e) = written {
             let _ = std::fs::remove_dir_all(&tmp);
-            return Err(format!(
-                "installing the plugin host's dependencies failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            return Err(e);
         }
-        std::fs::write(tmp.join(".installed"), b"ok").map_err(|e| e.to_string())?;
         // Only complete folders are ever renamed into place; if another process won the
         // race its folder is just as good, and ours is discarded.
         if std::fs::rename(&tmp, &dir).is_err() && !dir.join(".installed").exists() {
@@ -218,7 +198,7 @@ impl PluginHost {
                     .into(),
             );
         };
-        let dir = self.prepare(runtime).await?;
+        let dir = self.prepare()?;
         let sc = Sidecar::spawn(
             runtime.name(),
             runtime.program(),
@@ -237,7 +217,10 @@ impl PluginHost {
     /// Imports `file` into the running sidecar (starting it if needed) unless already done.
     pub async fn load(&self, file: &PluginFile) -> Result<(Sidecar, LoadResult), LoadError> {
         let mut state = self.state.lock().await;
-        let sc = self.sidecar(&mut state).await.map_err(LoadError::plain)?;
+        let sc = self
+            .sidecar(&mut state)
+            .await
+            .map_err(LoadError::environment)?;
         let stamp = file_stamp(&file.path);
         if let Some((at, done)) = state.loaded.get(&file.path)
             && *at == stamp
@@ -276,17 +259,37 @@ impl PluginHost {
         state.loaded.clear();
     }
 
+    /// Asks the sidecar to exit, waits for it, and ends whatever it left running.
     pub async fn shutdown(&self) {
         let mut state = self.state.lock().await;
         if let Some(sc) = state.sidecar.take() {
-            let _ = tokio::time::timeout(
-                std::time::Duration::from_millis(500),
-                sc.request("shutdown", json!({})),
-            )
-            .await;
-            sc.kill();
+            sc.stop(std::time::Duration::from_secs(2)).await;
         }
     }
+}
+
+/// A hash of the embedded host files.
+fn host_version() -> u64 {
+    static VERSION: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let mut h = DefaultHasher::new();
+        HOST_FILES.hash(&mut h);
+        h.finish()
+    })
+}
+
+fn write_host_files(tmp: &Path) -> Result<(), String> {
+    for (rel, bytes) in HOST_FILES {
+        let path = tmp.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, bytes)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    std::fs::write(tmp.join(".installed"), b"ok")
+        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))
 }
 
 /// Size and modification time: a changed file is imported again (the host busts the
@@ -309,6 +312,11 @@ pub struct LoadError {
     pub message: String,
     pub line: Option<u64>,
     pub column: Option<u64>,
+    /// The machine, not the plugin, failed (no JS runtime, the host could not be written or
+    /// started, the sidecar died): never cached, so the next start tries again.
+    pub environment: bool,
+    /// What the failed load looked for (`data.dependencies`), when the host got that far.
+    pub dependencies: Option<Dependencies>,
 }
 
 impl LoadError {
@@ -317,6 +325,15 @@ impl LoadError {
             message,
             line: None,
             column: None,
+            environment: false,
+            dependencies: None,
+        }
+    }
+
+    fn environment(message: String) -> Self {
+        Self {
+            environment: true,
+            ..Self::plain(message)
         }
     }
 
@@ -324,7 +341,31 @@ impl LoadError {
         Self {
             line: e.data.get("line").and_then(Value::as_u64),
             column: e.data.get("column").and_then(Value::as_u64),
+            environment: e.crashed,
+            dependencies: e
+                .data
+                .get("dependencies")
+                .and_then(|d| serde_json::from_value(d.clone()).ok()),
             message: e.message,
         }
     }
+}
+
+/// What a load depended on, as the sidecar resolved it (see docs/plugin-host-protocol.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dependencies {
+    /// The plugin file and every local module it imports, transitively.
+    #[serde(default)]
+    pub files: Vec<PathBuf>,
+    #[serde(default)]
+    pub packages: Vec<PackageDep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageDep {
+    pub name: String,
+    #[serde(default)]
+    pub version: Option<String>,
+    pub package_json: PathBuf,
 }

@@ -5,8 +5,10 @@
 
 mod discovery;
 mod executable;
+mod frames;
 mod host;
 mod manifest_cache;
+mod plugin_deps;
 mod plugin_files;
 mod plugin_source;
 mod plugin_tool;
@@ -15,10 +17,10 @@ mod sidecar;
 pub use discovery::{Discovered, DiscoveryOptions, discover};
 pub use executable::{ExecutableTool, describe_executable};
 pub use host::{
-    HOST_FILES, HostOptions, JsRuntime, LoadError, LoadResult, PluginHost, ToolManifest,
-    detect_runtime, file_stamp,
+    Dependencies, HOST_FILES, HostOptions, JsRuntime, LoadError, LoadResult, PackageDep,
+    PluginHost, ToolManifest, detect_runtime, file_stamp,
 };
-pub use manifest_cache::ManifestCache;
+pub use manifest_cache::{CachedEntry, ManifestCache};
 pub use plugin_files::{
     PluginDirs, PluginFile, PluginFormat, find_plugin_files, fingerprint, plugin_dirs,
     resolve_npm_plugins,

@@ -1,6 +1,9 @@
-//! Tool manifests (id, description, schema) cached per source file, keyed by the file's
-//! size and modification time, so `podcode tools` and agent startup never run plugin code
-//! for files that have not changed. One JSON file in the data directory.
+//! Tool manifests (id, description, schema) cached per source file, so `podcode tools` and
+//! agent startup never run plugin code for files that have not changed. An entry is valid
+//! while the caller's stamp is unchanged and, for plugin files, while every dependency it
+//! recorded (`plugin_deps`: imported modules, package.json files, node_modules folders on
+//! the resolution path) still has the stamp it had at load time. One JSON file in the data
+//! directory; `podcode plugins --refresh` deletes it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +16,20 @@ use serde::{Deserialize, Serialize};
 struct Entry {
     stamp: String,
     value: serde_json::Value,
+    /// `(path, stamp)` of everything else the value depended on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    deps: Vec<(PathBuf, String)>,
+    /// How long producing the value took (for `podcode plugins`).
+    #[serde(default)]
+    load_ms: u64,
+}
+
+/// A valid cached value with the dependencies it was recorded with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedEntry {
+    pub value: serde_json::Value,
+    pub deps: Vec<PathBuf>,
+    pub load_ms: u64,
 }
 
 #[derive(Debug, Default)]
@@ -50,13 +67,73 @@ impl ManifestCache {
 
     /// Any cached value under `key`, valid while the caller's `stamp` is unchanged.
     pub fn get_value(&self, key: &str, stamp: &str) -> Option<serde_json::Value> {
-        let entry = self.entries.get(key)?;
-        (entry.stamp == stamp).then(|| entry.value.clone())
+        self.get_entry(key, stamp).map(|e| e.value)
     }
 
     pub fn put_value(&mut self, key: &str, stamp: String, value: serde_json::Value) {
-        self.entries.insert(key.to_string(), Entry { stamp, value });
+        self.put_entry(key, stamp, Vec::new(), 0, value);
+    }
+
+    /// The entry under `key` if the caller's `stamp` and every recorded dependency's stamp
+    /// (recomputed now with `crate::plugin_deps::stamp`) are unchanged.
+    pub fn get_entry(&self, key: &str, stamp: &str) -> Option<CachedEntry> {
+        let entry = self.entries.get(key)?;
+        if entry.stamp != stamp
+            || entry
+                .deps
+                .iter()
+                .any(|(path, at)| crate::plugin_deps::stamp(path) != *at)
+        {
+            return None;
+        }
+        Some(CachedEntry {
+            value: entry.value.clone(),
+            deps: entry.deps.iter().map(|(p, _)| p.clone()).collect(),
+            load_ms: entry.load_ms,
+        })
+    }
+
+    /// Caches `value` with the current stamps of `deps`.
+    pub fn put_entry(
+        &mut self,
+        key: &str,
+        stamp: String,
+        deps: Vec<PathBuf>,
+        load_ms: u64,
+        value: serde_json::Value,
+    ) {
+        let deps = deps
+            .into_iter()
+            .map(|p| {
+                let at = crate::plugin_deps::stamp(&p);
+                (p, at)
+            })
+            .collect();
+        self.entries.insert(
+            key.to_string(),
+            Entry {
+                stamp,
+                value,
+                deps,
+                load_ms,
+            },
+        );
         self.dirty = true;
+    }
+
+    /// Forgets the entry under `key` (a load that must be retried next time).
+    pub fn remove(&mut self, key: &str) {
+        if self.entries.remove(key).is_some() {
+            self.dirty = true;
+        }
+    }
+
+    /// Deletes every manifest cache file in `dir` (`podcode plugins --refresh`): plugin and
+    /// executable manifests are built again on the next load.
+    pub fn drop_all(dir: &Path) {
+        for name in ["manifests.json", "executables.json"] {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
     }
 
     /// Writes the cache back if anything changed; failures only cost a re-describe later.

@@ -193,7 +193,9 @@ fn package_entry(dir: &Path) -> Option<PathBuf> {
 }
 
 /// A cheap summary of every tool and plugin file (paths, sizes, modification times) in the
-/// given folders: when it changes, the tool set is rebuilt before the next model turn.
+/// given folders, and of everything the latest plugin load of this process depended on
+/// (imported helpers, package.json files, node_modules folders on their resolution
+/// paths): when it changes, the tool set is rebuilt before the next model turn.
 pub fn fingerprint(dirs: &[PathBuf]) -> u64 {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let mut h = DefaultHasher::new();
@@ -208,6 +210,8 @@ pub fn fingerprint(dirs: &[PathBuf]) -> u64 {
             crate::host::file_stamp(&f).hash(&mut h);
         }
     }
+    // Helpers the plugins import and the node_modules they resolve from count too.
+    crate::plugin_deps::hash_watched(&mut h);
     h.finish()
 }
 

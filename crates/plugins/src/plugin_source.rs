@@ -1,19 +1,28 @@
 //! Turning plugin files into tools without waiting for JS: each file's load result (tool
-//! manifests, hooks, warnings — or its load error) is cached per file content and plugin
-//! config, so a warm start imports nothing and spawns no sidecar. Only new or changed
-//! files are imported (which starts the sidecar). The outcome is a tool source per file,
-//! the hooks of every plugin that has any, and a report line per file for `podcode plugins`.
+//! manifests, hooks, warnings — or its load error) is cached, keyed on the plugin config,
+//! the format, the host and runtime versions, and everything the load depended on
+//! (`plugin_deps`: the file and the modules it imports, the packages they resolved to, the
+//! node_modules folders on their resolution paths), so a warm start imports nothing and
+//! spawns no sidecar, and an edited helper or a newly installed package is noticed. A
+//! failure of the machine rather than the plugin (no runtime, host not startable) is never
+//! cached. Only new or changed files are imported (which starts the sidecar). The outcome
+//! is a tool source per file, the hooks of every plugin that has any, and a report per file
+//! (with its load time and whether it came from the cache) for `podcode plugins`.
 
+use std::collections::BTreeSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 
 use podcode_protocol::ToolSpec;
 use podcode_tools::{LoadProblem, ProblemLevel, SourceKind, Tool, ToolSource};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::host::{LoadResult, PluginHost};
+use crate::host::{LoadError, LoadResult, PluginHost};
 use crate::manifest_cache::ManifestCache;
+use crate::plugin_deps::{set_watched, watch_list};
 use crate::plugin_files::PluginFile;
 use crate::plugin_tool::{HookedFile, PluginHooks, PluginTool};
 
@@ -39,6 +48,10 @@ pub struct FileReport {
     #[serde(flatten)]
     pub status: FileStatus,
     pub warnings: Vec<String>,
+    /// How long importing the file took (when it was imported, possibly in an earlier run).
+    pub load_ms: Option<u64>,
+    /// The result came from the manifest cache: nothing was imported this time.
+    pub cached: bool,
 }
 
 pub struct PluginTools {
@@ -48,13 +61,76 @@ pub struct PluginTools {
     pub reports: Vec<FileReport>,
 }
 
-fn stamp(file: &PluginFile, config: &Value) -> Option<String> {
-    let bytes = std::fs::read(&file.path).ok()?;
+/// The part of the cache key that is not a file: format, plugin config, host and runtime.
+fn stamp(file: &PluginFile, config: &Value, environment: &str) -> String {
     let mut h = DefaultHasher::new();
-    bytes.hash(&mut h);
     config.to_string().hash(&mut h);
     file.format.as_str().hash(&mut h);
-    Some(format!("{:016x}", h.finish()))
+    environment.hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// One file's outcome and where it came from.
+struct Outcome {
+    result: Result<LoadResult, String>,
+    load_ms: Option<u64>,
+    cached: bool,
+}
+
+/// The cached outcome of `file` if nothing it depended on changed, else a fresh import
+/// (cached unless the machine, not the plugin, failed). Adds what it watches to `watched`.
+async fn load_one(
+    file: &PluginFile,
+    host: &Arc<PluginHost>,
+    cache: &mut ManifestCache,
+    key_stamp: String,
+    watched: &mut BTreeSet<PathBuf>,
+) -> Outcome {
+    let name = file.path.display().to_string();
+    let key = format!("plugin:{name}");
+    if let Some(entry) = cache.get_entry(&key, &key_stamp) {
+        watched.extend(entry.deps);
+        let result = match entry.value.get("error").and_then(Value::as_str) {
+            Some(e) => Err(e.to_string()),
+            None => serde_json::from_value(entry.value).map_err(|e| e.to_string()),
+        };
+        return Outcome {
+            result,
+            load_ms: Some(entry.load_ms),
+            cached: true,
+        };
+    }
+    let started = Instant::now();
+    let fresh = host.load(file).await.map(|(_, r)| r);
+    let load_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let (value, deps) = match &fresh {
+        Ok(r) => (
+            serde_json::to_value(r).unwrap_or(Value::Null),
+            watch_list(&file.path, Some(&r.dependencies)),
+        ),
+        Err(e) => (
+            json!({"error": error_text(&name, e)}),
+            watch_list(&file.path, e.dependencies.as_ref()),
+        ),
+    };
+    watched.extend(deps.iter().cloned());
+    match &fresh {
+        Err(e) if e.environment => cache.remove(&key),
+        _ => cache.put_entry(&key, key_stamp, deps, load_ms, value),
+    }
+    Outcome {
+        result: fresh.map_err(|e| error_text(&name, &e)),
+        load_ms: Some(load_ms),
+        cached: false,
+    }
+}
+
+fn error_text(name: &str, e: &LoadError) -> String {
+    match (e.line, e.column) {
+        (Some(l), Some(c)) => format!("{name}:{l}:{c}: {}", e.message),
+        (Some(l), None) => format!("{name}:{l}: {}", e.message),
+        _ => e.message.clone(),
+    }
 }
 
 pub async fn load_plugin_tools(
@@ -71,6 +147,8 @@ pub async fn load_plugin_tools(
         reports: Vec::new(),
     };
     let mut hooked = Vec::new();
+    let environment = host.environment_stamp();
+    let mut watched = BTreeSet::new();
     for file in files {
         let name = file.path.display().to_string();
         if file.project && !trusted {
@@ -84,36 +162,17 @@ pub async fn load_plugin_tools(
                 file: file.clone(),
                 status: FileStatus::Skipped { reason },
                 warnings: vec![],
+                load_ms: None,
+                cached: false,
             });
             continue;
         }
-        let key = format!("plugin:{name}");
-        let stamp = stamp(file, plugin_config);
-        let cached = stamp.as_deref().and_then(|s| cache.get_value(&key, s));
-        let outcome: Result<LoadResult, String> =
-            match cached {
-                Some(v) => match v.get("error").and_then(Value::as_str) {
-                    Some(e) => Err(e.to_string()),
-                    None => serde_json::from_value(v).map_err(|e| e.to_string()),
-                },
-                None => {
-                    let fresh = host.load(file).await.map(|(_, r)| r).map_err(|e| {
-                        match (e.line, e.column) {
-                            (Some(l), Some(c)) => format!("{name}:{l}:{c}: {}", e.message),
-                            (Some(l), None) => format!("{name}:{l}: {}", e.message),
-                            _ => e.message,
-                        }
-                    });
-                    if let Some(s) = stamp {
-                        let value = match &fresh {
-                            Ok(r) => serde_json::to_value(r).unwrap_or(Value::Null),
-                            Err(e) => json!({"error": e}),
-                        };
-                        cache.put_value(&key, s, value);
-                    }
-                    fresh
-                }
-            };
+        let key_stamp = stamp(file, plugin_config, &environment);
+        let Outcome {
+            result: outcome,
+            load_ms,
+            cached,
+        } = load_one(file, host, cache, key_stamp, &mut watched).await;
         match outcome {
             Err(message) => {
                 out.problems.push(LoadProblem {
@@ -125,6 +184,8 @@ pub async fn load_plugin_tools(
                     file: file.clone(),
                     status: FileStatus::Failed { message },
                     warnings: vec![],
+                    load_ms,
+                    cached,
                 });
             }
             Ok(result) => {
@@ -174,12 +235,15 @@ pub async fn load_plugin_tools(
                         hooks: result.hooks.clone(),
                     },
                     warnings: result.warnings.clone(),
+                    load_ms,
+                    cached,
                 });
                 out.sources.push((ToolSource::new(kind, name), tools));
             }
         }
     }
     cache.save();
+    set_watched(watched);
     if !hooked.is_empty() {
         out.hooks = Some(PluginHooks {
             host: host.clone(),

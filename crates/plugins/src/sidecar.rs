@@ -1,10 +1,15 @@
 //! One JS sidecar process and the JSON-RPC 2.0 conversation with it (newline-delimited
 //! frames on stdin/stdout, see docs/plugin-host-protocol.md). Requests wait on a oneshot
 //! keyed by id; a reader task routes responses, and serves the sidecar's own requests
-//! (`ctx.ask`, `ctx.messages`) and notifications (`ctx.metadata`, `ctx.recordChange`)
-//! against the `ToolContext` of the call they name. When the process dies every request in
+//! (`ctx.ask`, `ctx.messages`) and notifications (`ctx.metadata`, `ctx.recordChange`,
+//! `output` chunks of a long result, written straight into the call's truncating sink so a
+//! 200 MB result is never held whole) against the `ToolContext` of the call they name. When the process dies every request in
 //! flight fails with a message that includes the end of its stderr; the owner
-//! (`PluginHost`) starts a fresh one on next use.
+//! (`PluginHost`) starts a fresh one on next use. A frame that is not valid JSON (a plugin
+//! string with half a UTF-16 surrogate pair) fails the request it answers at once, and the
+//! sidecar goes on. The sidecar runs in its own process group: `stop` asks it to exit,
+//! waits for it, then ends whatever it spawned; `kill` and dropping the last handle end
+//! the whole group.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -15,9 +20,11 @@ use std::sync::{Arc, Mutex};
 use podcode_protocol::{ChangeRecord, PermissionRequest};
 use podcode_tools::{ToolContext, ToolError};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::oneshot;
+
+use crate::frames::{MAX_FRAME, frame_id, skip_line};
 
 const STDERR_LINES: usize = 20;
 
@@ -45,6 +52,29 @@ struct Inner {
     alive: AtomicBool,
     stderr_tail: Mutex<VecDeque<String>>,
     child: Mutex<Option<Child>>,
+    /// The process group the sidecar leads (its pid), so its children end with it.
+    pgid: Option<u32>,
+    /// Cleared once the group was sent SIGKILL: never signal it again (its id may be reused).
+    group_alive: AtomicBool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        end_group(self);
+    }
+}
+
+/// SIGKILL to every process of the sidecar's group (what it spawned included), once.
+fn end_group(inner: &Inner) {
+    if !inner.group_alive.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    if let Some(pid) = inner.pgid.and_then(|p| libc::pid_t::try_from(p).ok()) {
+        // SAFETY: killpg only sends a signal; a group that is gone fails with ESRCH.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -66,8 +96,10 @@ impl Sidecar {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()?;
+        let pgid = child.id();
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -83,6 +115,8 @@ impl Sidecar {
             alive: AtomicBool::new(true),
             stderr_tail: Mutex::new(VecDeque::new()),
             child: Mutex::new(Some(child)),
+            pgid,
+            group_alive: AtomicBool::new(true),
         });
         let for_err = inner.clone();
         tokio::spawn(async move {
@@ -98,10 +132,29 @@ impl Sidecar {
         });
         let for_out = inner.clone();
         tokio::spawn(async move {
-            let mut lines = BufReader::new(stdout).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Ok(frame) = serde_json::from_str::<Value>(&line) {
-                    route(&for_out, frame).await;
+            // Bytes, not `lines()`: one line that is not UTF-8 must not end the reader.
+            let mut reader = BufReader::new(stdout);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match (&mut reader)
+                    .take(MAX_FRAME)
+                    .read_until(b'\n', &mut line)
+                    .await
+                {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                if line.len() as u64 >= MAX_FRAME && line.last() != Some(&b'\n') {
+                    // Skip the rest of an oversized frame, then fail the call it answers.
+                    let id = frame_id(&line);
+                    skip_line(&mut reader).await;
+                    bad_frame(&for_out, id, "the reply is larger than 64 MiB");
+                    continue;
+                }
+                match serde_json::from_slice::<Value>(&line) {
+                    Ok(frame) => route(&for_out, frame).await,
+                    Err(e) => bad_frame(&for_out, frame_id(&line), &e.to_string()),
                 }
             }
             // Give the stderr reader a moment to collect the crash message.
@@ -187,14 +240,63 @@ impl Sidecar {
             .and_then(|mut r| r.remove(call_id))
     }
 
-    /// Kills the process (a plugin stuck in a loop ignores its abort signal).
+    /// Kills the process and everything it spawned (a plugin stuck in a loop ignores its
+    /// abort signal).
     pub fn kill(&self) {
         if let Ok(mut child) = self.inner.child.lock()
             && let Some(c) = child.as_mut()
         {
             let _ = c.start_kill();
         }
+        end_group(&self.inner);
         died(&self.inner);
+    }
+
+    /// Asks the sidecar to exit and waits (up to `grace`) until it has, then ends whatever
+    /// it left running in its process group (a plugin's child processes).
+    pub async fn stop(&self, grace: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + grace;
+        let _ = tokio::time::timeout_at(deadline, self.request("shutdown", json!({}))).await;
+        let child = self.inner.child.lock().ok().and_then(|mut c| c.take());
+        if let Some(mut child) = child {
+            if tokio::time::timeout_at(deadline, child.wait())
+                .await
+                .is_err()
+            {
+                let _ = child.start_kill();
+            }
+            end_group(&self.inner);
+            let _ = child.wait().await;
+        } else {
+            end_group(&self.inner);
+        }
+        died(&self.inner);
+    }
+}
+
+/// Fails the request an unreadable frame answered (when its id can be told).
+fn bad_frame(inner: &Arc<Inner>, id: Option<u64>, why: &str) {
+    let tx = id.and_then(|id| inner.pending.lock().ok().and_then(|mut p| p.remove(&id)));
+    match tx {
+        Some(tx) => {
+            let _ = tx.send(Err(RpcError {
+                message: format!(
+                    "the plugin's reply could not be read ({why}); a string with half of a UTF-16 surrogate pair (an unpaired \\ud800–\\udfff) is a common cause"
+                ),
+                data: Value::Null,
+                crashed: false,
+            }));
+        }
+        None => {
+            if let Ok(mut tail) = inner.stderr_tail.lock() {
+                tail.push_back(format!(
+                    "podcode: ignored an unreadable frame from the plugin host ({why})"
+                ));
+                if tail.len() > STDERR_LINES {
+                    tail.pop_front();
+                }
+            }
+        }
     }
 }
 
@@ -302,6 +404,12 @@ async fn route(inner: &Arc<Inner>, frame: Value) {
 fn notification(method: &str, params: &Value, ctx: Option<ToolContext>) {
     let Some(ctx) = ctx else { return };
     match method {
+        // A chunk of a long result, streamed into the call's truncating sink.
+        "output" => {
+            if let Some(data) = params.get("data").and_then(Value::as_str) {
+                ctx.write_output(data.as_bytes());
+            }
+        }
         "ctx.metadata" => {
             let title = params.get("title").and_then(Value::as_str).map(str::to_string);
             let metadata = params.get("metadata").cloned().filter(|m| !m.is_null());

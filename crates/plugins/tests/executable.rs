@@ -243,7 +243,7 @@ async fn failures_aborts_and_timeouts_reach_the_model_and_kill_the_process_group
     assert_eq!(out.status, CallStatus::TimedOut);
     assert!(
         out.model_text
-            .starts_with("The hang tool did not finish within 1 second"),
+            .starts_with("The hang tool timed out: it did not finish within its limit of 1 second (set by the hang tool's own `timeout` setting)"),
         "{}",
         out.model_text
     );

@@ -9,6 +9,7 @@ mod change;
 mod event;
 mod ids;
 mod permission;
+mod prompt_text;
 mod terminal;
 mod tool;
 
@@ -17,6 +18,7 @@ pub use change::{
 };
 pub use event::{Event, Op, StepUsage, TurnEnd, TurnSummary};
 pub use ids::{new_id, now_millis};
+pub use prompt_text::{PromptSection, PromptText, argument_lines, prompt_text};
 pub use permission::{PermissionAction, PermissionReply, PermissionRequest, PermissionRule};
 pub use terminal::{sanitize as sanitize_for_terminal, sanitize_json};
 pub use tool::{

@@ -20,6 +20,9 @@ pub enum ToolCallState {
     Failed,
     Denied,
     Interrupted,
+    /// Stopped at its time limit (not by the user).
+    #[serde(rename = "timed_out")]
+    TimedOut,
 }
 
 impl ToolCallState {
@@ -30,6 +33,7 @@ impl ToolCallState {
             Self::Failed => "failed",
             Self::Denied => "denied",
             Self::Interrupted => "interrupted",
+            Self::TimedOut => "timed_out",
         }
     }
 
@@ -40,6 +44,7 @@ impl ToolCallState {
             "failed" => Some(Self::Failed),
             "denied" => Some(Self::Denied),
             "interrupted" => Some(Self::Interrupted),
+            "timed_out" => Some(Self::TimedOut),
             _ => None,
         }
     }
@@ -47,7 +52,10 @@ impl ToolCallState {
 
 impl fmt::Display for ToolCallState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        match self {
+            Self::TimedOut => f.write_str("timed out"),
+            other => f.write_str(other.as_str()),
+        }
     }
 }
 

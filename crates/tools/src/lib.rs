@@ -24,6 +24,7 @@ pub use permission::{
     AskRequest, Asker, FixedAsker, PermissionEngine, PermissionError, wildcard_match,
 };
 pub use pipeline::{CallOutcome, CallRequest, CallStatus, RawArgs, RuntimeOptions, ToolRuntime};
+pub use podcode_protocol::{PromptSection, PromptText, argument_lines, prompt_text};
 pub use registry::{
     LoadProblem, PROTECTED_TOOL_IDS, ProblemLevel, RegisteredTool, SourceKind, ToolRegistry,
     ToolSource, is_protected,

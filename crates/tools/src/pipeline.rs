@@ -369,7 +369,7 @@ impl ToolRuntime {
             ),
             Exec::Stopped { status, partial } => {
                 let text = if status == CallStatus::TimedOut {
-                    texts::timeout_text(&spec.id, timeout.as_secs_f64())
+                    texts::timeout_text(&spec.id, timeout.as_secs_f64(), spec.timeout_ms.is_some())
                 } else {
                     texts::aborted_text(&spec.id)
                 };

@@ -38,9 +38,16 @@ pub fn invalid_arguments_text(id: &str, issues: &[ArgIssue]) -> String {
     )
 }
 
-pub fn timeout_text(id: &str, secs: f64) -> String {
+/// A call stopped at its time limit: names the limit and the setting it comes from (the
+/// tool's own `timeout`, else `[tool] timeout` in the config), so it reads unlike an abort.
+pub fn timeout_text(id: &str, secs: f64, tool_own_limit: bool) -> String {
+    let setting = if tool_own_limit {
+        format!("the {id} tool's own `timeout` setting")
+    } else {
+        "`[tool] timeout` in the podcode config".to_string()
+    };
     format!(
-        "The {id} tool did not finish within {} and was stopped. If the work needs longer, split it into smaller steps or ask the user.",
+        "The {id} tool timed out: it did not finish within its limit of {} (set by {setting}) and was stopped. If the work needs longer, split it into smaller steps or ask the user to raise the limit.",
         format_secs(secs)
     )
 }

@@ -133,11 +133,11 @@ async fn thrown_errors_panics_timeouts_and_aborts_each_have_their_own_text() {
     assert_eq!(timed.status, CallStatus::TimedOut);
     assert_eq!(
         timed.model_text,
-        "The sleep tool did not finish within 0.2 seconds and was stopped. If the work needs longer, split it into smaller steps or ask the user."
+        "The sleep tool timed out: it did not finish within its limit of 0.2 seconds (set by `[tool] timeout` in the podcode config) and was stopped. If the work needs longer, split it into smaller steps or ask the user to raise the limit."
     );
     assert_eq!(
         h.store.tool_call(&timed.call_id).unwrap().unwrap().state,
-        ToolCallState::Interrupted
+        ToolCallState::TimedOut
     );
 
     let abort = CancellationToken::new();

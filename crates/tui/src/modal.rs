@@ -1,5 +1,7 @@
 //! The permission modal: what asks for what, the metadata the tool attached (the command,
-//! the diff), and the four answers. Keys: `o`/`y`/enter once, `a` always, `r`/`n` reject,
+//! the diff) or the call's arguments, and the four answers — the text from
+//! `podcode_protocol::prompt_text`, shared with the CLI prompt. Keys: `o`/`y`/enter once,
+//! `a` always, `r`/`n` reject,
 //! `f` reject with feedback (type, enter sends, esc goes back); esc rejects and aborts the
 //! turn (handled by `keys`). The event loop opens it for the ask at the front of its queue
 //! and closes it when the answer goes back.
@@ -13,9 +15,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::style::{Theme, wrap_lines};
-
-/// Metadata keys shown in the modal, in this order.
-const SHOWN_KEYS: [&str; 5] = ["command", "description", "path", "diff", "preview"];
 
 /// A permission ask waiting for the user.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,47 +73,33 @@ fn draw_modal(frame: &mut Frame, area: Rect, m: &PermissionModal, theme: Theme) 
     let width = area.width.saturating_sub(4).clamp(20, 100);
     let inner_w = width.saturating_sub(2) as usize;
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let mut lines: Vec<Line> = vec![Line::from(vec![
-        Span::styled(m.tool.as_str(), bold),
-        Span::raw(" asks for "),
-        Span::styled(m.request.permission.as_str(), bold),
-        Span::raw(format!(
-            ": {}",
-            podcode_protocol::sanitize_for_terminal(&m.request.patterns.join(" "))
-        )),
-    ])];
-    let meta = &m.request.metadata;
-    for key in SHOWN_KEYS {
-        if let Some(v) = meta.get(key).and_then(|v| v.as_str()) {
-            lines.push(Line::styled(format!("{key}:"), theme.fg(Color::DarkGray)));
-            for l in v.lines().take(30) {
-                let style = if key == "diff" {
-                    theme.diff_style(l).unwrap_or_default()
-                } else {
-                    Style::default()
-                };
-                let l = podcode_protocol::sanitize_for_terminal(l);
-                lines.push(Line::styled(format!("  {l}"), style));
-            }
+    let text = podcode_protocol::prompt_text(&m.tool, &m.request);
+    let mut lines: Vec<Line> = vec![Line::styled(clean(&text.title).into_owned(), bold)];
+    for section in &text.sections {
+        lines.push(Line::styled(
+            format!("{}:", section.label),
+            theme.fg(Color::DarkGray),
+        ));
+        for l in &section.lines {
+            let style = if section.label == "diff" {
+                theme.diff_style(l).unwrap_or_default()
+            } else {
+                Style::default()
+            };
+            lines.push(Line::styled(format!("  {}", clean(l)), style));
         }
     }
     lines.push(Line::default());
-    let always = if m.request.always.is_empty() {
-        m.request.patterns.join(" ")
-    } else {
-        m.request.always.join(" ")
-    };
-    let always = podcode_protocol::sanitize_for_terminal(&always);
     match &m.feedback {
         None => {
             let key = |k: &'static str| {
                 Span::styled(k, theme.fg(Color::Cyan).add_modifier(Modifier::BOLD))
             };
             lines.push(Line::from(vec![key("[o]"), Span::raw(" allow once")]));
-            lines.push(Line::from(vec![
-                key("[a]"),
-                Span::raw(format!(" always allow `{always}` in this project")),
-            ]));
+            let mut always = text.always.iter();
+            let first = clean(always.next().map(String::as_str).unwrap_or_default()).into_owned();
+            lines.push(Line::from(vec![key("[a]"), Span::raw(format!(" {first}"))]));
+            lines.extend(always.map(|rule| Line::raw(format!("    {}", clean(rule)))));
             lines.push(Line::from(vec![key("[r]"), Span::raw(" reject")]));
             lines.push(Line::from(vec![
                 key("[f]"),
@@ -149,4 +134,9 @@ fn draw_modal(frame: &mut Frame, area: Rect, m: &PermissionModal, theme: Theme) 
         ),
         rect,
     );
+}
+
+/// A prompt's text with terminal control sequences removed or made visible.
+fn clean(text: &str) -> std::borrow::Cow<'_, str> {
+    podcode_protocol::sanitize_for_terminal(text)
 }

@@ -36,6 +36,7 @@ pub enum ToolStatus {
     Failed,
     Denied,
     Interrupted,
+    TimedOut,
 }
 
 impl ToolStatus {
@@ -46,6 +47,7 @@ impl ToolStatus {
             Self::Failed => "failed",
             Self::Denied => "denied",
             Self::Interrupted => "interrupted",
+            Self::TimedOut => "timed out",
         }
     }
 }
@@ -314,6 +316,8 @@ fn failure_kind(error: &str) -> ToolStatus {
         ToolStatus::Denied
     } else if error.contains("aborted by the user") {
         ToolStatus::Interrupted
+    } else if error.contains(" tool timed out: ") {
+        ToolStatus::TimedOut
     } else {
         ToolStatus::Failed
     }

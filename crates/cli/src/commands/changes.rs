@@ -20,6 +20,7 @@ pub struct ChangesArgs {
     /// Only this tool call's changes.
     #[arg(long)]
     call: Option<String>,
+    /// Machine-readable output.
     #[arg(long)]
     json: bool,
     #[command(subcommand)]
@@ -29,7 +30,10 @@ pub struct ChangesArgs {
 #[derive(Subcommand)]
 enum ChangesCommand {
     /// Print one change as a unified diff.
-    Show { id: String },
+    Show {
+        /// The change id (chg_…, see `podcode changes`).
+        id: String,
+    },
 }
 
 #[derive(Args)]

@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Subcommand;
-use podcode_protocol::{Event, Op, PermissionAction, PermissionReply, PermissionRule};
+use podcode_protocol::{
+    Event, Op, PermissionAction, PermissionReply, PermissionRequest, PermissionRule, prompt_text,
+};
 
 use crate::start::{engine, tokio_runtime};
 
@@ -38,6 +40,20 @@ pub enum McpCommand {
 
 /// What a client's model reads when a call needed an ask no `--allow` rule opened.
 pub const SERVE_REJECT_FEEDBACK: &str = "podcode mcp serve rejects permission asks that no --allow rule opened; ask the user to restart the server with --allow for this permission";
+
+/// What the client's model reads for a rejected ask: the reason, what was asked (the same
+/// text as the CLI prompt, arguments included) and how the user can open it.
+fn serve_rejection(tool: &str, request: &PermissionRequest) -> String {
+    let p = prompt_text(tool, request);
+    let mut text = format!("{SERVE_REJECT_FEEDBACK}. Asked: {}", p.title);
+    for section in &p.sections {
+        text.push_str(&format!("\n{}:", section.label));
+        for line in &section.lines {
+            text.push_str(&format!("\n  {line}"));
+        }
+    }
+    text
+}
 
 /// `--allow` values as rules: `PERMISSION` or `PERMISSION:PATTERN`.
 pub fn allow_rules(allow: &[String]) -> Vec<PermissionRule> {
@@ -70,11 +86,17 @@ fn serve(cwd: Option<PathBuf>, allow: &[String]) -> Result<ExitCode> {
         let mut events = port.subscribe();
         tokio::spawn(async move {
             while let Ok(event) = events.recv().await {
-                if let Event::PermissionAsked { request_id, .. } = event {
+                if let Event::PermissionAsked {
+                    request_id,
+                    tool,
+                    request,
+                    ..
+                } = event
+                {
                     port.send(Op::PermissionReply {
                         request_id,
                         reply: PermissionReply::Reject {
-                            feedback: Some(SERVE_REJECT_FEEDBACK.into()),
+                            feedback: Some(serve_rejection(&tool, &request)),
                         },
                     });
                 }

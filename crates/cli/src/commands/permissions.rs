@@ -12,8 +12,10 @@ use crate::start::engine;
 pub enum PermissionsCommand {
     /// List remembered approvals for this project (or every project with --all).
     List {
+        /// Every project's approvals, not only this one's.
         #[arg(long)]
         all: bool,
+        /// Machine-readable output.
         #[arg(long)]
         json: bool,
     },
@@ -21,6 +23,7 @@ pub enum PermissionsCommand {
     Reset {
         /// The approval id from `podcode permissions list`.
         id: Option<String>,
+        /// Forget every project's approvals, not only this one's.
         #[arg(long, conflicts_with = "id")]
         all: bool,
     },

@@ -1,6 +1,7 @@
-//! `podcode plugins [--json]`: every plugin and tool file found, with its status — loaded
-//! (and its tools), failed (and why), skipped (untrusted), and per tool whether it was
-//! refused (a protected id) or shadowed by a later source.
+//! `podcode plugins [--json] [--refresh]`: every plugin and tool file found, with its status —
+//! loaded (and its tools), failed (and why), skipped (untrusted) —, its load time and whether
+//! it came from the manifest cache, and per tool whether it was refused (a protected id) or
+//! shadowed by a later source. `--refresh` drops the manifest caches first.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,8 +10,11 @@ use anyhow::Result;
 
 use crate::start::{engine, tokio_runtime};
 
-pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
+pub fn run(cwd: Option<PathBuf>, json_out: bool, refresh: bool) -> Result<ExitCode> {
     let engine = engine(cwd)?;
+    if refresh {
+        engine.drop_manifest_caches();
+    }
     let (lines, json) = tokio_runtime()?.block_on(async {
         let report = if json_out {
             (Vec::new(), Some(engine.plugin_report_json().await))

@@ -27,9 +27,15 @@ pub struct SessionsArgs {
 #[derive(Subcommand)]
 pub enum SessionsCommand {
     /// Print a session's transcript.
-    Show { id: String },
+    Show {
+        /// The session id (ses_…, see `podcode sessions`).
+        id: String,
+    },
     /// Write a session as JSON to stdout.
-    Export { id: String },
+    Export {
+        /// The session id (ses_…, see `podcode sessions`).
+        id: String,
+    },
 }
 
 pub fn run(cwd: Option<PathBuf>, args: SessionsArgs) -> Result<ExitCode> {

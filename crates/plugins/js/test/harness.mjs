@@ -2,16 +2,14 @@
 // executes it as a file because it lives under test/, which is harmless: it has no side
 // effects at import).
 //
-// Owns: installing the host's dependencies once into a cached temp dir and laying out a host
-// dir per test process exactly as the Rust side does (all files of crates/plugins/js, cwd =
-// host dir); installing the fixtures' own zod copies into test/fixtures/node_modules
-// (git-ignored); and HostClient, a small JSON-RPC client that spawns `bun|node host.mjs`,
+// Owns: laying out a host dir per test process exactly as the Rust side does (all files of
+// crates/plugins/js, dependencies bundled in vendor/, no node_modules; cwd = host dir);
+// installing the fixtures' own zod copies into test/fixtures/node_modules (git-ignored); and HostClient, a small JSON-RPC client that spawns `bun|node host.mjs`,
 // answers the sidecar's ctx.ask / ctx.messages requests, collects notifications and stderr,
 // and checks that every stdout line is a well-formed frame.
 
 import { spawn, execFileSync, spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -67,33 +65,9 @@ function npmInstall(dir) {
   execFileSync("npm", [cmd, "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, stdio: ["ignore", "pipe", "inherit"] });
 }
 
-/** node_modules for the host's package.json, installed once per content hash. */
-function hostDeps() {
-  const pkg = readFileSync(join(JS_DIR, "package.json"));
-  const lockPath = join(JS_DIR, "package-lock.json");
-  const lock = existsSync(lockPath) ? readFileSync(lockPath) : Buffer.alloc(0);
-  const hash = createHash("sha256").update(pkg).update(lock).digest("hex").slice(0, 16);
-  const cache = join(tmpdir(), `podcode-plugin-host-deps-${hash}`);
-  const done = join(cache, "node_modules", ".podcode-ok");
-  if (existsSync(done)) return join(cache, "node_modules");
-  withLock(`${cache}.lock`, () => {
-    if (existsSync(done)) return;
-    const staging = `${cache}.staging-${process.pid}`;
-    rmSync(staging, { recursive: true, force: true });
-    mkdirSync(staging, { recursive: true });
-    writeFileSync(join(staging, "package.json"), pkg);
-    if (lock.length) writeFileSync(join(staging, "package-lock.json"), lock);
-    npmInstall(staging);
-    writeFileSync(join(staging, "node_modules", ".podcode-ok"), "");
-    rmSync(cache, { recursive: true, force: true });
-    renameSync(staging, cache);
-  });
-  return join(cache, "node_modules");
-}
-
-/** A fresh host dir laid out like the Rust side does (files of crates/plugins/js + deps). */
+/** A fresh host dir laid out exactly as the Rust side does: the files of crates/plugins/js
+ * (its dependencies are bundled in vendor/), and no node_modules. */
 export function makeHostDir() {
-  const modules = hostDeps();
   const dir = tempDir("podcode-host-");
   cpSync(JS_DIR, dir, {
     recursive: true,
@@ -102,7 +76,6 @@ export function makeHostDir() {
       return !rel.startsWith("/test") && !rel.startsWith("/node_modules");
     },
   });
-  symlinkSync(modules, join(dir, "node_modules"), "dir");
   return dir;
 }
 

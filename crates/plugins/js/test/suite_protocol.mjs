@@ -244,6 +244,28 @@ export function protocolSuite(runtime, skip) {
       assert.equal(e.data.line, 2);
     });
 
+    test("a failed load still reports what it looked for", async () => {
+      const dir = tempPluginDir();
+      writePlugin(dir, "lib/helper.mjs", "export const h = 1\n");
+      const p = writePlugin(dir, "needs-pkg2.mjs", "import { h } from \"./lib/helper.mjs\"\nimport x from \"podcode-absent-pkg\"\nexport const t = h + x\n");
+      const e = await rejection(load(client, p, "opencode-tools"));
+      assert.deepEqual(e.data.dependencies, { files: [p, `${dir}/lib/helper.mjs`], packages: [] });
+    });
+
+    test("a long output is streamed as output chunks, never splitting a surrogate pair", async () => {
+      const dir = tempPluginDir();
+      // 300k code units, with a surrogate pair straddling the first 256 Ki boundary.
+      const p = writePlugin(dir, "long.mjs", "import { tool } from \"@opencode-ai/plugin\"\nexport default tool({ description: \"d\", args: {}, execute: () => \"a\".repeat(262143) + \"😀\" + \"b\".repeat(37855) })\n");
+      await load(client, p, "opencode-tools");
+      const callId = newCallId();
+      const r = await execute(client, p, "long", {}, { callId });
+      assert.deepEqual(r, { output: "" });
+      const chunks = client.notifications.filter((n) => n.method === "output" && n.params.callId === callId).map((n) => n.params.data);
+      assert.equal(chunks.length, 2);
+      assert.equal(chunks[0].length, 262143, "the pair moved to the next chunk");
+      assert.equal(chunks.join(""), "a".repeat(262143) + "😀" + "b".repeat(37855));
+    });
+
     test("a .js tool (ESM) importing a CommonJS helper beside it", async () => {
       const dir = tempPluginDir();
       writePlugin(dir, "helper.js", "module.exports = function (s) { return `cjs:${s}` }\n");

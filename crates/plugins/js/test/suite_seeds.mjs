@@ -55,7 +55,9 @@ export function seedSuite(runtime, skip) {
       const mjs = join(tempPluginDir(), "deploy-status.mjs");
       copyFileSync(ts, mjs); // the seed's own file name: the same text is valid JavaScript
       for (const path of [ts, mjs]) {
-        const r = await load(client, path, "podcode", { "deploy-status": { endpoint } });
+        const { dependencies, ...r } = await load(client, path, "podcode", { "deploy-status": { endpoint } });
+        assert.deepEqual(dependencies.files, [path]);
+        assert.deepEqual(dependencies.packages.map((p) => [p.name, p.version]), [["zod", "3.25.76"]]);
         assert.deepEqual(r, { pluginId: "deploy-status", format: "podcode", tools: [DEPLOY_MANIFEST], hooks: [], warnings: [] });
         assert.deepEqual(await client.request("validate", { path, tool: "deploy_status", args: { service: "api", junk: 1 } }), { ok: true, args: { service: "api" } });
         assert.deepEqual(await client.request("validate", { path, tool: "deploy_status", args: {} }), { ok: false, issues: [{ path: "service", message: "Required" }] });
@@ -250,9 +252,17 @@ export function seedSuite(runtime, skip) {
 
     test("a file that exports no tool is a warning; relative .ts imports work", async () => {
       const none = fixture(".opencode/tools/helpers-only.ts");
-      assert.deepEqual(await load(client, none, "opencode-tools"), { pluginId: null, format: "opencode-tools", tools: [], hooks: [], warnings: [`${none} exports no tool`] });
+      const { dependencies: _, ...noneResult } = await load(client, none, "opencode-tools");
+      assert.deepEqual(noneResult, { pluginId: null, format: "opencode-tools", tools: [], hooks: [], warnings: [`${none} exports no tool`] });
       const uses = fixture(".opencode/tools/uses-helper.ts");
       const r = await load(client, uses, "opencode-tools");
+      // Every helper it imports, transitively and however the specifier is spelled, is a
+      // dependency (the Rust side's manifest cache watches them); the shim packages are not.
+      assert.deepEqual(
+        [...r.dependencies.files].sort(),
+        [uses, ...["args", "level", "shout", "wrap"].map((f) => fixture(`.opencode/tools/lib/${f}.ts`))].sort(),
+      );
+      assert.deepEqual(r.dependencies.packages.map((p) => p.name).filter((n) => n.startsWith("@opencode-ai")), []);
       assert.deepEqual(r.tools[0].parameters.properties.word, { type: "string", description: "The word" });
       assert.deepEqual(await execute(client, uses, "uses-helper", { word: "hello" }), { output: "[2] HELLO!" });
     });

@@ -52,7 +52,8 @@ impl ToolRuntime {
         let state = match out.status {
             CallStatus::Completed => ToolCallState::Completed,
             CallStatus::Denied => ToolCallState::Denied,
-            CallStatus::Aborted | CallStatus::TimedOut => ToolCallState::Interrupted,
+            CallStatus::Aborted => ToolCallState::Interrupted,
+            CallStatus::TimedOut => ToolCallState::TimedOut,
             CallStatus::Failed => ToolCallState::Failed,
         };
         let attachments = serde_json::to_value(&out.result.attachments).unwrap_or(Value::Null);

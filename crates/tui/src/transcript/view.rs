@@ -211,6 +211,7 @@ fn card_lines(card: &ToolCard, look: Look, out: &mut Vec<LogicalLine>) {
         ToolStatus::Failed => ("✗", Color::Red),
         ToolStatus::Denied => ("⊘", Color::Magenta),
         ToolStatus::Interrupted => ("■", Color::DarkGray),
+        ToolStatus::TimedOut => ("⧗", Color::Yellow),
     };
     let mut head = vec![Span::styled(
         card.tool.clone(),

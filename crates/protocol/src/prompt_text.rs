@@ -1,0 +1,262 @@
+//! What a permission prompt says, as plain lines, for every front end (the TUI modal, the
+//! CLI prompt, `mcp serve`'s rejection text): who asks for what, the details the tool
+//! attached (command, description, path, diff, preview) or else the call's arguments —
+//! pretty, bounded, and with the values of secret-looking keys masked —, and what "always"
+//! will remember, one rule per line. Pure: front ends only style and print the lines.
+
+use crate::PermissionRequest;
+use serde_json::Value;
+
+/// Metadata keys a tool attaches to explain an ask, shown in this order.
+const DETAIL_KEYS: [&str; 5] = ["command", "description", "path", "diff", "preview"];
+/// At most this many lines per detail (the arguments included), and characters per line.
+const MAX_LINES: usize = 30;
+const MAX_LINE_CHARS: usize = 160;
+/// A key whose lowercased name contains one of these has its value masked.
+const SECRET_KEYS: [&str; 12] = [
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "api-key",
+    "authorization",
+    "credential",
+    "private_key",
+    "privatekey",
+    "cookie",
+];
+const MASK: &str = "********";
+
+/// One labelled block of the prompt (`diff`, `arguments`, …).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptSection {
+    pub label: String,
+    pub lines: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptText {
+    /// "deploy_status asks for deploy_status: *" style first line.
+    pub title: String,
+    pub sections: Vec<PromptSection>,
+    /// What answering "always" remembers: the first line says it, each further line is one
+    /// remembered rule.
+    pub always: Vec<String>,
+}
+
+/// The prompt for `tool` asking `request`.
+pub fn prompt_text(tool: &str, request: &PermissionRequest) -> PromptText {
+    let generic = request.permission == tool && request.patterns == ["*"];
+    let title = if generic {
+        format!("{tool} asks to run")
+    } else {
+        format!(
+            "{tool} asks for {}: {}",
+            request.permission,
+            request.patterns.join("  ")
+        )
+    };
+    let meta = &request.metadata;
+    let mut sections: Vec<PromptSection> = DETAIL_KEYS
+        .iter()
+        .filter_map(|key| {
+            let text = meta.get(*key)?.as_str()?;
+            Some(PromptSection {
+                label: (*key).to_string(),
+                lines: bounded(text.lines().map(str::to_string)),
+            })
+        })
+        .collect();
+    if sections.is_empty()
+        && let Some(args) = meta.get("args")
+    {
+        sections.push(PromptSection {
+            label: "arguments".into(),
+            lines: argument_lines(args),
+        });
+    }
+    PromptText {
+        title,
+        sections,
+        always: always_lines(tool, request),
+    }
+}
+
+/// The arguments as pretty JSON with secret-looking values masked, bounded.
+pub fn argument_lines(args: &Value) -> Vec<String> {
+    let masked = mask(args);
+    let text = serde_json::to_string_pretty(&masked).unwrap_or_else(|_| masked.to_string());
+    bounded(text.lines().map(str::to_string))
+}
+
+fn always_lines(tool: &str, request: &PermissionRequest) -> Vec<String> {
+    let rules = if request.always.is_empty() {
+        &request.patterns
+    } else {
+        &request.always
+    };
+    let permission = &request.permission;
+    match rules.as_slice() {
+        [only] if only == "*" && permission == tool => {
+            vec![format!("always allow {tool} in this project")]
+        }
+        [only] if only == "*" => vec![format!(
+            "always allow {permission} (anything) in this project"
+        )],
+        [only] => vec![format!(
+            "always allow {permission} `{only}` in this project"
+        )],
+        many => {
+            let mut out = vec![format!(
+                "always allow in this project ({permission}, each rule remembered):"
+            )];
+            out.extend(many.iter().map(|r| format!("  `{r}`")));
+            out
+        }
+    }
+}
+
+fn is_secret(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    SECRET_KEYS.iter().any(|s| k.contains(s))
+}
+
+fn mask(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let v = if is_secret(k) && !v.is_null() {
+                        Value::String(MASK.into())
+                    } else {
+                        mask(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(mask).collect()),
+        other => other.clone(),
+    }
+}
+
+fn bounded(lines: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut more = 0usize;
+    for line in lines {
+        if out.len() == MAX_LINES {
+            more += 1;
+            continue;
+        }
+        out.push(clip(&line));
+    }
+    if more > 0 {
+        out.push(format!("… ({more} more lines)"));
+    }
+    out
+}
+
+fn clip(line: &str) -> String {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn req(
+        permission: &str,
+        patterns: &[&str],
+        always: &[&str],
+        metadata: Value,
+    ) -> PermissionRequest {
+        PermissionRequest {
+            permission: permission.into(),
+            patterns: patterns.iter().map(|s| s.to_string()).collect(),
+            always: always.iter().map(|s| s.to_string()).collect(),
+            metadata,
+        }
+    }
+
+    #[test]
+    fn a_plugin_tool_shows_its_arguments_with_secrets_masked_and_what_always_remembers() {
+        let r = req(
+            "deploy_status",
+            &["*"],
+            &["*"],
+            json!({"args": {"apiKey": "sk-123", "auth": {"token": "t"}, "service": "api"}}),
+        );
+        let p = prompt_text("deploy_status", &r);
+        assert_eq!(p.title, "deploy_status asks to run");
+        assert_eq!(p.sections.len(), 1);
+        assert_eq!(p.sections[0].label, "arguments");
+        assert_eq!(
+            p.sections[0].lines,
+            [
+                "{",
+                "  \"apiKey\": \"********\",",
+                "  \"auth\": {",
+                "    \"token\": \"********\"",
+                "  },",
+                "  \"service\": \"api\"",
+                "}",
+            ]
+        );
+        assert_eq!(p.always, ["always allow deploy_status in this project"]);
+    }
+
+    #[test]
+    fn a_compound_bash_command_lists_each_remembered_rule_on_its_own_line() {
+        let r = req(
+            "bash",
+            &["ls -la && echo done", "ls -la", "echo done"],
+            &["ls -la && echo done", "ls -la", "echo done"],
+            json!({"command": "ls -la && echo done", "description": "list"}),
+        );
+        let p = prompt_text("bash", &r);
+        assert_eq!(
+            p.title,
+            "bash asks for bash: ls -la && echo done  ls -la  echo done"
+        );
+        assert_eq!(p.sections[0].label, "command");
+        assert_eq!(p.sections[0].lines, ["ls -la && echo done"]);
+        assert_eq!(
+            p.always,
+            [
+                "always allow in this project (bash, each rule remembered):",
+                "  `ls -la && echo done`",
+                "  `ls -la`",
+                "  `echo done`",
+            ]
+        );
+        let simple = req(
+            "bash",
+            &["git status"],
+            &["git status *"],
+            json!({"command": "git status"}),
+        );
+        assert_eq!(
+            prompt_text("bash", &simple).always,
+            ["always allow bash `git status *` in this project"]
+        );
+    }
+
+    #[test]
+    fn long_arguments_are_bounded() {
+        let long: Vec<Value> = (0..100).map(|i| json!(i)).collect();
+        let lines = argument_lines(&json!({"items": long, "text": "x".repeat(500)}));
+        assert_eq!(lines.len(), MAX_LINES + 1);
+        assert_eq!(lines[MAX_LINES], "… (75 more lines)");
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.chars().count() <= MAX_LINE_CHARS + 1)
+        );
+    }
+}
