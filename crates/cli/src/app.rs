@@ -218,9 +218,11 @@ impl App {
 
     pub fn open_store(&self) -> Result<Arc<Store>> {
         let path = self.dirs.db_path();
-        Ok(Arc::new(Store::open(&path).with_context(|| {
-            format!("cannot open the store at {}", path.display())
-        })?))
+        let store = Store::open(&path)
+            .with_context(|| format!("cannot open the store at {}", path.display()))?;
+        // Settle writes a crash interrupted, so `changes` and `revert` agree with the disk.
+        podcode_tools::recover_interrupted_writes(&store).iter().for_each(|n| eprintln!("podcode: {n}"));
+        Ok(Arc::new(store))
     }
 
     pub fn project_key(&self) -> String {
