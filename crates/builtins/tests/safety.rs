@@ -157,19 +157,20 @@ async fn a_journal_that_cannot_be_written_fails_the_call_before_the_file_is_touc
 async fn writes_keep_the_mode_and_leave_no_temp_files() {
     use std::os::unix::fs::PermissionsExt;
     let h = common::builtins(vec![], common::allow_if("edit", true));
-    let file = h.work().join("run.sh");
-    fs::write(&file, "one\n").unwrap();
-    fs::set_permissions(&file, fs::Permissions::from_mode(0o750)).unwrap();
     for (tool, args) in calls() {
+        let name = format!("{tool}.sh");
+        let file = h.work().join(&name);
         fs::write(&file, "one\n").unwrap();
-        let args: Value = serde_json::from_str(&args.to_string().replace("a.txt", "run.sh")).unwrap();
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o750)).unwrap();
+        let args: Value = serde_json::from_str(&args.to_string().replace("a.txt", &name)).unwrap();
         let out = h.call_json(tool, args).await;
         assert_eq!(out.status, CallStatus::Completed, "{tool}: {}", out.model_text);
         assert_eq!(fs::read_to_string(&file).unwrap(), "two\n");
         assert_eq!(fs::metadata(&file).unwrap().permissions().mode() & 0o7777, 0o750, "{tool}");
-        let names: Vec<_> = fs::read_dir(h.work()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, ["run.sh"], "{tool}");
     }
+    let mut names: Vec<_> = fs::read_dir(h.work()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["apply_patch.sh", "edit.sh", "write.sh"], "no temp files");
     assert_eq!(h.store.changes(None, None).unwrap().len(), 3);
     assert!(h.store.pending_changes().unwrap().is_empty());
 }

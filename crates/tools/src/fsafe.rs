@@ -70,6 +70,15 @@ pub(crate) fn open_dir(dir: &Path, create: bool, created: &mut Vec<PathBuf>) -> 
                 }
                 open_at(fd.as_raw_fd(), &c, flags, 0)?
             }
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                // O_DIRECTORY is checked on the link itself: tell a link from a file.
+                return match stat_at(&fd, &c)? {
+                    Some(st) if is_kind(&st, libc::S_IFLNK) => {
+                        Err(io::Error::from_raw_os_error(libc::ELOOP))
+                    }
+                    _ => Err(e),
+                };
+            }
             other => other?,
         };
         fd = next;
