@@ -35,7 +35,12 @@ fn stats(mut d: Vec<Duration>) -> (Duration, Duration) {
 fn show(what: &str, d: Vec<Duration>, base: Option<Duration>) -> Duration {
     let (median, p90) = stats(d);
     let ratio = base
-        .map(|b| format!("  ({:.1}× the old path)", median.as_secs_f64() / b.as_secs_f64()))
+        .map(|b| {
+            format!(
+                "  ({:.1}× the old path)",
+                median.as_secs_f64() / b.as_secs_f64()
+            )
+        })
         .unwrap_or_default();
     println!(
         "{what:<14} median {:>8.1} µs   p90 {:>8.1} µs{ratio}",
@@ -53,7 +58,11 @@ fn main() {
     let h = common::builtins(&[("edit", "*")]);
     let store = h.store.clone();
     let old_file = h.work().join("old.txt");
-    let new_file = h.work().canonicalize().expect("bench: workspace").join("new.txt");
+    let new_file = h
+        .work()
+        .canonicalize()
+        .expect("bench: workspace")
+        .join("new.txt");
     std::fs::write(&old_file, text(0)).expect("bench: seed");
     std::fs::write(&new_file, text(0)).expect("bench: seed");
 
@@ -96,7 +105,10 @@ fn main() {
         assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
     }
 
-    println!("{n} writes of 1 KiB each, real SQLite store and files under {}", h.work().display());
+    println!(
+        "{n} writes of 1 KiB each, real SQLite store and files under {}",
+        h.work().display()
+    );
     let base = show("old path", old_path, None);
     show("journal-first", journal_first, Some(base));
     show("write tool", tool, Some(base));

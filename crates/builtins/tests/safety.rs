@@ -56,7 +56,8 @@ fn calls() -> Vec<(&'static str, Value)> {
 #[tokio::test]
 async fn a_file_saved_while_the_prompt_is_open_is_not_overwritten() {
     for (tool, args) in calls() {
-        let h = asked_once(|p| fs::write(p.work.join("a.txt"), "one\nsaved by the editor\n").unwrap());
+        let h =
+            asked_once(|p| fs::write(p.work.join("a.txt"), "one\nsaved by the editor\n").unwrap());
         fs::write(h.work().join("a.txt"), "one\n").unwrap();
         let out = h.call_json(tool, args).await;
         assert_eq!(out.status, CallStatus::Failed, "{tool}: {}", out.model_text);
@@ -76,7 +77,10 @@ async fn a_file_saved_while_the_prompt_is_open_is_not_overwritten() {
 async fn a_file_created_while_the_prompt_is_open_is_not_overwritten() {
     let h = asked_once(|p| fs::write(p.work.join("new.txt"), "mine\n").unwrap());
     let out = h
-        .call_json("write", json!({"filePath": "new.txt", "content": "model\n"}))
+        .call_json(
+            "write",
+            json!({"filePath": "new.txt", "content": "model\n"}),
+        )
         .await;
     let file = h.work().canonicalize().unwrap().join("new.txt");
     assert_eq!(out.model_text, stale("write", &file));
@@ -86,10 +90,8 @@ async fn a_file_created_while_the_prompt_is_open_is_not_overwritten() {
 #[tokio::test]
 async fn a_folder_swapped_for_a_symlink_during_the_prompt_stops_the_write() {
     for (tool, args) in calls() {
-        let args: Value = serde_json::from_str(
-            &args.to_string().replace("a.txt", "sub/a.txt"),
-        )
-        .unwrap();
+        let args: Value =
+            serde_json::from_str(&args.to_string().replace("a.txt", "sub/a.txt")).unwrap();
         let h = asked_once(|p| {
             // The approved `sub/` is moved away and replaced by a link to a folder outside.
             fs::rename(p.work.join("sub"), p.work.join("sub.old")).unwrap();
@@ -105,11 +107,24 @@ async fn a_folder_swapped_for_a_symlink_during_the_prompt_stops_the_write() {
         assert_eq!(out.status, CallStatus::Failed, "{tool}: {}", out.model_text);
         assert_eq!(
             out.model_text,
-            format!("The {tool} tool failed: sub/a.txt was not written: a folder on its path (or the file itself) became a symbolic link after the change was approved, so the write could land somewhere else. Nothing was changed. Check the path with list, then try again.")
+            format!(
+                "The {tool} tool failed: sub/a.txt was not written: a folder on its path (or the file itself) became a symbolic link after the change was approved, so the write could land somewhere else. Nothing was changed. Check the path with list, then try again."
+            )
         );
-        assert_eq!(fs::read_to_string(outside.join("a.txt")).unwrap(), "one\n", "{tool}");
-        assert_eq!(fs::read_to_string(h.work().join("sub.old/a.txt")).unwrap(), "one\n");
-        assert_eq!(fs::read_dir(&outside).unwrap().count(), 1, "no temp file left outside");
+        assert_eq!(
+            fs::read_to_string(outside.join("a.txt")).unwrap(),
+            "one\n",
+            "{tool}"
+        );
+        assert_eq!(
+            fs::read_to_string(h.work().join("sub.old/a.txt")).unwrap(),
+            "one\n"
+        );
+        assert_eq!(
+            fs::read_dir(&outside).unwrap().count(),
+            1,
+            "no temp file left outside"
+        );
         assert!(h.store.changes(None, None).unwrap().is_empty(), "{tool}");
     }
 }
@@ -126,8 +141,15 @@ async fn a_file_swapped_for_a_symlink_during_the_prompt_is_not_followed() {
         .call_json("write", json!({"filePath": "a.txt", "content": "two\n"}))
         .await;
     assert_eq!(out.status, CallStatus::Failed, "{}", out.model_text);
-    assert!(out.model_text.contains("became a symbolic link"), "{}", out.model_text);
-    assert_eq!(fs::read_to_string(h.dir.path().join("secret.txt")).unwrap(), "one\n");
+    assert!(
+        out.model_text.contains("became a symbolic link"),
+        "{}",
+        out.model_text
+    );
+    assert_eq!(
+        fs::read_to_string(h.dir.path().join("secret.txt")).unwrap(),
+        "one\n"
+    );
 }
 
 #[tokio::test]
@@ -145,10 +167,15 @@ async fn a_journal_that_cannot_be_written_fails_the_call_before_the_file_is_touc
         assert_eq!(out.status, CallStatus::Failed, "{tool}: {}", out.model_text);
         assert_eq!(
             out.model_text,
-            format!("The {tool} tool failed: could not journal the change to a.txt (store: sqlite: database or disk is full), so the file was not touched. Podcode's data folder may be full or read-only; tell the user.")
+            format!(
+                "The {tool} tool failed: could not journal the change to a.txt (store: sqlite: database or disk is full), so the file was not touched. Podcode's data folder may be full or read-only; tell the user."
+            )
         );
         assert_eq!(fs::read_to_string(h.work().join("a.txt")).unwrap(), "one\n");
-        let names: Vec<_> = fs::read_dir(h.work()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = fs::read_dir(h.work())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, ["a.txt"], "no temp file left");
     }
 }
@@ -164,13 +191,29 @@ async fn writes_keep_the_mode_and_leave_no_temp_files() {
         fs::set_permissions(&file, fs::Permissions::from_mode(0o750)).unwrap();
         let args: Value = serde_json::from_str(&args.to_string().replace("a.txt", &name)).unwrap();
         let out = h.call_json(tool, args).await;
-        assert_eq!(out.status, CallStatus::Completed, "{tool}: {}", out.model_text);
+        assert_eq!(
+            out.status,
+            CallStatus::Completed,
+            "{tool}: {}",
+            out.model_text
+        );
         assert_eq!(fs::read_to_string(&file).unwrap(), "two\n");
-        assert_eq!(fs::metadata(&file).unwrap().permissions().mode() & 0o7777, 0o750, "{tool}");
+        assert_eq!(
+            fs::metadata(&file).unwrap().permissions().mode() & 0o7777,
+            0o750,
+            "{tool}"
+        );
     }
-    let mut names: Vec<_> = fs::read_dir(h.work()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let mut names: Vec<_> = fs::read_dir(h.work())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     names.sort();
-    assert_eq!(names, ["apply_patch.sh", "edit.sh", "write.sh"], "no temp files");
+    assert_eq!(
+        names,
+        ["apply_patch.sh", "edit.sh", "write.sh"],
+        "no temp files"
+    );
     assert_eq!(h.store.changes(None, None).unwrap().len(), 3);
     assert!(h.store.pending_changes().unwrap().is_empty());
 }

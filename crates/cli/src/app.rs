@@ -221,7 +221,9 @@ impl App {
         let store = Store::open(&path)
             .with_context(|| format!("cannot open the store at {}", path.display()))?;
         // Settle writes a crash interrupted, so `changes` and `revert` agree with the disk.
-        podcode_tools::recover_interrupted_writes(&store).iter().for_each(|n| eprintln!("podcode: {n}"));
+        podcode_tools::recover_interrupted_writes(&store)
+            .iter()
+            .for_each(|n| eprintln!("podcode: {n}"));
         Ok(Arc::new(store))
     }
 

@@ -81,7 +81,9 @@ fn content(bytes: usize, version: u32) -> String {
         if i % 50_000 == 0 {
             s.push_str(&format!("marker {i} of v{version}\n"));
         } else {
-            s.push_str(&format!("{i:08} the quick brown fox jumps over the lazy dog, line after line\n"));
+            s.push_str(&format!(
+                "{i:08} the quick brown fox jumps over the lazy dog, line after line\n"
+            ));
         }
         i += 1;
     }
@@ -92,7 +94,10 @@ fn content(bytes: usize, version: u32) -> String {
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
 }
@@ -118,7 +123,7 @@ fn kill_9_during_large_writes_never_tears_a_file_and_the_journal_follows_the_dis
     let mut rng = Lcg(seed);
     // How long a whole call takes, per tool, measured on the first uninterrupted runs.
     let mut full: [Option<Duration>; 3] = [None; 3];
-    let (mut killed, mut landed) = (0, 0);
+    let (mut killed, mut landed, mut rolled_back, mut completed) = (0, 0, 0, 0);
 
     for i in 0..ITERATIONS {
         let v = i + 1;
@@ -182,13 +187,25 @@ fn kill_9_during_large_writes_never_tears_a_file_and_the_journal_follows_the_dis
         // The next start settles the interrupted write.
         let out = env.run(&["changes", "--call", "none", "--json"]);
         assert!(out.status.success(), "{}", text(&out.stderr));
+        let notes = text(&out.stderr);
+        rolled_back += notes
+            .matches("an interrupted write was rolled back")
+            .count();
+        completed += notes.matches("an interrupted write was completed").count();
 
         let now_a = std::fs::read_to_string(&a).unwrap();
         let now_b = std::fs::read_to_string(&b).unwrap();
         let a_new = now_a == new_a;
-        assert!(a_new || now_a == disk_a, "iteration {i} ({tool}): a.txt is torn ({} bytes)", now_a.len());
+        assert!(
+            a_new || now_a == disk_a,
+            "iteration {i} ({tool}): a.txt is torn ({} bytes)",
+            now_a.len()
+        );
         let b_new = now_b == new_b && new_b != disk_b;
-        assert!(b_new || now_b == disk_b, "iteration {i} ({tool}): b.txt is torn");
+        assert!(
+            b_new || now_b == disk_b,
+            "iteration {i} ({tool}): b.txt is torn"
+        );
         if tool == "apply_patch" {
             assert_eq!(a_new, b_new, "iteration {i}: the patch is half applied");
         }
@@ -200,7 +217,11 @@ fn kill_9_during_large_writes_never_tears_a_file_and_the_journal_follows_the_dis
         // file holds what is on disk, and no temp file is left beside the files.
         let db = env.db();
         let pending: i64 = db
-            .query_row("SELECT count(*) FROM changes WHERE state = 'pending'", [], |r| r.get(0))
+            .query_row(
+                "SELECT count(*) FROM changes WHERE state = 'pending'",
+                [],
+                |r| r.get(0),
+            )
             .unwrap();
         assert_eq!(pending, 0, "iteration {i}");
         for (file, now) in [(&a, &disk_a), (&b, &disk_b)] {
@@ -212,7 +233,11 @@ fn kill_9_during_large_writes_never_tears_a_file_and_the_journal_follows_the_dis
                 )
                 .ok();
             if let Some(newest) = newest {
-                assert!(newest == *now, "iteration {i}: the journal disagrees with {}", file.display());
+                assert!(
+                    newest == *now,
+                    "iteration {i}: the journal disagrees with {}",
+                    file.display()
+                );
             } else {
                 assert!(*now == initial, "iteration {i}: unjournaled change");
             }
@@ -223,7 +248,9 @@ fn kill_9_during_large_writes_never_tears_a_file_and_the_journal_follows_the_dis
             .collect();
         assert_eq!(names.len(), 2, "iteration {i}: stray files {names:?}");
     }
-    println!("{killed} calls killed, {landed} of {ITERATIONS} writes landed");
+    println!(
+        "{killed} calls killed, {landed} of {ITERATIONS} writes landed; recovery rolled back {rolled_back} and completed {completed} interrupted writes"
+    );
 
     // Revert works after all this: undo the newest change of a.txt.
     let db = env.db();
@@ -235,7 +262,12 @@ fn kill_9_during_large_writes_never_tears_a_file_and_the_journal_follows_the_dis
         )
         .unwrap();
     let out = env.run(&["revert", &id]);
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     assert_eq!(std::fs::read_to_string(&a).unwrap(), old);
 }
 
@@ -254,7 +286,10 @@ impl Tmpfs {
         match out {
             Ok(o) if o.status.success() => Some(Tmpfs(dir.to_path_buf())),
             Ok(o) => {
-                println!("skipped: cannot mount a tmpfs (needs root): {}", text(&o.stderr).trim());
+                println!(
+                    "skipped: cannot mount a tmpfs (needs root): {}",
+                    text(&o.stderr).trim()
+                );
                 None
             }
             Err(e) => {
@@ -266,8 +301,18 @@ impl Tmpfs {
 
     /// Fills the file system until only `leave` bytes are free.
     fn fill(&self, leave: u64) {
-        let out = Command::new("df").args(["-B1", "--output=avail"]).arg(&self.0).output().unwrap();
-        let avail: u64 = text(&out.stdout).lines().nth(1).unwrap().trim().parse().unwrap();
+        let out = Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(&self.0)
+            .output()
+            .unwrap();
+        let avail: u64 = text(&out.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         let mut f = std::fs::File::create(self.0.join("filler")).unwrap();
         let chunk = vec![b'x'; 64 * 1024];
         let mut left = avail.saturating_sub(leave);
@@ -299,8 +344,14 @@ fn a_full_workspace_disk_leaves_the_old_file_intact_and_says_why() {
     fs.fill(256 * 1024);
     let patch = "*** Begin Patch\n*** Update File: big.txt\n@@\n-version 0\n+version 1\n*** Add File: new.txt\n+new\n*** End Patch";
     for (tool, args) in [
-        ("write", json!({"filePath": "big.txt", "content": content(1024 * 1024, 1)})),
-        ("edit", json!({"filePath": "big.txt", "oldString": "version 0\n", "newString": "version 1\n"})),
+        (
+            "write",
+            json!({"filePath": "big.txt", "content": content(1024 * 1024, 1)}),
+        ),
+        (
+            "edit",
+            json!({"filePath": "big.txt", "oldString": "version 0\n", "newString": "version 1\n"}),
+        ),
         ("apply_patch", json!({"patch": patch})),
     ] {
         let out = env.call(tool, &args);
@@ -310,16 +361,29 @@ fn a_full_workspace_disk_leaves_the_old_file_intact_and_says_why() {
             all.contains("could not write big.txt: No space left on device (os error 28)."),
             "{tool}: {all}"
         );
-        assert_eq!(std::fs::read_to_string(env.repo().join("big.txt")).unwrap(), old, "{tool}");
+        assert_eq!(
+            std::fs::read_to_string(env.repo().join("big.txt")).unwrap(),
+            old,
+            "{tool}"
+        );
         let mut names: Vec<String> = std::fs::read_dir(env.repo())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(names, ["big.txt", "filler"], "{tool}: no temp or half-made file left");
+        assert_eq!(
+            names,
+            ["big.txt", "filler"],
+            "{tool}: no temp or half-made file left"
+        );
     }
     let out = env.run(&["changes", "--json"]);
-    assert_eq!(text(&out.stdout).trim(), "[]", "nothing journaled: {}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "[]",
+        "nothing journaled: {}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -343,5 +407,8 @@ fn a_full_data_folder_fails_the_edit_before_the_file_is_touched() {
         all.contains("could not journal the change to big.txt (store: sqlite: database or disk is full), so the file was not touched."),
         "{all}"
     );
-    assert_eq!(std::fs::read_to_string(env.repo().join("big.txt")).unwrap(), old);
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("big.txt")).unwrap(),
+        old
+    );
 }

@@ -9,7 +9,8 @@ use rusqlite::{OptionalExtension, Row, params};
 
 use crate::{Store, StoreError};
 
-pub(crate) const COLUMNS: &str = "id, session_id, call_id, file, op, old_content, new_content, time, reverts";
+pub(crate) const COLUMNS: &str =
+    "id, session_id, call_id, file, op, old_content, new_content, time, reverts";
 
 pub(crate) fn from_row(row: &Row<'_>) -> rusqlite::Result<RecordedChange> {
     let op: String = row.get(4)?;
@@ -78,7 +79,9 @@ impl Store {
     pub fn change(&self, id: &str) -> Result<Option<RecordedChange>, StoreError> {
         let conn = self.conn()?;
         let row = conn
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM changes WHERE id = ?1 AND state = 'done'"))?
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM changes WHERE id = ?1 AND state = 'done'"
+            ))?
             .query_row([id], from_row)
             .optional()?;
         Ok(row)

@@ -171,7 +171,10 @@ mod tests {
             .begin_changes(
                 "ses_1",
                 Some("call_1"),
-                &[intent("/w/a", Some("a0"), Some("a1")), intent("/w/b", None, Some("b1"))],
+                &[
+                    intent("/w/a", Some("a0"), Some("a1")),
+                    intent("/w/b", None, Some("b1")),
+                ],
                 "1:2",
             )
             .unwrap();

@@ -36,16 +36,25 @@ pub(crate) fn is_symlink_error(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::ELOOP)
 }
 
-fn open_at(dir: libc::c_int, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
+fn open_at(
+    dir: libc::c_int,
+    name: &CStr,
+    flags: libc::c_int,
+    mode: libc::c_uint,
+) -> io::Result<OwnedFd> {
     // SAFETY: `name` is a valid C string; the returned descriptor is owned by the caller.
-    let fd = check(unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) })?;
+    let fd = check(unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC, mode) })?;
     // SAFETY: `fd` was just opened and nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// Opens the absolute directory `dir` without following any symbolic link on the way.
 /// With `create`, missing folders are made (and pushed onto `created`, shallowest first).
-pub(crate) fn open_dir(dir: &Path, create: bool, created: &mut Vec<PathBuf>) -> io::Result<OwnedFd> {
+pub(crate) fn open_dir(
+    dir: &Path,
+    create: bool,
+    created: &mut Vec<PathBuf>,
+) -> io::Result<OwnedFd> {
     if !dir.is_absolute() {
         return Err(invalid("the path is not absolute"));
     }
@@ -92,7 +101,12 @@ fn stat_at(dir: &OwnedFd, name: &CStr) -> io::Result<Option<libc::stat>> {
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: valid descriptor, C string and out pointer.
     let ret = unsafe {
-        libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW)
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
     };
     match check(ret) {
         Ok(_) => Ok(Some(st)),
@@ -118,7 +132,9 @@ pub(crate) fn read_nofollow(file: &Path) -> io::Result<Option<Vec<u8>>> {
     let (parent, name) = split(file)?;
     let dir = match open_dir(parent, false, &mut Vec::new()) {
         Ok(d) => d,
-        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => {
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) =>
+        {
             return Ok(None);
         }
         Err(e) => return Err(e),
@@ -225,7 +241,9 @@ impl Staged {
         let d = self.dir.as_raw_fd();
         match &self.temp {
             // SAFETY: valid descriptor and C strings.
-            Some(temp) => check(unsafe { libc::renameat(d, temp.as_ptr(), d, self.name.as_ptr()) })?,
+            Some(temp) => {
+                check(unsafe { libc::renameat(d, temp.as_ptr(), d, self.name.as_ptr()) })?
+            }
             // SAFETY: as above.
             None => match check(unsafe { libc::unlinkat(d, self.name.as_ptr(), 0) }) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
@@ -289,7 +307,12 @@ mod tests {
         replace(&file, None).unwrap();
         assert!(!file.exists());
         replace(&dir.path().join("a/b/c.txt"), Some(b"deep")).unwrap();
-        assert_eq!(read_nofollow(&dir.path().join("a/b/c.txt")).unwrap().unwrap(), b"deep");
+        assert_eq!(
+            read_nofollow(&dir.path().join("a/b/c.txt"))
+                .unwrap()
+                .unwrap(),
+            b"deep"
+        );
         assert_eq!(read_nofollow(&dir.path().join("x/y")).unwrap(), None);
     }
 
@@ -307,6 +330,9 @@ mod tests {
         assert!(is_symlink_error(&err), "{err}");
         let err = read_nofollow(&dir.path().join("link")).unwrap_err();
         assert!(is_symlink_error(&err), "{err}");
-        assert_eq!(std::fs::read_to_string(outside.join("f")).unwrap(), "secret");
+        assert_eq!(
+            std::fs::read_to_string(outside.join("f")).unwrap(),
+            "secret"
+        );
     }
 }

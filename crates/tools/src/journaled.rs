@@ -131,7 +131,12 @@ pub fn apply_journaled(
     let mut staged: Vec<Staged> = Vec::with_capacity(writes.len());
     for (w, temp) in writes.iter().zip(&temps) {
         let temp = temp.clone().unwrap_or_default();
-        match fsafe::stage(&w.file, &temp, w.new.as_deref().map(str::as_bytes), &mut created) {
+        match fsafe::stage(
+            &w.file,
+            &temp,
+            w.new.as_deref().map(str::as_bytes),
+            &mut created,
+        ) {
             Ok(s) => staged.push(s),
             Err(e) => {
                 staged.iter().for_each(Staged::discard);

@@ -74,7 +74,10 @@ fn settle(store: &Store, batch: &[PendingChange]) -> Vec<String> {
                 "an interrupted write was completed: {} (it reached the disk before Podcode stopped)",
                 files.join(", ")
             )],
-            Err(e) => vec![format!("could not complete an interrupted write to {}: {e}", files.join(", "))],
+            Err(e) => vec![format!(
+                "could not complete an interrupted write to {}: {e}",
+                files.join(", ")
+            )],
         };
     }
     let mut notes = Vec::new();
@@ -109,7 +112,10 @@ fn settle(store: &Store, batch: &[PendingChange]) -> Vec<String> {
                 files.join(", ")
             ),
         ),
-        Err(e) => notes.push(format!("could not clear an interrupted write to {}: {e}", files.join(", "))),
+        Err(e) => notes.push(format!(
+            "could not clear an interrupted write to {}: {e}",
+            files.join(", ")
+        )),
     }
     notes
 }
