@@ -205,8 +205,10 @@ pub(crate) fn owner_alive(owner: &str) -> bool {
     let Ok(pid) = pid.parse::<u32>() else {
         return false;
     };
-    let Ok(raw) = libc::pid_t::try_from(pid) else {
-        return false;
+    // Pid 0 would ask about our own process group, not a process.
+    let raw = match libc::pid_t::try_from(pid) {
+        Ok(p) if p > 0 => p,
+        _ => return false,
     };
     // SAFETY: signal 0 only checks that the process exists.
     let exists = unsafe { libc::kill(raw, 0) } == 0

@@ -119,3 +119,80 @@ fn settle(store: &Store, batch: &[PendingChange]) -> Vec<String> {
     }
     notes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use podcode_protocol::{ChangeOp, ChangeRecord};
+    use podcode_store::Intent;
+
+    fn intent(file: &Path, old: Option<&str>, new: Option<&str>) -> Intent {
+        Intent {
+            change: ChangeRecord {
+                file: file.to_string_lossy().into_owned(),
+                op: ChangeOp::Modify,
+                old_content: old.map(str::to_string),
+                new_content: new.map(str::to_string),
+            },
+            reverts: None,
+            temp_file: Some(fsafe::temp_path_for(file).to_string_lossy().into_owned()),
+        }
+    }
+
+    #[test]
+    fn a_half_renamed_batch_is_rolled_back_and_a_fully_renamed_one_completed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db/p.db")).unwrap();
+        let (a, b, c) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("c"),
+        );
+        // Batch 1 crashed between its two renames: a is new, b still old, plus a stray temp.
+        std::fs::write(&a, "a1").unwrap();
+        std::fs::write(&b, "b0").unwrap();
+        let half = [
+            intent(&a, Some("a0"), Some("a1")),
+            intent(&b, Some("b0"), Some("b1")),
+        ];
+        std::fs::write(half[1].temp_file.as_ref().unwrap(), "b1").unwrap();
+        store
+            .begin_changes("s", Some("k1"), &half, "0:dead")
+            .unwrap();
+        // Batch 2 crashed after its rename: c (created) holds its new text.
+        std::fs::write(&c, "c1").unwrap();
+        store
+            .begin_changes("s", Some("k2"), &[intent(&c, None, Some("c1"))], "0:dead")
+            .unwrap();
+        // Batch 3 belongs to a live writer (this process) and is left alone.
+        store
+            .begin_changes(
+                "s",
+                Some("k3"),
+                &[intent(&a, Some("a0"), Some("x"))],
+                &crate::journaled::owner(),
+            )
+            .unwrap();
+
+        let notes = recover_interrupted_writes(&store);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].starts_with("an interrupted write was rolled back: "),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].starts_with("an interrupted write was completed: "),
+            "{notes:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "a0");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "b0");
+        assert_eq!(std::fs::read_to_string(&c).unwrap(), "c1");
+        assert!(!Path::new(half[1].temp_file.as_ref().unwrap()).exists());
+        let done = store.changes(None, None).unwrap();
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].call_id.as_deref(), Some("k2"));
+        let pending = store.pending_changes().unwrap();
+        assert_eq!(pending.len(), 1, "the live writer's batch stays");
+        assert_eq!(pending[0].change.call_id.as_deref(), Some("k3"));
+    }
+}
