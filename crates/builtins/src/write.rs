@@ -222,9 +222,15 @@ pub(crate) fn commit(
         new,
         reverts: None,
     };
-    ctx.apply_changes(&[write])
-        .map(|_| ())
-        .map_err(|e| write_failure(e, &|_| path.pattern.clone()))
+    ctx.apply_changes(&[write]).map(|_| ()).map_err(|e| {
+        let io = matches!(&e, WriteError::Io { unrestored, .. } if unrestored.is_empty());
+        let err = write_failure(e, &|_| path.pattern.clone());
+        if io {
+            ToolError::failed(format!("{err} The file was not changed."))
+        } else {
+            err
+        }
+    })
 }
 
 /// The model-facing text for a failed journaled write; `shown` maps an absolute path to
