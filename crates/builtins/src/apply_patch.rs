@@ -5,9 +5,10 @@
 //! workspace). The operations then run against an in-memory overlay of the files they touch
 //! (each loaded once as UTF-8 and checked against `FileTimes`), with `hunks` placing every
 //! update hunk; any failure ends the call before a byte is written. The user gets one `edit`
-//! ask with every path and the combined diff; then the files are written (a failed write
-//! restores those already written), marked as seen, and journaled: a move is a delete of the
-//! old path and a create of the new one, so reverting restores the original state.
+//! ask with every path and the combined diff; then all files go through one journaled batch
+//! (re-checked, journaled, every file staged, then all renamed; a failure leaves every file
+//! as it was) and are marked as seen. A move is a delete of the old path and a create of the
+//! new one, so reverting restores the original state.
 
 #[path = "apply_patch/hunks.rs"]
 mod hunks;
@@ -20,15 +21,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use podcode_protocol::{ChangeOp, PermissionRequest, ToolResult, ToolSpec};
-use podcode_tools::{Tool, ToolContext, ToolError};
+use podcode_tools::{FileWrite, Tool, ToolContext, ToolError, WriteError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::workspace::{FileTimes, ResolvedPath, Workspace};
-use crate::write::{
-    diff_stats, io_failure, journal, load_text, parse_args, store_text, unified_diff,
-};
+use crate::write::{diff_stats, load_text, parse_args, unified_diff, write_failure};
 use parse::FileOp;
 
 pub(crate) const APPLY_PATCH_DESCRIPTION: &str = "\
@@ -313,7 +312,34 @@ impl Tool for ApplyPatchTool {
             return Err(ToolError::Aborted);
         }
 
-        write_all(&changed)?;
+        // One journaled batch: every file staged first, then all renamed; on any failure the
+        // files are as they were (see `podcode_tools::apply_journaled`).
+        let writes: Vec<FileWrite> = changed
+            .iter()
+            .map(|e| FileWrite {
+                file: e.path.abs.clone(),
+                old: e.original.clone(),
+                new: e.current.clone(),
+                reverts: None,
+            })
+            .collect();
+        let shown = |file: &Path| {
+            changed
+                .iter()
+                .find(|e| e.path.abs == file)
+                .map_or_else(|| file.display().to_string(), |e| e.path.pattern.clone())
+        };
+        ctx.apply_changes(&writes).map_err(|e| {
+            let io = matches!(e, WriteError::Io { .. });
+            let err = write_failure(e, &shown);
+            if io {
+                ToolError::failed(format!(
+                    "{err} The files the patch had already changed were restored, so nothing was applied."
+                ))
+            } else {
+                err
+            }
+        })?;
         let mut lines = Vec::new();
         let mut files = Vec::new();
         for e in &changed {
@@ -337,7 +363,6 @@ impl Tool for ApplyPatchTool {
             };
             lines.push(format!("{letter} {}{note} +{add} -{del}", e.path.pattern));
             files.push(json!({ "filePath": e.path.abs, "relativePath": e.path.pattern, "op": op.as_str(), "additions": add, "deletions": del }));
-            journal(&ctx, &e.path, e.original.clone(), e.current.clone())?;
         }
 
         let count = changed.len();
@@ -378,54 +403,4 @@ fn op_of(e: &Entry) -> ChangeOp {
         (Some(_), None) => ChangeOp::Delete,
         (Some(_), Some(_)) => ChangeOp::Modify,
     }
-}
-
-/// Writes every changed file; on the first failure restores those already written (and
-/// removes folders created for them) and returns the error.
-fn write_all(changed: &[&Entry]) -> Result<(), ToolError> {
-    let mut done: Vec<(&Entry, Vec<PathBuf>)> = Vec::new();
-    for e in changed {
-        let created_dirs = missing_ancestors(&e.path.abs);
-        let result = match &e.current {
-            Some(text) => store_text(&e.path, text),
-            None => std::fs::remove_file(&e.path.abs)
-                .map_err(|err| io_failure("delete", &e.path.pattern, &err)),
-        };
-        let Err(err) = result else {
-            done.push((e, created_dirs));
-            continue;
-        };
-        let mut message = err.to_string();
-        remove_dirs(&created_dirs);
-        for (e, dirs) in done.iter().rev() {
-            let undo = match &e.original {
-                Some(text) => std::fs::write(&e.path.abs, text),
-                None => std::fs::remove_file(&e.path.abs),
-            };
-            if let Err(x) = undo {
-                message.push_str(&format!(" Restoring {} failed too: {x}.", e.path.pattern));
-            }
-            remove_dirs(dirs);
-        }
-        return Err(ToolError::failed(format!(
-            "{message} The files the patch had already changed were restored, so nothing was applied."
-        )));
-    }
-    Ok(())
-}
-
-/// Removes folders a write created, deepest first; folders that are not empty stay.
-fn remove_dirs(dirs: &[PathBuf]) {
-    for dir in dirs {
-        let _ = std::fs::remove_dir(dir);
-    }
-}
-
-/// Folders that writing `path` would create, deepest first.
-fn missing_ancestors(path: &Path) -> Vec<PathBuf> {
-    path.ancestors()
-        .skip(1)
-        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
-        .map(Path::to_path_buf)
-        .collect()
 }

@@ -5,7 +5,8 @@
 //! finds `oldString` exactly, or else line by line ignoring indentation and trailing
 //! whitespace (re-indenting `newString` to the file), and refuses ambiguous matches with
 //! their line numbers. The new text is shown to the user as a diff in the `edit` ask, then
-//! written, marked as seen, and journaled; the model gets a short diff back.
+//! committed like `write` does (re-checked, journaled first, replaced atomically) and
+//! marked as seen; the model gets a short diff back.
 
 use std::sync::Arc;
 
@@ -18,8 +19,8 @@ use serde_json::{Value, json};
 
 use crate::workspace::FileTimes;
 use crate::write::{
-    ask_edit, clip_diff, count_lines, diff_stats, journal, load_text, parse_args, prepare,
-    store_text, unified_diff,
+    ask_edit, clip_diff, commit, count_lines, diff_stats, load_text, parse_args, prepare,
+    unified_diff,
 };
 
 pub(crate) const EDIT_DESCRIPTION: &str = "\
@@ -141,10 +142,9 @@ impl Tool for EditTool {
 
         let diff = unified_diff(&rel, old_text.as_deref().unwrap_or(""), &new_text);
         ask_edit(&ctx, &path, &diff).await?;
-        store_text(&path, &new_text)?;
-        self.times.mark(ctx.session_id(), &path.abs);
         let (additions, deletions) = diff_stats(old_text.as_deref().unwrap_or(""), &new_text);
-        journal(&ctx, &path, old_text, Some(new_text))?;
+        commit(&ctx, &path, old_text, Some(new_text))?;
+        self.times.mark(ctx.session_id(), &path.abs);
         let output = format!("{summary}\n\n{}", clip_diff(&diff, MAX_DIFF_LINES));
         Ok(ToolResult::text(output.trim_end())
             .with_title(rel)

@@ -138,6 +138,15 @@ fn canonical_prefix(path: &Path) -> PathBuf {
     }
 }
 
+/// The stale-read error: the file changed since the model read it (or since the diff the
+/// user approved was made).
+pub(crate) fn stale_text(path: &Path) -> String {
+    format!(
+        "{} was modified on disk since you last read it. Read it again with the read tool, then redo your change.",
+        path.display()
+    )
+}
+
 /// When the model last read each file, per session: `(session, path) → mtime seen`.
 #[derive(Default)]
 pub struct FileTimes {
@@ -165,10 +174,7 @@ impl FileTimes {
         };
         let now = std::fs::metadata(path).and_then(|m| m.modified()).ok();
         if now.is_some_and(|n| n != *at) {
-            return Err(ToolError::failed(format!(
-                "{} was modified on disk since you last read it. Read it again with the read tool, then redo your change.",
-                path.display()
-            )));
+            return Err(ToolError::failed(stale_text(path)));
         }
         Ok(())
     }

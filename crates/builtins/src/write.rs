@@ -5,20 +5,23 @@
 //! refused, the current text is loaded (`load_text`: missing, directory, too big, not UTF-8
 //! and OS errors each get a model-facing message), `FileTimes` refuses a file that changed
 //! since the model read it, the user is asked for `edit` with the exact diff, and only then
-//! is the file written (`store_text`), marked as seen, and journaled with old and new text.
+//! is the file committed (`commit`): re-read to be sure it still holds what the diff was
+//! made from, journaled with old and new text, and replaced atomically (temp file, fsync,
+//! rename; no symbolic link followed), then marked as seen.
 
 use std::io::ErrorKind;
+use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use podcode_protocol::{ChangeOp, ChangeRecord, PermissionRequest, ToolResult, ToolSpec};
-use podcode_tools::{Tool, ToolContext, ToolError};
+use podcode_protocol::{PermissionRequest, ToolResult, ToolSpec};
+use podcode_tools::{FileWrite, Tool, ToolContext, ToolError, WriteError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use similar::{ChangeTag, TextDiff};
 
-use crate::workspace::{FileTimes, ResolvedPath, Workspace};
+use crate::workspace::{FileTimes, ResolvedPath, Workspace, stale_text};
 
 /// Unified diff with `a/<file>` and `b/<file>` headers and 3 lines of context.
 pub(crate) use podcode_tools::unified_diff;
@@ -93,10 +96,9 @@ impl Tool for WriteTool {
         }
         let diff = unified_diff(&rel, old.as_deref().unwrap_or(""), &args.content);
         ask_edit(&ctx, &path, &diff).await?;
-        store_text(&path, &args.content)?;
+        commit(&ctx, &path, old.clone(), Some(args.content.clone()))?;
         self.times.mark(ctx.session_id(), &path.abs);
         let created = old.is_none();
-        journal(&ctx, &path, old.clone(), Some(args.content.clone()))?;
         let (additions, deletions) = diff_stats(old.as_deref().unwrap_or(""), &args.content);
         let output = match &old {
             None => format!("Wrote {lines} to {rel} (new file)."),
@@ -170,16 +172,6 @@ pub(crate) fn load_text(path: &ResolvedPath) -> Result<Option<String>, ToolError
     })
 }
 
-/// Writes `text`, creating missing parent folders.
-pub(crate) fn store_text(path: &ResolvedPath, text: &str) -> Result<(), ToolError> {
-    let shown = &path.pattern;
-    if let Some(parent) = path.abs.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| io_failure("create the folder for", shown, &e))?;
-    }
-    std::fs::write(&path.abs, text).map_err(|e| io_failure("write", shown, &e))
-}
-
 /// "1 line", "3 lines".
 pub(crate) fn count_lines(text: &str) -> String {
     match text.lines().count() {
@@ -215,25 +207,57 @@ pub(crate) async fn ask_edit(
     .await
 }
 
-/// Journals a change: create when there was no old text, delete when there is no new text.
-pub(crate) fn journal(
+/// Writes one file the safe way (`ToolContext::apply_changes`): the file must still hold
+/// `old` (else the stale-read error), the change is journaled before the file is touched,
+/// and the new text replaces the file atomically without following symbolic links.
+pub(crate) fn commit(
     ctx: &ToolContext,
     path: &ResolvedPath,
     old: Option<String>,
     new: Option<String>,
 ) -> Result<(), ToolError> {
-    let op = match (&old, &new) {
-        (None, _) => ChangeOp::Create,
-        (Some(_), None) => ChangeOp::Delete,
-        (Some(_), Some(_)) => ChangeOp::Modify,
+    let write = FileWrite {
+        file: path.abs.clone(),
+        old,
+        new,
+        reverts: None,
     };
-    ctx.record_change(ChangeRecord {
-        file: path.abs.to_string_lossy().into_owned(),
-        op,
-        old_content: old,
-        new_content: new,
-    })?;
-    Ok(())
+    ctx.apply_changes(&[write]).map(|_| ()).map_err(|e| {
+        let io = matches!(&e, WriteError::Io { unrestored, .. } if unrestored.is_empty());
+        let err = write_failure(e, &|_| path.pattern.clone());
+        if io {
+            ToolError::failed(format!("{err} The file was not changed."))
+        } else {
+            err
+        }
+    })
+}
+
+/// The model-facing text for a failed journaled write; `shown` maps an absolute path to
+/// the name the model used for it.
+pub(crate) fn write_failure(e: WriteError, shown: &dyn Fn(&Path) -> String) -> ToolError {
+    match e {
+        WriteError::Changed { file } => ToolError::failed(stale_text(&file)),
+        WriteError::Symlink { file } => ToolError::failed(format!(
+            "{} was not written: a folder on its path (or the file itself) became a symbolic link after the change was approved, so the write could land somewhere else. Nothing was changed. Check the path with list, then try again.",
+            shown(&file)
+        )),
+        WriteError::Journal { file, source } => ToolError::failed(format!(
+            "could not journal the change to {} ({source}), so the file was not touched. Podcode's data folder may be full or read-only; tell the user.",
+            shown(&file)
+        )),
+        WriteError::Io {
+            file,
+            source,
+            unrestored,
+        } => {
+            let mut message = io_failure("write", &shown(&file), &source).to_string();
+            for (f, why) in unrestored {
+                message.push_str(&format!(" Restoring {} failed too: {why}.", shown(&f)));
+            }
+            ToolError::failed(message)
+        }
+    }
 }
 
 /// Lines added and deleted between two texts.

@@ -165,6 +165,11 @@ impl Engine {
             path: path.display().to_string(),
             source,
         })?);
+        // Settle writes a crash interrupted, so `changes` and `revert` agree with the disk.
+        // Said on stderr: the store opens before any full-screen UI takes the terminal.
+        for note in podcode_tools::recover_interrupted_writes(&store) {
+            eprintln!("podcode: {note}");
+        }
         *slot = Some(store.clone());
         Ok(store)
     }

@@ -1,6 +1,7 @@
 //! The change journal (`changes` table): every file edit a tool reports through
 //! `recordChange`, and every revert of one (a row whose `reverts` names the undone change).
-//! Rows are append-only; each insert commits on its own so the journal survives a crash.
+//! Each insert commits on its own so the journal survives a crash. Only `done` rows are
+//! changes; `pending` rows are intents of writes still in flight (see `intents`).
 
 use podcode_protocol::{ChangeOp, ChangeRecord, RecordedChange, new_id, now_millis};
 use rusqlite::types::Type;
@@ -8,9 +9,10 @@ use rusqlite::{OptionalExtension, Row, params};
 
 use crate::{Store, StoreError};
 
-const COLUMNS: &str = "id, session_id, call_id, file, op, old_content, new_content, time, reverts";
+pub(crate) const COLUMNS: &str =
+    "id, session_id, call_id, file, op, old_content, new_content, time, reverts";
 
-fn from_row(row: &Row<'_>) -> rusqlite::Result<RecordedChange> {
+pub(crate) fn from_row(row: &Row<'_>) -> rusqlite::Result<RecordedChange> {
     let op: String = row.get(4)?;
     let op = ChangeOp::parse(&op).ok_or_else(|| {
         rusqlite::Error::FromSqlConversionFailure(
@@ -77,7 +79,9 @@ impl Store {
     pub fn change(&self, id: &str) -> Result<Option<RecordedChange>, StoreError> {
         let conn = self.conn()?;
         let row = conn
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM changes WHERE id = ?1"))?
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM changes WHERE id = ?1 AND state = 'done'"
+            ))?
             .query_row([id], from_row)
             .optional()?;
         Ok(row)
@@ -91,10 +95,13 @@ impl Store {
     ) -> Result<Vec<RecordedChange>, StoreError> {
         let conn = self.conn()?;
         let (filter, args): (&str, Vec<&str>) = match (session_id, call_id) {
-            (Some(s), Some(c)) => ("WHERE session_id = ?1 AND call_id = ?2", vec![s, c]),
-            (Some(s), None) => ("WHERE session_id = ?1", vec![s]),
-            (None, Some(c)) => ("WHERE call_id = ?1", vec![c]),
-            (None, None) => ("", vec![]),
+            (Some(s), Some(c)) => (
+                "WHERE state = 'done' AND session_id = ?1 AND call_id = ?2",
+                vec![s, c],
+            ),
+            (Some(s), None) => ("WHERE state = 'done' AND session_id = ?1", vec![s]),
+            (None, Some(c)) => ("WHERE state = 'done' AND call_id = ?1", vec![c]),
+            (None, None) => ("WHERE state = 'done'", vec![]),
         };
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT {COLUMNS} FROM changes {filter} ORDER BY rowid"
@@ -111,7 +118,7 @@ impl Store {
         let conn = self.conn()?;
         let row = conn
             .prepare_cached(
-                "SELECT id FROM changes WHERE reverts = ?1 ORDER BY rowid DESC LIMIT 1",
+                "SELECT id FROM changes WHERE reverts = ?1 AND state = 'done' ORDER BY rowid DESC LIMIT 1",
             )?
             .query_row([id], |row| row.get(0))
             .optional()?;

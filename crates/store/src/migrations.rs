@@ -85,6 +85,17 @@ const MIGRATIONS: &[&str] = &[
         UNIQUE (project, permission, pattern)
     );
     "#,
+    // 2: journal-first writes. A change is inserted as `pending` (an intent: old and new
+    // content durable before the file is touched) and marked `done` once the file is in
+    // place; `batch` groups the intents of one call that must land together, `temp_file`
+    // is the staged file to clean up, `owner` the process that wrote the intent.
+    r#"
+    ALTER TABLE changes ADD COLUMN state TEXT NOT NULL DEFAULT 'done';
+    ALTER TABLE changes ADD COLUMN batch TEXT;
+    ALTER TABLE changes ADD COLUMN temp_file TEXT;
+    ALTER TABLE changes ADD COLUMN owner TEXT;
+    CREATE INDEX changes_pending ON changes(state) WHERE state = 'pending';
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -1,9 +1,10 @@
 //! `ToolContext`: what a running call can see and do. It carries the call's identity and
 //! directories, the abort signal, and handles back into the runtime: live `metadata()`
 //! updates become events, `ask()` goes through hooks and the permission engine,
-//! `record_change()` writes the change journal, `messages()` reads the conversation from
-//! the store only the first time it is touched, and `write_output()` streams output into
-//! the call's truncating sink.
+//! `record_change()` writes the change journal, `apply_changes()` writes files through it
+//! (journal first, then an atomic rename), `messages()` reads the conversation from the
+//! store only the first time it is touched, and `write_output()` streams output into the
+//! call's truncating sink.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -15,6 +16,7 @@ use tokio::sync::{OnceCell, broadcast};
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{HookCall, ToolHook};
+use crate::journaled::{FileWrite, WriteError, apply_journaled};
 use crate::permission::{AskRequest, PermissionEngine};
 use crate::tool::ToolError;
 use crate::truncate::OutputSink;
@@ -248,6 +250,33 @@ impl ToolContext {
             file: recorded.file.clone(),
         });
         Ok(recorded)
+    }
+
+    /// Changes files journal-first and atomically (`apply_journaled`), all or nothing, under
+    /// this session and call; each change is reported like `record_change`.
+    pub fn apply_changes(&self, writes: &[FileWrite]) -> Result<Vec<RecordedChange>, WriteError> {
+        let applied = apply_journaled(
+            &self.inner.shared.store,
+            &self.inner.id.session_id,
+            Some(&self.inner.id.call_id),
+            writes,
+        )?;
+        if let Some(e) = applied.pending_error {
+            self.inner.shared.warn(format!(
+                "the files were written but the journal could not mark the change done ({e}); the next start completes it"
+            ));
+        }
+        for recorded in &applied.records {
+            if let Ok(mut ids) = self.inner.changes.lock() {
+                ids.push(recorded.id.clone());
+            }
+            self.inner.shared.emit(Event::ChangeRecorded {
+                change_id: recorded.id.clone(),
+                call_id: Some(self.inner.id.call_id.clone()),
+                file: recorded.file.clone(),
+            });
+        }
+        Ok(applied.records)
     }
 
     /// The conversation so far, read from the store the first time it is asked for.

@@ -5,9 +5,12 @@
 //! No concrete tools live here; built-ins, plugins, MCP and executables implement `Tool`.
 
 mod context;
+mod fsafe;
 mod hooks;
+mod journaled;
 mod permission;
 mod pipeline;
+mod recover;
 mod registry;
 mod revert;
 mod schema;
@@ -20,11 +23,13 @@ pub mod testing;
 
 pub use context::{CallIdentity, ToolContext};
 pub use hooks::{BeforeDecision, HookCall, ToolHook};
+pub use journaled::{Applied, FileWrite, WriteError, apply_journaled};
 pub use permission::{
     AskRequest, Asker, FixedAsker, PermissionEngine, PermissionError, wildcard_match,
 };
 pub use pipeline::{CallOutcome, CallRequest, CallStatus, RawArgs, RuntimeOptions, ToolRuntime};
 pub use podcode_protocol::{PromptSection, PromptText, argument_lines, prompt_text};
+pub use recover::recover_interrupted_writes;
 pub use registry::{
     LoadProblem, PROTECTED_TOOL_IDS, ProblemLevel, RegisteredTool, SourceKind, ToolRegistry,
     ToolSource, is_protected,

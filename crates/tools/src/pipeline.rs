@@ -399,10 +399,11 @@ impl ToolRuntime {
                     }
                     sink.write(result.output.as_bytes());
                 }
-                if let Some(err) = sink.spill_error() {
+                let (kept, truncated) = sink.finish();
+                if let Some(err) = truncated.as_ref().and_then(|t| t.spill_error.as_ref()) {
                     self.shared.warn(format!("{}: {err}", spec.id));
                 }
-                sink.finish()
+                (kept, truncated)
             }
             None => (std::mem::take(&mut result.output), None),
         };

@@ -2,14 +2,17 @@
 //! since a message, or every change of a session. Files are checked before any is touched,
 //! so a revert either refuses (with a diff of what changed since Podcode wrote the file) or
 //! restores every file; each restore is itself journaled as a change whose `reverts` names
-//! the change it undid, which makes a revert of a revert (a redo) work the same way.
+//! the change it undid, which makes a revert of a revert (a redo) work the same way. Files
+//! are written journal-first and atomically, like the tools' own writes.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use podcode_protocol::{ChangeOp, ChangeRecord, RecordedChange};
+use podcode_protocol::RecordedChange;
 use podcode_store::{Store, StoreError};
 use similar::TextDiff;
+
+use crate::journaled::{FileWrite, WriteError, apply_journaled};
 
 /// What to revert.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,15 +123,20 @@ pub fn revert(
 
     for change in &selected {
         let on_disk = read_current(&change.file)?;
-        restore(&change.file, change.old_content.as_deref())?;
-        let record = ChangeRecord {
-            file: change.file.clone(),
-            op: inverse(change.op),
-            old_content: on_disk,
-            new_content: change.old_content.clone(),
+        // Journal first, then an atomic replace (see `journaled`): a crash mid-revert leaves
+        // every file old or new and the journal in step with it after recovery.
+        let write = FileWrite {
+            file: real_parent(&change.file),
+            old: on_disk,
+            new: change.old_content.clone(),
+            reverts: Some(change.id.clone()),
         };
-        let recorded = store.record_change(&opts.session_id, None, &record, Some(&change.id))?;
-        outcome.reverted.push(recorded);
+        let applied = apply_journaled(store, &opts.session_id, None, &[write])
+            .map_err(|e| write_error(&change.file, e))?;
+        if let Some(e) = applied.pending_error {
+            return Err(RevertError::Store(e));
+        }
+        outcome.reverted.extend(applied.records);
     }
     Ok(outcome)
 }
@@ -192,7 +200,26 @@ fn read_current(file: &str) -> Result<Option<String>, RevertError> {
     }
 }
 
+/// `file` with its folder's symbolic links resolved: journal rows hold the path as it was
+/// written, and a revert is not racing an approval, so links the user made are followed.
+fn real_parent(file: &str) -> PathBuf {
+    let path = Path::new(file);
+    match (path.parent().map(Path::canonicalize), path.file_name()) {
+        (Some(Ok(parent)), Some(name)) => parent.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+fn write_error(file: &str, e: WriteError) -> RevertError {
+    match e {
+        WriteError::Journal { source, .. } => RevertError::Store(source),
+        WriteError::Io { source, .. } => io_error(file, source),
+        other => io_error(file, std::io::Error::other(other.to_string())),
+    }
+}
+
 /// Puts `content` on disk (creating parent dirs), or removes the file for `None`.
+#[cfg(test)]
 fn restore(file: &str, content: Option<&str>) -> Result<(), RevertError> {
     match content {
         None => match std::fs::remove_file(file) {
@@ -208,14 +235,6 @@ fn restore(file: &str, content: Option<&str>) -> Result<(), RevertError> {
     }
 }
 
-fn inverse(op: ChangeOp) -> ChangeOp {
-    match op {
-        ChangeOp::Create => ChangeOp::Delete,
-        ChangeOp::Delete => ChangeOp::Create,
-        ChangeOp::Modify => ChangeOp::Modify,
-    }
-}
-
 fn io_error(file: &str, source: std::io::Error) -> RevertError {
     RevertError::Io {
         file: file.to_string(),
@@ -226,6 +245,7 @@ fn io_error(file: &str, source: std::io::Error) -> RevertError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use podcode_protocol::{ChangeOp, ChangeRecord};
     use tempfile::TempDir;
 
     struct Fixture {

@@ -133,6 +133,12 @@ pub fn truncation_note(
             "No tool in this session can read it; ask the user if you need it.".to_string()
         }
     };
+    if let Some(why) = &t.spill_error {
+        return format!(
+            "[output truncated: {what}. The full output ({} lines, {} bytes) could not be saved ({why}), so only the part shown here is available. If you need the rest, narrow the command's output.]",
+            t.total_lines, t.total_bytes
+        );
+    }
     format!(
         "[output truncated: {what}. The full output ({} lines, {} bytes) is saved in {path}. {how}]",
         t.total_lines, t.total_bytes

@@ -28,6 +28,9 @@ pub struct Truncated {
     pub kept_lines: u64,
     pub cut_lines: u64,
     pub cut_bytes: u64,
+    /// Why the spill file could not be written completely (then it was removed, and the
+    /// note says the full output could not be saved instead of pointing at it).
+    pub spill_error: Option<String>,
 }
 
 pub struct OutputSink {
@@ -157,8 +160,14 @@ impl OutputSink {
         let Some(mut writer) = self.spill.take() else {
             return (String::from_utf8_lossy(&self.buf).into_owned(), None);
         };
-        if let Err(e) = writer.flush() {
+        // Complete means on disk: a full disk may only report itself at flush or sync.
+        if let Err(e) = writer.flush().and_then(|()| writer.get_ref().sync_data()) {
             self.error.get_or_insert(e.to_string());
+        }
+        drop(writer);
+        if self.error.is_some() {
+            // A partial spill file would be read as the whole output; better none at all.
+            let _ = std::fs::remove_file(&self.spill_path);
         }
         let kept: Vec<u8> = match self.mode {
             Truncation::Head => std::mem::take(&mut self.buf),
@@ -181,6 +190,7 @@ impl OutputSink {
             kept_lines,
             cut_lines: total_lines.saturating_sub(kept_lines),
             cut_bytes: self.total_bytes.saturating_sub(kept.len() as u64),
+            spill_error: self.error.take(),
         };
         (text, Some(info))
     }
@@ -348,6 +358,26 @@ mod tests {
         }
         let (_, t) = s.finish();
         assert_eq!(t.unwrap().total_bytes, 64 * 64 * 1024);
+    }
+
+    #[test]
+    fn a_spill_that_cannot_be_written_is_reported_and_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        // The spill folder's place is taken by a file, so the spill file cannot be created.
+        std::fs::write(dir.path().join("blocked"), "").unwrap();
+        let mut s = OutputSink::new(
+            Truncation::Head,
+            2,
+            1000,
+            dir.path().join("blocked/spill.txt"),
+        );
+        s.write(numbered(10).as_bytes());
+        let (text, t) = s.finish();
+        assert_eq!(text, "line 1\nline 2");
+        let t = t.unwrap();
+        let why = t.spill_error.unwrap();
+        assert!(why.starts_with("could not create spill file "), "{why}");
+        assert!(!t.spill_path.exists());
     }
 
     #[test]

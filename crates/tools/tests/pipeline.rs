@@ -189,6 +189,39 @@ async fn only_idempotent_tools_are_retried_and_at_most_twice() {
 }
 
 #[tokio::test]
+async fn a_spill_file_that_cannot_be_written_is_not_offered_as_the_full_output() {
+    let blocked = tempfile::tempdir().unwrap();
+    // The spill folder's place is taken by a file: the spill cannot be created at all.
+    let spill_dir = blocked.path().join("tool-output");
+    std::fs::write(&spill_dir, "").unwrap();
+    let h = harness(
+        registry(vec![
+            testing::spew("head", Truncation::Head),
+            testing::echo("read"),
+        ]),
+        Setup {
+            opts: Box::new(move |o| {
+                o.max_lines = 5;
+                o.spill_dir = spill_dir;
+            }),
+            ..allowing()
+        },
+    );
+    let out = h.call("head", r#"{"bytes": 700}"#).await;
+    let t = out.truncated.clone().unwrap();
+    let why = t.spill_error.clone().unwrap();
+    assert_eq!(
+        out.model_text,
+        format!(
+            "line 1\nline 2\nline 3\nline 4\nline 5\n\n[output truncated: {} more lines ({} bytes) were cut. The full output ({} lines, 700 bytes) could not be saved ({why}), so only the part shown here is available. If you need the rest, narrow the command's output.]",
+            t.cut_lines, t.cut_bytes, t.total_lines
+        )
+    );
+    let row = h.store.tool_call(&out.call_id).unwrap().unwrap();
+    assert_eq!(row.spill_path, None);
+}
+
+#[tokio::test]
 async fn oversized_output_keeps_the_tools_end_and_spills_the_rest() {
     let h = harness(
         registry(vec![

@@ -100,8 +100,8 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
                 "metadata": outcome.result.metadata,
                 "attachments": outcome.result.attachments,
                 "truncated": outcome.truncated.as_ref().map(|t| json!({
-                    "spill_path": t.spill_path, "total_lines": t.total_lines, "total_bytes": t.total_bytes,
-                    "cut_lines": t.cut_lines, "cut_bytes": t.cut_bytes,
+                    "spill_path": t.spill_error.is_none().then_some(&t.spill_path), "total_lines": t.total_lines, "total_bytes": t.total_bytes,
+                    "cut_lines": t.cut_lines, "cut_bytes": t.cut_bytes, "spill_error": t.spill_error,
                 })),
                 "changes": outcome.changes,
                 "duration_ms": outcome.duration.as_millis() as u64,
@@ -118,7 +118,14 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
             } else {
                 println!("{text}");
             }
-            if let Some(t) = &outcome.truncated {
+            if let Some(t) = &outcome.truncated
+                && let Some(why) = &t.spill_error
+            {
+                eprintln!(
+                    "truncated: {} of {} lines cut; the full output could not be saved: {why}",
+                    t.cut_lines, t.total_lines
+                );
+            } else if let Some(t) = &outcome.truncated {
                 eprintln!(
                     "truncated: {} of {} lines cut; full output in {}",
                     t.cut_lines,

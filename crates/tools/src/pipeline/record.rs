@@ -60,6 +60,7 @@ impl ToolRuntime {
         let spill = out
             .truncated
             .as_ref()
+            .filter(|t| t.spill_error.is_none())
             .map(|t| t.spill_path.to_string_lossy().into_owned());
         let end = ToolCallEnd {
             state,
@@ -91,6 +92,7 @@ impl ToolRuntime {
                 spill_path: out
                     .truncated
                     .as_ref()
+                    .filter(|t| t.spill_error.is_none())
                     .map(|t| t.spill_path.to_string_lossy().into_owned()),
                 duration_ms,
             }

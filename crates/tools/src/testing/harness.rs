@@ -12,10 +12,16 @@ use podcode_store::{NewSession, Store};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+/// Something that happens while a prompt is open (an editor saving the file, a symlink
+/// being swapped), run by `ScriptedUser` before it answers.
+pub type WhileAsked = Box<dyn FnOnce(&AskRequest) + Send>;
+
 #[derive(Default)]
 pub struct ScriptedUser {
     pub replies: Mutex<VecDeque<PermissionReply>>,
     pub asked: Mutex<Vec<AskRequest>>,
+    /// Run one per prompt, in order, before the reply.
+    pub meanwhile: Mutex<VecDeque<WhileAsked>>,
 }
 
 impl ScriptedUser {
@@ -23,7 +29,15 @@ impl ScriptedUser {
         Arc::new(Self {
             replies: Mutex::new(replies.iter().cloned().collect()),
             asked: Mutex::new(vec![]),
+            meanwhile: Mutex::new(VecDeque::new()),
         })
+    }
+    /// Queues `f` to run while the next prompt is open.
+    pub fn while_asked(&self, f: impl FnOnce(&AskRequest) + Send + 'static) {
+        self.meanwhile
+            .lock()
+            .expect("test harness")
+            .push_back(Box::new(f));
     }
     pub fn asks(&self) -> Vec<AskRequest> {
         self.asked.lock().expect("test harness").clone()
@@ -37,6 +51,10 @@ impl Asker for ScriptedUser {
             .lock()
             .expect("test harness")
             .push(request.clone());
+        let meanwhile = self.meanwhile.lock().expect("test harness").pop_front();
+        if let Some(f) = meanwhile {
+            f(request);
+        }
         self.replies
             .lock()
             .expect("test harness")
