@@ -9,8 +9,7 @@ use podcode_core::Engine;
 /// Asks on the terminal when the workspace is untrusted and ships tool or plugin files;
 /// `true` when it is trusted afterwards.
 pub fn ask_to_trust(engine: &mut Engine) -> bool {
-    if engine.is_trusted() || !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal()
-    {
+    if engine.is_trusted() || !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return engine.is_trusted();
     }
     let count = engine.project_tool_files();

@@ -33,7 +33,7 @@ fn an_untrusted_project_config_cannot_allow_itself_commands_until_trusted() {
     let warning = format!("warning: {}: {UNTRUSTED_WARNING_END}\n", file.display());
     assert_eq!(err.matches(&warning).count(), 1, "{err}");
     assert!(
-        err.contains("? bash asks for permission: bash touch made.txt"),
+        err.contains("? bash asks for bash: touch made.txt"),
         "{err}"
     );
 

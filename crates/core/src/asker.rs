@@ -116,7 +116,9 @@ impl Asker for EventAsker {
         };
         let _ = self.events.send(event);
         rx.await.unwrap_or(PermissionReply::Reject {
-            feedback: Some("the session closed before anyone answered the permission prompt".into()),
+            feedback: Some(
+                "the session closed before anyone answered the permission prompt".into(),
+            ),
         })
     }
 }

@@ -103,7 +103,9 @@ impl Engine {
                 .map(|(_, id, text)| (id.clone(), text.clone()));
             let call_label = match &c.call_id {
                 Some(id) => match store.tool_call(id)? {
-                    Some(call) if !call.title.is_empty() => format!("{} — {}", call.tool, call.title),
+                    Some(call) if !call.title.is_empty() => {
+                        format!("{} — {}", call.tool, call.title)
+                    }
                     Some(call) => call.tool,
                     None => id.clone(),
                 },
@@ -180,7 +182,9 @@ impl Engine {
     /// Remembered "always" approvals, of this project or (`all`) every project.
     pub fn approvals(&self, all: bool) -> Result<Vec<ApprovalRow>, EngineError> {
         let project = self.project_key();
-        Ok(self.store()?.approvals((!all).then_some(project.as_str()))?)
+        Ok(self
+            .store()?
+            .approvals((!all).then_some(project.as_str()))?)
     }
 
     /// Forgets approval `id`, every approval (`all`), or this project's; returns how many.

@@ -40,8 +40,14 @@ pub struct NewSessionSpec<'a> {
 }
 
 impl Engine {
-    /// Reads config and trust for `cwd` (the process's directory when `None`).
+    /// Reads config and trust for `cwd` (the process's directory when `None`), with the
+    /// directories the environment names (`PODCODE_CONFIG_DIR`, `PODCODE_DATA_DIR`, XDG).
     pub fn load(cwd: Option<PathBuf>) -> Result<Engine, EngineError> {
+        Self::load_in(cwd, Dirs::from_env())
+    }
+
+    /// `load` with explicit config and data directories (embedding, tests).
+    pub fn load_in(cwd: Option<PathBuf>, dirs: Dirs) -> Result<Engine, EngineError> {
         let cwd = match cwd {
             Some(dir) => dir
                 .canonicalize()
@@ -49,7 +55,6 @@ impl Engine {
             None => std::env::current_dir()
                 .map_err(|e| EngineError::Io(format!("cannot read the current directory: {e}")))?,
         };
-        let dirs = Dirs::from_env();
         let project = project_root(&cwd);
         let trusted = TrustList::load(&dirs.data_dir)?.is_trusted(&project);
         // An untrusted project's config may only narrow (ask/deny), never allow.

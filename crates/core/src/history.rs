@@ -16,9 +16,18 @@ use crate::error::EngineError;
 #[derive(Debug, Clone, PartialEq)]
 pub enum TranscriptItem {
     /// A prompt the user wrote, with the files attached to it.
-    User { text: String, files: Vec<String> },
-    Assistant { message_id: String, text: String },
-    Reasoning { message_id: String, text: String },
+    User {
+        text: String,
+        files: Vec<String>,
+    },
+    Assistant {
+        message_id: String,
+        text: String,
+    },
+    Reasoning {
+        message_id: String,
+        text: String,
+    },
     Tool(ToolCallView),
 }
 
@@ -72,7 +81,10 @@ impl Engine {
     }
 
     /// A stored conversation as transcript items, and the tokens it used.
-    pub fn transcript(&self, session_id: &str) -> Result<(Vec<TranscriptItem>, StepUsage), EngineError> {
+    pub fn transcript(
+        &self,
+        session_id: &str,
+    ) -> Result<(Vec<TranscriptItem>, StepUsage), EngineError> {
         let store = self.store()?;
         let mut items = Vec::new();
         let mut usage = StepUsage::default();
@@ -154,7 +166,11 @@ impl Engine {
                 ("assistant", _) => "assistant",
                 (other, _) => other,
             };
-            out.push_str(&format!("\n── {who} · {} · {}\n", format_time(m.created_at), m.id));
+            out.push_str(&format!(
+                "\n── {who} · {} · {}\n",
+                format_time(m.created_at),
+                m.id
+            ));
             for part in store.parts(&m.id)? {
                 match StoredPart::parse(&part) {
                     StoredPart::Text(t) => {
@@ -174,7 +190,10 @@ impl Engine {
                             Some(c) => (c.state.to_string(), c.title.clone(), c.output.clone()),
                             None => ("not run".into(), String::new(), String::new()),
                         };
-                        out.push_str(&format!("  ▸ {} {} [{state}] {title}\n", t.name, t.arguments));
+                        out.push_str(&format!(
+                            "  ▸ {} {} [{state}] {title}\n",
+                            t.name, t.arguments
+                        ));
                         let lines: Vec<&str> = output.lines().collect();
                         for l in lines.iter().take(12) {
                             out.push_str(&format!("    │ {l}\n"));

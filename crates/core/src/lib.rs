@@ -31,6 +31,7 @@ pub use tool_session::ToolSession;
 pub use toolset::{SessionTools, ToolSet, ToolSets};
 
 /// Stored rows and tool-call types front ends read through the engine.
-pub use podcode_store::{ApprovalRow, SessionRow, ToolCallState};
+pub use podcode_config::Dirs;
 pub use podcode_mcp::ServerStatus;
+pub use podcode_store::{ApprovalRow, SessionRow, ToolCallState};
 pub use podcode_tools::{CallOutcome, CallStatus, LoadProblem, ProblemLevel};

@@ -93,7 +93,10 @@ pub fn plugin_lines(registry: &ToolRegistry, state: Option<&PluginState>) -> Vec
             } => {
                 out.push(format!("loaded   {name} ({format}{timing})"));
                 for id in tools {
-                    out.push(format!("           tool {id}: {}", fate(registry, &name, id)));
+                    out.push(format!(
+                        "           tool {id}: {}",
+                        fate(registry, &name, id)
+                    ));
                 }
                 if !hooks.is_empty() {
                     out.push(format!("           hooks: {}", hooks.join(", ")));

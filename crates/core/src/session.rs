@@ -23,7 +23,9 @@ use crate::toolset::{SessionTools, ToolSets};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionPick {
     /// A new session with this title (may be empty: the first prompt names it).
-    New { title: String },
+    New {
+        title: String,
+    },
     /// The newest session started in this directory.
     Continue,
     Id(String),
@@ -48,7 +50,10 @@ pub struct Port {
 }
 
 impl Port {
-    pub(crate) fn new(events: broadcast::Sender<Event>, ops: Option<mpsc::UnboundedSender<Op>>) -> Self {
+    pub(crate) fn new(
+        events: broadcast::Sender<Event>,
+        ops: Option<mpsc::UnboundedSender<Op>>,
+    ) -> Self {
         let asker = EventAsker::new(events.clone());
         Self { events, asker, ops }
     }
@@ -126,7 +131,10 @@ impl Session {
 impl Engine {
     /// Opens (or creates) a session and starts driving it. Fails with `NoModel` when no
     /// model is usable — the message says how to configure one.
-    pub async fn open_session(self: &Arc<Self>, opts: SessionOptions) -> Result<Session, EngineError> {
+    pub async fn open_session(
+        self: &Arc<Self>,
+        opts: SessionOptions,
+    ) -> Result<Session, EngineError> {
         let profile = resolve_profile(self.config(), &opts.agent)?;
         let wanted = opts.model.clone().or_else(|| profile.model.clone());
         let model = resolve_model(self, wanted.as_deref())?;
@@ -195,7 +203,13 @@ impl Engine {
                 }
             }
             SessionPick::New { title } => {
-                let title: String = title.lines().next().unwrap_or("").chars().take(60).collect();
+                let title: String = title
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(60)
+                    .collect();
                 let id = self.create_session(&NewSessionSpec {
                     agent,
                     title: &title,
@@ -346,7 +360,8 @@ impl Driver {
         )?);
         forward_events(&runtime, &self.port, self.engine.bus());
         let engine = &self.engine;
-        let mut opts = AgentOptions::new(engine.cwd().to_path_buf(), engine.project().to_path_buf());
+        let mut opts =
+            AgentOptions::new(engine.cwd().to_path_buf(), engine.project().to_path_buf());
         opts.config_dir = Some(engine.dirs().config_dir.clone());
         if let Some(n) = self.max_steps {
             opts.max_steps = n;
@@ -356,8 +371,14 @@ impl Driver {
             seen: AtomicU64::new(set.generation),
         });
         cur.agent = Some(Arc::new(
-            Agent::new(runtime, cur.model.clone(), engine.store()?, cur.profile.clone(), opts)
-                .with_reloader(tools),
+            Agent::new(
+                runtime,
+                cur.model.clone(),
+                engine.store()?,
+                cur.profile.clone(),
+                opts,
+            )
+            .with_reloader(tools),
         ));
         if announce {
             self.port.emit(Event::Configured {

@@ -18,8 +18,8 @@ pub use change::{
 };
 pub use event::{Event, Op, StepUsage, TurnEnd, TurnSummary};
 pub use ids::{new_id, now_millis};
-pub use prompt_text::{PromptSection, PromptText, argument_lines, prompt_text};
 pub use permission::{PermissionAction, PermissionReply, PermissionRequest, PermissionRule};
+pub use prompt_text::{PromptSection, PromptText, argument_lines, prompt_text};
 pub use terminal::{sanitize as sanitize_for_terminal, sanitize_json};
 pub use tool::{
     Attachment, TITLE_MAX_CHARS, ToolResult, ToolSpec, Truncation, clip_title, is_valid_tool_id,

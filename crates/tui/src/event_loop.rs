@@ -307,7 +307,10 @@ impl Loop {
 
     /// An ask answered elsewhere or abandoned (its call was aborted) closes here too.
     fn close_ask(&mut self, request_id: &str) {
-        let front = self.asks.front().is_some_and(|a| a.request_id == request_id);
+        let front = self
+            .asks
+            .front()
+            .is_some_and(|a| a.request_id == request_id);
         self.asks.retain(|a| a.request_id != request_id);
         if front {
             self.state.modal = None;

@@ -133,7 +133,10 @@ pub fn run_revert(cwd: Option<PathBuf>, args: RevertArgs) -> Result<ExitCode> {
     let session_id = engine.session_of(&target)?;
     let report = engine.revert(&session_id, &target, args.force);
     if let Some(conflict) = &report.conflict {
-        eprintln!("{}", podcode_protocol::sanitize_for_terminal(&conflict_text(conflict)));
+        eprintln!(
+            "{}",
+            podcode_protocol::sanitize_for_terminal(&conflict_text(conflict))
+        );
         return Ok(ExitCode::FAILURE);
     }
     if let Some(e) = &report.error {

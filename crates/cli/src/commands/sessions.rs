@@ -57,7 +57,10 @@ pub fn run(cwd: Option<PathBuf>, args: SessionsArgs) -> Result<ExitCode> {
 fn list(engine: &Engine, all: bool, json_out: bool) -> Result<ExitCode> {
     let sessions = engine.sessions(all)?;
     if json_out {
-        println!("{}", sanitize_json(&serde_json::to_string_pretty(&sessions)?));
+        println!(
+            "{}",
+            sanitize_json(&serde_json::to_string_pretty(&sessions)?)
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if sessions.is_empty() {

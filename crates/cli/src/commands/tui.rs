@@ -257,7 +257,12 @@ impl TuiServices for CliServices {
                 } else {
                     s.title.clone()
                 },
-                detail: format!("{} · {} · {}", podcode_tui::ago(s.updated_at), s.agent, s.id),
+                detail: format!(
+                    "{} · {} · {}",
+                    podcode_tui::ago(s.updated_at),
+                    s.agent,
+                    s.id
+                ),
                 value: s.id,
             })
             .collect())

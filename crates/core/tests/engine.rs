@@ -1,0 +1,257 @@
+//! The engine driven through its API alone (no CLI, no TUI), against the scripted model
+//! speaking the real wire protocol over HTTP and a real SQLite store: a prompt, a tool call
+//! whose permission ask is answered with `Op::PermissionReply`, a revert by `Op::Revert`,
+//! the event stream checked in order — and two sessions running at once in one engine.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use podcode_core::{Dirs, Engine, Port, Session, SessionOptions, SessionPick};
+use podcode_protocol::{Event, Op, PermissionReply, RevertTarget, TurnEnd};
+use podcode_providers::testing::{Reply, ScriptedModel};
+use tokio::sync::broadcast;
+
+fn write_call(id: &str, file: &Path, content: &str) -> Reply {
+    Reply::new().tool_call(
+        id,
+        "write",
+        serde_json::json!({"filePath": file, "content": content}).to_string(),
+    )
+}
+
+struct Workspace {
+    root: tempfile::TempDir,
+}
+
+impl Workspace {
+    fn new(server: &ScriptedModel) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["repo/.git", "config", "data", "home"] {
+            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        }
+        std::fs::write(
+            root.path().join("config/config.toml"),
+            format!(
+                "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n",
+                server.base_url()
+            ),
+        )
+        .unwrap();
+        Self { root }
+    }
+    fn repo(&self) -> std::path::PathBuf {
+        self.root.path().join("repo")
+    }
+    fn engine(&self) -> Arc<Engine> {
+        let dirs = Dirs {
+            config_dir: self.root.path().join("config"),
+            data_dir: self.root.path().join("data"),
+            home: self.root.path().join("home"),
+        };
+        Arc::new(Engine::load_in(Some(self.repo()), dirs).unwrap())
+    }
+}
+
+async fn open(engine: &Arc<Engine>) -> Session {
+    engine
+        .open_session(SessionOptions {
+            pick: SessionPick::New {
+                title: String::new(),
+            },
+            agent: "build".into(),
+            model: None,
+            max_steps: None,
+        })
+        .await
+        .unwrap()
+}
+
+/// Events until (and with) the first one `stop` accepts.
+async fn until(
+    events: &mut broadcast::Receiver<Event>,
+    stop: impl Fn(&Event) -> bool,
+) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("an event within 30 s")
+            .expect("the stream stays open");
+        let done = stop(&e);
+        seen.push(e);
+        if done {
+            return seen;
+        }
+    }
+}
+
+fn kinds(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| {
+            let v = serde_json::to_value(e).unwrap();
+            let kind = v["type"].as_str().unwrap().to_string();
+            // Streaming details vary; the order of what happened does not.
+            (!matches!(
+                kind.as_str(),
+                "text_delta" | "reasoning_delta" | "tool_metadata"
+            ))
+            .then_some(kind)
+        })
+        .collect()
+}
+
+fn prompt(port: &Port, session: &Session, text: &str) {
+    port.send(Op::Prompt {
+        session_id: session.id().to_string(),
+        text: text.into(),
+        files: Vec::new(),
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_is_driven_by_ops_and_answers_asks_through_events() {
+    let server = ScriptedModel::start(vec![]).await;
+    let ws = Workspace::new(&server);
+    let file = ws.repo().join("notes.txt");
+    std::fs::write(&file, "v0\n").unwrap();
+    server.push(write_call("c1", &file, "v1\n"));
+    server.push(Reply::new().text("Written."));
+    let engine = ws.engine();
+    let session = open(&engine).await;
+    let port = session.port();
+    let mut events = session.subscribe();
+
+    prompt(&port, &session, "write v1 to notes.txt");
+    let before_ask = until(&mut events, |e| matches!(e, Event::PermissionAsked { .. })).await;
+    let Some(Event::PermissionAsked {
+        request_id,
+        session_id,
+        tool,
+        request,
+        ..
+    }) = before_ask.last().cloned()
+    else {
+        unreachable!()
+    };
+    assert_eq!(session_id, session.id());
+    assert_eq!(tool, "write");
+    assert_eq!(request.permission, "edit");
+    assert_eq!(port.open_asks().len(), 1, "the ask is listed as open");
+    // The file is untouched until the ask is answered.
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v0\n");
+    port.send(Op::PermissionReply {
+        request_id: request_id.clone(),
+        reply: PermissionReply::Once,
+    });
+    let rest = until(&mut events, |e| matches!(e, Event::TurnFinished { .. })).await;
+    let all: Vec<Event> = before_ask.into_iter().chain(rest).collect();
+    assert_eq!(
+        kinds(&all),
+        [
+            "turn_started",
+            "step_started",
+            "tool_requested",
+            "step_finished",
+            "tool_started",
+            "permission_asked",
+            "permission_resolved",
+            "change_recorded",
+            "tool_finished",
+            "step_started",
+            "step_finished",
+            "turn_finished",
+        ]
+    );
+    assert!(all.iter().any(|e| matches!(
+        e,
+        Event::PermissionResolved { request_id: r, reply: Some(PermissionReply::Once) } if *r == request_id
+    )));
+    assert!(port.open_asks().is_empty());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v1\n");
+    let Some(Event::TurnFinished { summary, .. }) = all.last() else {
+        unreachable!()
+    };
+    assert_eq!(summary.end, TurnEnd::Answered);
+    assert_eq!(summary.tool_calls, 1);
+
+    // A second reply to a settled ask changes nothing.
+    assert!(!port.reply(&request_id, PermissionReply::Always));
+
+    // Revert the session's changes with an op; the outcome comes back as an event.
+    port.send(Op::Revert {
+        session_id: session.id().to_string(),
+        target: RevertTarget::Session(session.id().to_string()),
+        force: false,
+    });
+    let reverted = until(&mut events, |e| matches!(e, Event::Reverted { .. })).await;
+    let Some(Event::Reverted { report, .. }) = reverted.last() else {
+        unreachable!()
+    };
+    assert_eq!(report.reverted.len(), 1, "{report:?}");
+    assert!(report.conflict.is_none() && report.error.is_none());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v0\n");
+    session.close().await;
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_sessions_run_at_once_in_one_engine() {
+    let server = ScriptedModel::start(vec![]).await;
+    let ws = Workspace::new(&server);
+    let (a_file, b_file) = (ws.repo().join("a.txt"), ws.repo().join("b.txt"));
+    let engine = ws.engine();
+    let (a, b) = (open(&engine).await, open(&engine).await);
+    assert_ne!(a.id(), b.id());
+    let (mut a_events, mut b_events) = (a.subscribe(), b.subscribe());
+
+    // Both turns start before either gets its answer: each waits on its own ask.
+    server.push(write_call("ca", &a_file, "from a\n"));
+    prompt(&a.port(), &a, "write a");
+    let a_ask = until(&mut a_events, |e| {
+        matches!(e, Event::PermissionAsked { .. })
+    })
+    .await;
+    server.push(write_call("cb", &b_file, "from b\n"));
+    prompt(&b.port(), &b, "write b");
+    let b_ask = until(&mut b_events, |e| {
+        matches!(e, Event::PermissionAsked { .. })
+    })
+    .await;
+    let request_id = |events: &[Event]| match events.last() {
+        Some(Event::PermissionAsked { request_id, .. }) => request_id.clone(),
+        _ => unreachable!(),
+    };
+    // Each session sees only its own ask.
+    assert_eq!(a.port().open_asks().len(), 1);
+    assert_eq!(b.port().open_asks().len(), 1);
+    assert!(!a.port().reply(&request_id(&b_ask), PermissionReply::Once));
+
+    server.push(Reply::new().text("b done"));
+    b.send(Op::PermissionReply {
+        request_id: request_id(&b_ask),
+        reply: PermissionReply::Once,
+    });
+    until(&mut b_events, |e| matches!(e, Event::TurnFinished { .. })).await;
+    server.push(Reply::new().text("a done"));
+    a.send(Op::PermissionReply {
+        request_id: request_id(&a_ask),
+        reply: PermissionReply::Reject { feedback: None },
+    });
+    let a_rest = until(&mut a_events, |e| matches!(e, Event::TurnFinished { .. })).await;
+
+    assert_eq!(std::fs::read_to_string(&b_file).unwrap(), "from b\n");
+    assert!(!a_file.exists(), "the rejected write did not happen");
+    assert!(
+        a_rest
+            .iter()
+            .all(|e| !matches!(e, Event::TextDelta { text, .. } if text.contains("b done"))),
+        "no event of session b in session a's stream"
+    );
+    let stored = engine.sessions(false).unwrap();
+    assert!(stored.iter().any(|s| s.id == a.id()) && stored.iter().any(|s| s.id == b.id()));
+    a.close().await;
+    b.close().await;
+    engine.shutdown().await;
+}
