@@ -9,6 +9,7 @@
 
 mod asker;
 mod changes;
+mod choices;
 mod engine;
 mod error;
 mod history;
@@ -19,6 +20,7 @@ mod tool_session;
 mod toolset;
 
 pub use changes::{ChangeEntry, conflict_text, unified_diff};
+pub use choices::Choice;
 pub use engine::{Engine, NewSessionSpec};
 pub use error::EngineError;
 pub use history::{ToolCallView, TranscriptItem, format_time};

@@ -184,52 +184,19 @@ impl TuiServices for CliServices {
     }
 
     fn models(&self) -> Vec<PickItem> {
-        let mut items: Vec<PickItem> = Vec::new();
-        let mut add = |value: &str, detail: String| {
-            if !value.is_empty() && !items.iter().any(|i| i.value == value) {
-                items.push(PickItem::new(value, &detail));
-            }
-        };
-        add(&self.start_model, "in use at start".into());
-        let config = self.engine.config();
-        if let Some(m) = &config.model {
-            add(m, "config default".into());
-        }
-        for (name, agent) in &config.agent {
-            if let Some(m) = &agent.model {
-                add(m, format!("agent {name}"));
-            }
-        }
-        if let Ok(sessions) = self.engine.sessions(true) {
-            for s in sessions {
-                if let Some(m) = &s.model {
-                    add(m, "used before".into());
-                }
-            }
-        }
-        items
+        let choices = self.engine.model_choices(&self.start_model);
+        choices
+            .iter()
+            .map(|c| PickItem::new(&c.value, &c.detail))
+            .collect()
     }
 
     fn agents(&self) -> Vec<PickItem> {
-        let mut items = vec![
-            PickItem::new("build", "every tool; edits and commands ask as configured"),
-            PickItem::new("plan", "read-only: no edits, no shell"),
-        ];
-        for (name, agent) in &self.engine.config().agent {
-            if items.iter().any(|i| &i.value == name) {
-                continue;
-            }
-            let detail = agent
-                .prompt
-                .as_deref()
-                .and_then(|p| p.lines().next())
-                .unwrap_or("from config")
-                .chars()
-                .take(60)
-                .collect::<String>();
-            items.push(PickItem::new(name, &detail));
-        }
-        items
+        let choices = self.engine.agent_choices();
+        choices
+            .iter()
+            .map(|c| PickItem::new(&c.value, &c.detail))
+            .collect()
     }
 
     fn plugins(&self) -> Vec<String> {
