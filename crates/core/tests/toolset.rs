@@ -1,0 +1,111 @@
+//! `ToolSet::build` merges tool sources the way the engine does: built-ins first, later
+//! sources win a collision (reported), protected ids are refused (reported) while the
+//! source's other tools load, and each source's problems and hooks are kept.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use podcode_core::{Builtins, ProblemLevel, SourceLoad, ToolSet, ToolSource};
+use podcode_protocol::{ToolResult, ToolSpec, Truncation};
+use podcode_tools::{SourceKind, Tool, ToolContext, ToolError, ToolSource as SourceLabel};
+
+struct Named(ToolSpec);
+
+#[async_trait]
+impl Tool for Named {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn execute(
+        &self,
+        _args: serde_json::Value,
+        _ctx: ToolContext,
+    ) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::default())
+    }
+}
+
+fn tool(id: &str) -> Arc<dyn Tool> {
+    Arc::new(Named(ToolSpec {
+        id: id.into(),
+        description: format!("the {id} tool"),
+        parameters: serde_json::json!({"type": "object", "properties": {}}),
+        truncation: Truncation::Head,
+        idempotent: false,
+        timeout_ms: None,
+    }))
+}
+
+/// A source offering fixed tools under one label.
+struct Fixed {
+    label: &'static str,
+    ids: Vec<&'static str>,
+}
+
+#[async_trait]
+impl ToolSource for Fixed {
+    fn name(&self) -> &'static str {
+        self.label
+    }
+    async fn load(&self) -> SourceLoad {
+        let mut load = SourceLoad {
+            groups: vec![(
+                SourceLabel::new(SourceKind::Plugin, self.label),
+                self.ids.iter().map(|id| tool(id)).collect(),
+            )],
+            ..SourceLoad::default()
+        };
+        load.problem(
+            self.label,
+            ProblemLevel::Warning,
+            format!("{} loaded", self.label),
+        );
+        load
+    }
+}
+
+#[tokio::test]
+async fn sources_merge_in_order_with_every_replacement_and_refusal_reported() {
+    let sources: Vec<Arc<dyn ToolSource>> = vec![
+        Arc::new(Builtins),
+        Arc::new(Fixed {
+            label: "first.ts",
+            ids: vec!["deploy", "read", "webfetch_lite"],
+        }),
+        Arc::new(Fixed {
+            label: "second.ts",
+            ids: vec!["deploy"],
+        }),
+    ];
+    let set = ToolSet::build(&sources).await;
+    let registry = &set.registry;
+
+    // Built-ins are there, protected.
+    let read = registry.get("read").expect("built-in read");
+    assert!(read.protected);
+    assert_eq!(read.source.kind, SourceKind::Builtin);
+    // The later source wins a collision between two custom tools.
+    assert_eq!(registry.get("deploy").unwrap().source.name, "second.ts");
+    assert_eq!(
+        registry.get("deploy").unwrap().replaced.as_deref(),
+        Some("first.ts")
+    );
+    // The refused protected id did not stop the source's other tool.
+    assert!(registry.get("webfetch_lite").is_some());
+
+    let problems: Vec<String> = registry
+        .problems()
+        .iter()
+        .map(|p| p.message.clone())
+        .collect();
+    assert!(
+        problems.contains(&"plugin: refusing to override protected built-in tool read".into()),
+        "{problems:?}"
+    );
+    assert!(
+        problems.contains(&"tool deploy from second.ts shadows the one from first.ts".into()),
+        "{problems:?}"
+    );
+    assert!(problems.contains(&"first.ts loaded".into()));
+    assert!(problems.contains(&"second.ts loaded".into()));
+}
