@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use podcode_protocol::{Event, StepUsage, TurnEnd, TurnSummary};
 use podcode_providers::{ChatRequest, ModelClient, Part, Role};
 use podcode_store::Store;
-use podcode_tools::{CallIdentity, ToolHook, ToolRegistry, ToolRuntime};
+use podcode_tools::{CallIdentity, CallStatus, ToolHook, ToolRegistry, ToolRuntime};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -233,7 +233,7 @@ impl Agent {
             }
             summary.tool_calls += out.calls.len() as u32;
             let done = if last {
-                self.refuse_calls(&rec, &out)?
+                self.refuse_calls(&rec, &out)
             } else {
                 let calls = Calls {
                     rec: &rec,
@@ -241,7 +241,7 @@ impl Agent {
                     message_id: &out.message_id,
                     abort: &abort,
                 };
-                calls.run(&out.calls, &mut doom).await?
+                calls.run(&out.calls, &mut doom).await
             };
             for d in &done {
                 summary.changes.extend(d.changes.iter().cloned());
@@ -404,7 +404,7 @@ impl Agent {
     }
 
     /// Calls made in the final, tool-less request still get a result each.
-    fn refuse_calls(&self, rec: &Recorder, out: &StepOutput) -> Result<Vec<CallDone>, AgentError> {
+    fn refuse_calls(&self, rec: &Recorder, out: &StepOutput) -> Vec<CallDone> {
         let mut done = Vec::new();
         for c in &out.calls {
             let text = no_tools_text(&c.name);
@@ -414,9 +414,9 @@ impl Agent {
                 &c.call_id,
                 &c.name,
                 &args,
-                podcode_store::ToolCallState::Failed,
+                CallStatus::Failed,
                 &text,
-            )?;
+            );
             done.push(CallDone {
                 result: Part::ToolResult {
                     call_id: c.provider_id.clone(),
@@ -427,6 +427,6 @@ impl Agent {
                 changes: Vec::new(),
             });
         }
-        Ok(done)
+        done
     }
 }

@@ -1,16 +1,18 @@
-//! Running the tool calls of one response. Consecutive calls to idempotent tools run in
-//! parallel; every other call runs alone, in order. Results come back in call order, one
-//! per call, always: a call the user's abort stopped before it started, or a third identical
-//! call in a row whose `doom_loop` ask was rejected, is settled here with its own text.
+//! Running the tool calls of one response. Each call is resolved and parsed once
+//! (`ToolRuntime::prepare`); what that says (idempotent? the same as the last two calls?)
+//! plans the run, and the pipeline runs the prepared call without doing either again.
+//! Consecutive calls to idempotent tools run in parallel; every other call runs alone, in
+//! order. Results come back in call order, one per call, always: a call the user's abort
+//! stopped before it started, or a third identical call in a row whose `doom_loop` ask was
+//! rejected, is settled here with its own text and recorded by the tool runtime.
 
 use std::sync::Arc;
 
 use futures_util::future::join_all;
 use podcode_protocol::{Attachment, PermissionRequest};
 use podcode_providers::Part;
-use podcode_store::{StoreError, ToolCallState};
 use podcode_tools::{
-    AskRequest, CallIdentity, CallRequest, CallStatus, PermissionEngine, RawArgs, ToolRegistry,
+    AskRequest, CallIdentity, CallStatus, PermissionEngine, PreparedCall, RawArgs,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -50,17 +52,6 @@ impl DoomTracker {
     }
 }
 
-fn parse_args(raw: &str) -> Value {
-    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
-}
-
-fn is_idempotent(registry: &ToolRegistry, name: &str) -> bool {
-    registry
-        .resolve(name)
-        .map(|t| t.tool.spec().idempotent)
-        .unwrap_or(false)
-}
-
 fn settled(call: &ToolData, text: String) -> CallDone {
     CallDone {
         result: Part::ToolResult {
@@ -82,77 +73,76 @@ pub(crate) struct Calls<'a> {
 
 impl Calls<'_> {
     /// Runs `calls` and returns one result per call, in call order.
-    pub async fn run(
-        &self,
-        calls: &[ToolData],
-        doom: &mut DoomTracker,
-    ) -> Result<Vec<CallDone>, StoreError> {
-        let registry = self.rec.runtime.registry();
+    pub async fn run(&self, calls: &[ToolData], doom: &mut DoomTracker) -> Vec<CallDone> {
+        // Each call is resolved and parsed once, here; the pipeline runs what was prepared.
+        let runtime = &self.rec.runtime;
+        let mut prepared: Vec<Option<PreparedCall>> = calls
+            .iter()
+            .map(|c| Some(runtime.prepare(&c.name, RawArgs::Text(c.arguments.clone()))))
+            .collect();
+        let idempotent = |p: &Option<PreparedCall>| p.as_ref().is_some_and(|p| p.is_idempotent());
         let mut done: Vec<Option<CallDone>> = vec![None; calls.len()];
         let mut i = 0;
         while i < calls.len() {
             let mut end = i + 1;
-            if is_idempotent(&registry, &calls[i].name) {
-                while end < calls.len() && is_idempotent(&registry, &calls[end].name) {
+            if idempotent(&prepared[i]) {
+                while end < calls.len() && idempotent(&prepared[end]) {
                     end += 1;
                 }
             }
             let mut batch = Vec::new();
             for (k, call) in calls.iter().enumerate().take(end).skip(i) {
+                let Some(p) = prepared[k].take() else {
+                    continue;
+                };
                 if self.abort.is_cancelled() {
-                    done[k] = Some(self.not_run(call)?);
+                    done[k] = Some(self.not_run(call, p.args()));
                     continue;
                 }
-                let args = parse_args(&call.arguments);
-                if doom.repeats(&call.name, &args) {
-                    match self.ask_doom_loop(call, &args).await {
+                if doom.repeats(&call.name, p.args()) {
+                    match self.ask_doom_loop(call, p.args()).await {
                         Ok(()) => {}
                         Err(Some(text)) => {
                             self.rec.settled_call(
                                 self.message_id,
                                 &call.call_id,
                                 &call.name,
-                                &args,
-                                ToolCallState::Denied,
+                                p.args(),
+                                CallStatus::Denied,
                                 &text,
-                            )?;
+                            );
                             done[k] = Some(settled(call, text));
                             continue;
                         }
                         Err(None) => {
-                            done[k] = Some(self.not_run(call)?);
+                            done[k] = Some(self.not_run(call, p.args()));
                             continue;
                         }
                     }
                 }
-                batch.push(k);
+                batch.push((k, p));
             }
-            let runs = batch.iter().map(|&k| self.call(&calls[k]));
-            for (k, out) in batch.iter().zip(join_all(runs).await) {
-                done[*k] = Some(out);
+            let ks: Vec<usize> = batch.iter().map(|(k, _)| *k).collect();
+            let runs = batch.into_iter().map(|(k, p)| self.call(&calls[k], p));
+            for (k, out) in ks.into_iter().zip(join_all(runs).await) {
+                done[k] = Some(out);
             }
             i = end;
         }
-        Ok(done
-            .into_iter()
+        done.into_iter()
             .zip(calls)
             .map(|(d, c)| d.unwrap_or_else(|| settled(c, not_run_text(&c.name))))
-            .collect())
+            .collect()
     }
 
-    async fn call(&self, call: &ToolData) -> CallDone {
+    async fn call(&self, call: &ToolData, prepared: PreparedCall) -> CallDone {
         let mut identity = self.identity.clone();
         identity.message_id = self.message_id.to_string();
         identity.call_id = call.call_id.clone();
         let out = self
             .rec
             .runtime
-            .call(CallRequest {
-                identity,
-                tool: call.name.clone(),
-                args: RawArgs::Text(call.arguments.clone()),
-                abort: self.abort.clone(),
-            })
+            .call_prepared(identity, prepared, self.abort.clone())
             .await;
         let attachments: Vec<Attachment> = out.result.attachments.clone();
         CallDone {
@@ -166,17 +156,17 @@ impl Calls<'_> {
         }
     }
 
-    fn not_run(&self, call: &ToolData) -> Result<CallDone, StoreError> {
+    fn not_run(&self, call: &ToolData, args: &Value) -> CallDone {
         let text = not_run_text(&call.name);
         self.rec.settled_call(
             self.message_id,
             &call.call_id,
             &call.name,
-            &parse_args(&call.arguments),
-            ToolCallState::Interrupted,
+            args,
+            CallStatus::Aborted,
             &text,
-        )?;
-        Ok(settled(call, text))
+        );
+        settled(call, text)
     }
 
     /// `Err(Some(text))`: rejected or denied (the model reads `text`); `Err(None)`: aborted.
@@ -220,9 +210,10 @@ mod tests {
         assert!(!d.repeats("read", &a));
         assert!(!d.repeats("grep", &a));
         // Key order does not make two calls different.
+        let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap();
         let mut e = DoomTracker::default();
-        e.repeats("x", &parse_args(r#"{"a":1,"b":2}"#));
-        e.repeats("x", &parse_args(r#"{"b":2,"a":1}"#));
-        assert!(e.repeats("x", &parse_args(r#"{"a":1,"b":2}"#)));
+        e.repeats("x", &parse(r#"{"a":1,"b":2}"#));
+        e.repeats("x", &parse(r#"{"b":2,"a":1}"#));
+        assert!(e.repeats("x", &parse(r#"{"a":1,"b":2}"#)));
     }
 }

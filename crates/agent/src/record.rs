@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use podcode_protocol::Event;
-use podcode_store::{NewToolCall, Store, StoreError, ToolCallEnd, ToolCallState};
-use podcode_tools::ToolRuntime;
+use podcode_store::{Store, StoreError};
+use podcode_tools::{CallIdentity, CallStatus, ToolRuntime};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::history::PartKind;
 
@@ -41,47 +41,25 @@ impl Recorder {
     }
 
     /// Records a call the loop settled without running it (a rejected `doom_loop` ask, an
-    /// abort before it started), with the same rows and events as a pipeline call.
+    /// abort before it started, a call in the final tool-less step): the tool runtime writes
+    /// the same rows and events as for a pipeline call, under the same policy (a store
+    /// failure is a warning).
     pub fn settled_call(
         &self,
         message_id: &str,
         call_id: &str,
         tool: &str,
         args: &Value,
-        state: ToolCallState,
+        status: CallStatus,
         text: &str,
-    ) -> Result<(), StoreError> {
-        self.store.start_tool_call(&NewToolCall {
-            id: call_id,
-            session_id: &self.session,
-            message_id: Some(message_id),
-            tool,
-            args,
-        })?;
-        self.store.finish_tool_call(
-            call_id,
-            &ToolCallEnd {
-                state,
-                title: "",
-                output: text,
-                metadata: &Value::Null,
-                attachments: &json!([]),
-                error: Some(text),
-                spill_path: None,
-            },
-        )?;
-        self.emit(Event::ToolStarted {
+    ) {
+        let identity = CallIdentity {
             session_id: self.session.clone(),
+            message_id: message_id.to_string(),
             call_id: call_id.to_string(),
-            tool: tool.to_string(),
-            args: args.clone(),
-        });
-        self.emit(Event::ToolFailed {
-            call_id: call_id.to_string(),
-            tool: tool.to_string(),
-            error: text.to_string(),
-            duration_ms: 0,
-        });
-        Ok(())
+            ..Default::default()
+        };
+        self.runtime
+            .record_settled(&identity, tool, args, status, text);
     }
 }

@@ -1,6 +1,7 @@
 //! The tool runtime: what a tool is (`Tool`), where tools are merged (`ToolRegistry`), and the
 //! one pipeline every call goes through (`ToolRuntime::call`): resolve ▸ parse ▸ validate ▸
-//! before-hooks ▸ permission ▸ execute ▸ after-hooks ▸ truncate+spill ▸ record.
+//! before-hooks ▸ permission ▸ execute ▸ after-hooks ▸ truncate+spill ▸ record, one module
+//! per stage under `pipeline/`. The runtime is also the only writer of the `tool_calls` record.
 //!
 //! No concrete tools live here; built-ins, plugins, MCP and executables implement `Tool`.
 
@@ -27,7 +28,9 @@ pub use journaled::{Applied, FileWrite, WriteError, apply_journaled};
 pub use permission::{
     AskRequest, Asker, FixedAsker, PermissionEngine, PermissionError, wildcard_match,
 };
-pub use pipeline::{CallOutcome, CallRequest, CallStatus, RawArgs, RuntimeOptions, ToolRuntime};
+pub use pipeline::{
+    CallOutcome, CallRequest, CallStatus, PreparedCall, RawArgs, RuntimeOptions, ToolRuntime,
+};
 pub use podcode_protocol::{PromptSection, PromptText, argument_lines, prompt_text};
 pub use recover::recover_interrupted_writes;
 pub use registry::{

@@ -248,20 +248,26 @@ impl ToolRegistry {
 
     /// Exact id, else a unique case-insensitive match; otherwise the model-facing error.
     pub fn resolve(&self, name: &str) -> Result<&RegisteredTool, String> {
-        if let Some(t) = self.get(name) {
-            return Ok(t);
+        self.resolve_index(name).map(|i| &self.tools[i])
+    }
+
+    /// `resolve`, as a position in `tools()` (a prepared call keeps it with the registry).
+    pub(crate) fn resolve_index(&self, name: &str) -> Result<usize, String> {
+        if let Some(&i) = self.index.get(name) {
+            return Ok(i);
         }
-        let folded: Vec<&RegisteredTool> = self
-            .tools
-            .iter()
-            .filter(|t| t.id().eq_ignore_ascii_case(name))
+        let folded: Vec<usize> = (0..self.tools.len())
+            .filter(|&i| self.tools[i].id().eq_ignore_ascii_case(name))
             .collect();
         match folded.as_slice() {
-            [one] => Ok(one),
+            [one] => Ok(*one),
             [] => Err(unknown_tool_text(name, &self.closest(name, 3))),
             many => Err(ambiguous_tool_text(
                 name,
-                &many.iter().map(|t| t.id().to_string()).collect::<Vec<_>>(),
+                &many
+                    .iter()
+                    .map(|&i| self.tools[i].id().to_string())
+                    .collect::<Vec<_>>(),
             )),
         }
     }

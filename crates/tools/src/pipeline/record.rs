@@ -1,6 +1,12 @@
-//! Recording a call: the `tool_calls` row when it starts and ends, and the matching
-//! `ToolStarted` / `ToolFinished` / `ToolFailed` events for front ends. Store failures are
-//! warnings: a full disk must not turn a finished call into a failed one.
+//! Stage 8, record: the `tool_calls` row when a call starts and ends, and the matching
+//! `ToolStarted` / `ToolFinished` / `ToolFailed` events for front ends. This is the only
+//! writer of `tool_calls`: a call the agent settles without running it (a rejected
+//! `doom_loop` ask, an abort before it started, a call in the final tool-less step) is
+//! recorded through `ToolRuntime::record_settled`, with the same rows, events and policy.
+//! Store failures are warnings: a full disk must not turn a finished call into a failed
+//! one, nor end the turn.
+
+use std::time::Duration;
 
 use podcode_protocol::{Event, ToolResult};
 use podcode_store::{NewToolCall, ToolCallEnd, ToolCallState};
@@ -10,6 +16,27 @@ use super::{CallOutcome, CallStatus, ToolRuntime};
 use crate::context::CallIdentity;
 
 impl ToolRuntime {
+    /// Records a call that was settled without running: started and ended at once with
+    /// `status` (not `Completed`) and `text` as what the model read. `identity` needs the
+    /// session, message and call ids; the call's `tool` is the name the model used.
+    pub fn record_settled(
+        &self,
+        identity: &CallIdentity,
+        tool: &str,
+        args: &Value,
+        status: CallStatus,
+        text: &str,
+    ) {
+        let out = CallOutcome::stopped(
+            &identity.call_id,
+            tool,
+            status,
+            text.to_string(),
+            Duration::ZERO,
+        );
+        self.record_unstarted(identity, args, out);
+    }
+
     pub(super) fn record_start(&self, id: &CallIdentity, tool: &str, args: &Value) {
         let call = NewToolCall {
             id: &id.call_id,
@@ -30,19 +57,19 @@ impl ToolRuntime {
         });
     }
 
+    /// A call that ended before it started: both halves of the record at once.
     pub(super) fn record_unstarted(
         &self,
         id: &CallIdentity,
-        tool: &str,
         args: &Value,
-        out: &CallOutcome,
-    ) {
-        self.record_start(id, tool, args);
-        self.write_end(out);
-        self.emit_end(out);
+        out: CallOutcome,
+    ) -> CallOutcome {
+        self.record_start(id, &out.tool, args);
+        self.finish(out)
     }
 
-    pub(super) fn finish(&self, out: CallOutcome, _tool: Option<&str>) -> CallOutcome {
+    /// Records how a started call ended and hands the outcome back.
+    pub(super) fn finish(&self, out: CallOutcome) -> CallOutcome {
         self.write_end(&out);
         self.emit_end(&out);
         out

@@ -1,0 +1,89 @@
+//! Stages 6 and 7, after-hooks and truncate+spill: hooks see (and may rewrite) the full
+//! result of a completed call; then the output the tool streamed and the output it
+//! returned go through the call's sink, which keeps the tool's end (`head` or `tail`) and
+//! spills the whole to a file. The model's text is the kept output with a note on how to
+//! read the rest using the tools this session has, after the error text when there is one.
+
+use podcode_protocol::{Truncation, clip_title};
+
+use super::execute::Ran;
+use super::state::CallState;
+use super::{CallOutcome, CallStatus, ToolRuntime};
+use crate::texts;
+use crate::truncate::Truncated;
+
+impl ToolRuntime {
+    /// A failing hook is a warning for the user and leaves the result as it was.
+    pub(super) async fn after_hooks(&self, s: &CallState, mut ran: Ran) -> Ran {
+        if ran.status == CallStatus::Completed {
+            for hook in s.hooks.iter() {
+                if let Err(e) = hook.after(&s.hook_call, &mut ran.result).await {
+                    self.shared.warn(format!(
+                        "tool.execute.after hook {} failed: {e}",
+                        hook.name()
+                    ));
+                }
+            }
+        }
+        ran.result.title = clip_title(&ran.result.title);
+        ran
+    }
+
+    /// Truncates and spills the output and builds the outcome the model reads.
+    pub(super) fn shape_output(&self, s: CallState, mut ran: Ran) -> CallOutcome {
+        let (kept, truncated) = self.spill(&s, std::mem::take(&mut ran.result.output));
+        let body = match &truncated {
+            None => kept.clone(),
+            Some(t) => {
+                let head = s.spec().truncation == Truncation::Head;
+                let note = texts::truncation_note(
+                    t,
+                    head,
+                    s.tool.registry_has("read"),
+                    s.tool.registry_has("grep"),
+                );
+                if head {
+                    format!("{kept}\n\n{note}")
+                } else {
+                    format!("{note}\n\n{kept}")
+                }
+            }
+        };
+        let model_text = match ran.error {
+            None => body,
+            Some(err) if body.trim().is_empty() => err,
+            Some(err) => format!("{err}\n\nOutput before it stopped:\n{body}"),
+        };
+        ran.result.output = kept;
+        CallOutcome {
+            call_id: s.ctx.call_id().to_string(),
+            tool: s.id().to_string(),
+            status: ran.status,
+            model_text,
+            result: ran.result,
+            truncated,
+            attempts: ran.attempts,
+            duration: s.start.elapsed(),
+            changes: s.ctx.recorded_changes(),
+        }
+    }
+
+    /// Appends the returned output to what the tool streamed and closes the sink: the kept
+    /// text, and where the rest went when anything was cut.
+    fn spill(&self, s: &CallState, output: String) -> (String, Option<Truncated>) {
+        let Some(mut sink) = s.sink.lock().ok().and_then(|mut sink| sink.take()) else {
+            return (output, None);
+        };
+        if !output.is_empty() {
+            if !sink.is_empty() {
+                sink.write(b"\n");
+            }
+            sink.write(output.as_bytes());
+        }
+        let (kept, truncated) = sink.finish();
+        if let Some(err) = truncated.as_ref().and_then(|t| t.spill_error.as_ref()) {
+            self.shared.warn(format!("{}: {err}", s.id()));
+        }
+        (kept, truncated)
+    }
+}
