@@ -99,8 +99,10 @@ fn ask_terminal(tool: &str, req: &PermissionRequest) -> PermissionReply {
 pub fn answer_asks(port: Port, answerer: Answerer) {
     let mut events = port.subscribe();
     tokio::spawn(async move {
-        // Asks opened before we subscribed are answered first.
+        // Asks opened before we subscribed are answered first; an ask can arrive both
+        // ways, and is answered once.
         let mut backlog = port.open_asks();
+        let mut answered = std::collections::HashSet::new();
         loop {
             let event = if backlog.is_empty() {
                 match events.recv().await {
@@ -123,6 +125,9 @@ pub fn answer_asks(port: Port, answerer: Answerer) {
             else {
                 continue;
             };
+            if !answered.insert(request_id.clone()) {
+                continue;
+            }
             let reply = match answerer {
                 Answerer::Yes => PermissionReply::Once,
                 Answerer::Terminal => {

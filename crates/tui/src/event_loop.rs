@@ -165,6 +165,10 @@ impl Loop {
                 request,
                 ..
             } => {
+                // Asks open at start can also arrive as events: each is shown once.
+                if self.asks.iter().any(|a| &a.request_id == request_id) {
+                    return;
+                }
                 self.asks.push_back(OpenAsk {
                     request_id: request_id.clone(),
                     call_id: call_id.clone(),

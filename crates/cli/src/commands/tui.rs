@@ -1,7 +1,7 @@
 //! `podcode` (on a terminal) and `podcode tui`: the full-screen UI. Wiring only: the
 //! engine opens the session, the UI reads its event stream (permission asks included) and
-//! sends it ops; `CliServices` answers the UI's pickers, resumes, the session list and the
-//! Changes view from the engine.
+//! sends it ops; `podcode_tui::EngineServices` answers the UI's pickers, resumes, the
+//! session list and the Changes view from the engine.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,14 +9,8 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Args;
-use podcode_core::{
-    ChangeEntry, Engine, EngineError, NewSessionSpec, SessionOptions, SessionPick, ToolCallState,
-    TranscriptItem,
-};
-use podcode_protocol::{RevertReport, RevertTarget, StepUsage};
-use podcode_tui::{
-    AppState, ChangeItem, Entry, PickItem, ToolCard, ToolStatus, TuiParams, TuiServices,
-};
+use podcode_core::{EngineError, SessionOptions, SessionPick};
+use podcode_tui::{AppState, EngineServices, Entry, TuiParams};
 
 use crate::start::{tokio_runtime, trusted_engine};
 
@@ -78,7 +72,7 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
         let mut state = AppState::new(&model_name, &args.agent, &cwd_text, session.id());
         state.status.title = session.title().to_string();
         if args.continue_last || args.session.is_some() {
-            let (entries, usage) = transcript_entries(&engine, session.id())?;
+            let (entries, usage) = podcode_tui::transcript_entries(&engine, session.id())?;
             state.transcript.entries = entries;
             state.status.usage = usage;
         }
@@ -98,10 +92,7 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
                 forward.send(op);
             }
         });
-        let services = Arc::new(CliServices {
-            engine: engine.clone(),
-            start_model: model_name,
-        });
+        let services = Arc::new(EngineServices::new(engine.clone(), model_name));
         let result = podcode_tui::run(TuiParams {
             state,
             events: port.subscribe(),
@@ -115,155 +106,4 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
         result?;
         Ok(ExitCode::SUCCESS)
     })
-}
-
-/// A stored conversation as transcript entries, and the tokens it used.
-fn transcript_entries(engine: &Engine, session_id: &str) -> Result<(Vec<Entry>, StepUsage)> {
-    let (items, usage) = engine.transcript(session_id)?;
-    let mut entries = Vec::new();
-    for item in items {
-        match item {
-            TranscriptItem::User { text, files } => {
-                if !text.is_empty() {
-                    entries.push(Entry::User(text));
-                }
-                for path in files {
-                    entries.push(Entry::Notice(format!("📎 attached {path}")));
-                }
-            }
-            TranscriptItem::Assistant { message_id, text } => {
-                entries.push(Entry::Assistant { message_id, text })
-            }
-            TranscriptItem::Reasoning { message_id, text } => {
-                entries.push(Entry::Reasoning { message_id, text })
-            }
-            TranscriptItem::Tool(call) => entries.push(Entry::Tool(ToolCard {
-                call_id: call.call_id,
-                tool: call.tool,
-                title: call.title,
-                status: match call.state {
-                    ToolCallState::Completed => ToolStatus::Done,
-                    ToolCallState::Failed => ToolStatus::Failed,
-                    ToolCallState::Denied => ToolStatus::Denied,
-                    ToolCallState::TimedOut => ToolStatus::TimedOut,
-                    ToolCallState::Running | ToolCallState::Interrupted => ToolStatus::Interrupted,
-                },
-                elapsed_ms: call.elapsed_ms,
-                output: call.output,
-                attachments: call.attachments,
-                spill_path: call.spill_path,
-                expanded: false,
-                diff: call.diff,
-            })),
-        }
-    }
-    Ok((entries, usage))
-}
-
-/// The UI's pickers, resumes, session list and Changes view, over the engine.
-struct CliServices {
-    engine: Arc<Engine>,
-    /// The model in use at start (listed first).
-    start_model: String,
-}
-
-fn change_item(e: ChangeEntry) -> ChangeItem {
-    ChangeItem {
-        change: e.change,
-        turn: e.turn,
-        call_label: e.call_label,
-        reverted: e.reverted,
-        display: e.display,
-        diff: e.diff,
-    }
-}
-
-impl TuiServices for CliServices {
-    fn transcript(&self, session_id: &str) -> Result<(Vec<Entry>, StepUsage), String> {
-        transcript_entries(&self.engine, session_id).map_err(|e| e.to_string())
-    }
-
-    fn models(&self) -> Vec<PickItem> {
-        let choices = self.engine.model_choices(&self.start_model);
-        choices
-            .iter()
-            .map(|c| PickItem::new(&c.value, &c.detail))
-            .collect()
-    }
-
-    fn agents(&self) -> Vec<PickItem> {
-        let choices = self.engine.agent_choices();
-        choices
-            .iter()
-            .map(|c| PickItem::new(&c.value, &c.detail))
-            .collect()
-    }
-
-    fn plugins(&self) -> Vec<String> {
-        let engine = self.engine.clone();
-        tokio::task::block_in_place(|| {
-            tokio::runtime::Handle::current().block_on(engine.plugin_report())
-        })
-    }
-
-    fn sessions_here(&self, cwd: &str, current: &str) -> Result<Vec<PickItem>, String> {
-        let mut sessions: Vec<_> = self
-            .engine
-            .sessions(false)
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .filter(|s| s.cwd == cwd && s.parent_id.is_none() && s.id != current)
-            .filter(|s| self.engine.has_messages(&s.id).unwrap_or(false))
-            .collect();
-        sessions.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
-        Ok(sessions
-            .into_iter()
-            .map(|s| PickItem {
-                label: if s.title.is_empty() {
-                    "(untitled)".into()
-                } else {
-                    s.title.clone()
-                },
-                detail: format!(
-                    "{} · {} · {}",
-                    podcode_tui::ago(s.updated_at),
-                    s.agent,
-                    s.id
-                ),
-                value: s.id,
-            })
-            .collect())
-    }
-
-    fn new_session(&self, agent: &str, model: &str) -> Result<String, String> {
-        self.engine
-            .create_session(&NewSessionSpec {
-                agent,
-                title: "",
-                model: Some(model),
-            })
-            .map_err(|e| e.to_string())
-    }
-
-    fn session_title(&self, id: &str) -> Result<Option<String>, String> {
-        match self.engine.session(id) {
-            Ok(s) => Ok(Some(s.title)),
-            Err(EngineError::UnknownSession(_)) => Ok(None),
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
-    fn changes(&self, session_id: &str) -> Result<Vec<ChangeItem>, String> {
-        Ok(self
-            .engine
-            .change_entries(session_id)
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(change_item)
-            .collect())
-    }
-
-    fn revert(&self, session_id: &str, target: RevertTarget, force: bool) -> RevertReport {
-        self.engine.revert(session_id, &target, force)
-    }
 }

@@ -1,0 +1,178 @@
+//! The UI's services over the engine (`podcode-core`): stored transcripts as entries, the
+//! model and agent pickers, the session list, new sessions, and the Changes view with its
+//! reverts — what a front end wiring the UI to an `Engine` hands to `run`.
+
+use std::sync::Arc;
+
+use podcode_core::{
+    ChangeEntry, Engine, EngineError, NewSessionSpec, ToolCallState, TranscriptItem,
+};
+use podcode_protocol::{RevertReport, RevertTarget, StepUsage};
+
+use crate::changes::ChangeItem;
+use crate::services::{PickItem, TuiServices};
+use crate::transcript::{Entry, ToolCard, ToolStatus};
+
+/// A stored conversation as transcript entries, and the tokens it used.
+pub fn transcript_entries(
+    engine: &Engine,
+    session_id: &str,
+) -> Result<(Vec<Entry>, StepUsage), EngineError> {
+    let (items, usage) = engine.transcript(session_id)?;
+    let mut entries = Vec::new();
+    for item in items {
+        match item {
+            TranscriptItem::User { text, files } => {
+                if !text.is_empty() {
+                    entries.push(Entry::User(text));
+                }
+                for path in files {
+                    entries.push(Entry::Notice(format!("📎 attached {path}")));
+                }
+            }
+            TranscriptItem::Assistant { message_id, text } => {
+                entries.push(Entry::Assistant { message_id, text })
+            }
+            TranscriptItem::Reasoning { message_id, text } => {
+                entries.push(Entry::Reasoning { message_id, text })
+            }
+            TranscriptItem::Tool(call) => entries.push(Entry::Tool(ToolCard {
+                call_id: call.call_id,
+                tool: call.tool,
+                title: call.title,
+                status: match call.state {
+                    ToolCallState::Completed => ToolStatus::Done,
+                    ToolCallState::Failed => ToolStatus::Failed,
+                    ToolCallState::Denied => ToolStatus::Denied,
+                    ToolCallState::TimedOut => ToolStatus::TimedOut,
+                    ToolCallState::Running | ToolCallState::Interrupted => ToolStatus::Interrupted,
+                },
+                elapsed_ms: call.elapsed_ms,
+                output: call.output,
+                attachments: call.attachments,
+                spill_path: call.spill_path,
+                expanded: false,
+                diff: call.diff,
+            })),
+        }
+    }
+    Ok((entries, usage))
+}
+
+/// The UI's pickers, resumes, session list and Changes view, over the engine.
+pub struct EngineServices {
+    engine: Arc<Engine>,
+    /// The model in use at start (listed first).
+    start_model: String,
+}
+
+fn change_item(e: ChangeEntry) -> ChangeItem {
+    ChangeItem {
+        change: e.change,
+        turn: e.turn,
+        call_label: e.call_label,
+        reverted: e.reverted,
+        display: e.display,
+        diff: e.diff,
+    }
+}
+
+impl EngineServices {
+    /// `start_model` is the model in use when the UI opens (the `/model` picker lists it first).
+    pub fn new(engine: Arc<Engine>, start_model: String) -> Self {
+        Self {
+            engine,
+            start_model,
+        }
+    }
+}
+
+impl TuiServices for EngineServices {
+    fn transcript(&self, session_id: &str) -> Result<(Vec<Entry>, StepUsage), String> {
+        transcript_entries(&self.engine, session_id).map_err(|e| e.to_string())
+    }
+
+    fn models(&self) -> Vec<PickItem> {
+        let choices = self.engine.model_choices(&self.start_model);
+        choices
+            .iter()
+            .map(|c| PickItem::new(&c.value, &c.detail))
+            .collect()
+    }
+
+    fn agents(&self) -> Vec<PickItem> {
+        let choices = self.engine.agent_choices();
+        choices
+            .iter()
+            .map(|c| PickItem::new(&c.value, &c.detail))
+            .collect()
+    }
+
+    fn plugins(&self) -> Vec<String> {
+        let engine = self.engine.clone();
+        tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(engine.plugin_report())
+        })
+    }
+
+    fn sessions_here(&self, cwd: &str, current: &str) -> Result<Vec<PickItem>, String> {
+        let mut sessions: Vec<_> = self
+            .engine
+            .sessions(false)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|s| s.cwd == cwd && s.parent_id.is_none() && s.id != current)
+            .filter(|s| self.engine.has_messages(&s.id).unwrap_or(false))
+            .collect();
+        sessions.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
+        Ok(sessions
+            .into_iter()
+            .map(|s| PickItem {
+                label: if s.title.is_empty() {
+                    "(untitled)".into()
+                } else {
+                    s.title.clone()
+                },
+                detail: format!(
+                    "{} · {} · {}",
+                    crate::actions::ago(s.updated_at),
+                    s.agent,
+                    s.id
+                ),
+                value: s.id,
+            })
+            .collect())
+    }
+
+    fn new_session(&self, agent: &str, model: &str) -> Result<String, String> {
+        self.engine
+            .create_session(&NewSessionSpec {
+                agent,
+                title: "",
+                model: Some(model),
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    fn session_title(&self, id: &str) -> Result<Option<String>, String> {
+        match self.engine.session(id) {
+            Ok(s) => Ok(Some(s.title)),
+            Err(EngineError::UnknownSession(_)) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn changes(&self, session_id: &str) -> Result<Vec<ChangeItem>, String> {
+        Ok(self
+            .engine
+            .change_entries(session_id)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(change_item)
+            .collect())
+    }
+
+    fn revert(&self, session_id: &str, target: RevertTarget, force: bool) -> RevertReport {
+        self.engine.revert(session_id, &target, force)
+    }
+}
