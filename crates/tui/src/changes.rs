@@ -5,7 +5,6 @@
 //! the journal and reverts through the store).
 
 use crossterm::event::{KeyCode, KeyEvent};
-use podcode_protocol::RecordedChange;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -24,18 +23,8 @@ pub struct ChangesView {
     pub message: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChangeItem {
-    pub change: RecordedChange,
-    /// The prompt (user message id and first line) of the turn that made the change.
-    pub turn: Option<(String, String)>,
-    /// The tool call that made it, as the list shows it (`write — notes.txt`).
-    pub call_label: String,
-    pub reverted: bool,
-    /// The file path relative to the working directory when it is inside it.
-    pub display: String,
-    pub diff: String,
-}
+/// One journaled change as the view lists it (the engine's `ChangeEntry`).
+pub use podcode_core::ChangeEntry as ChangeItem;
 
 /// What a revert key asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use podcode_core::{
-    ChangeEntry, Engine, EngineError, NewSessionSpec, ToolCallState, TranscriptItem,
-};
+use podcode_core::{Engine, EngineError, NewSessionSpec, ToolCallState, TranscriptItem};
 use podcode_protocol::{RevertReport, RevertTarget, StepUsage};
 
 use crate::changes::ChangeItem;
@@ -64,17 +62,6 @@ pub struct EngineServices {
     engine: Arc<Engine>,
     /// The model in use at start (listed first).
     start_model: String,
-}
-
-fn change_item(e: ChangeEntry) -> ChangeItem {
-    ChangeItem {
-        change: e.change,
-        turn: e.turn,
-        call_label: e.call_label,
-        reverted: e.reverted,
-        display: e.display,
-        diff: e.diff,
-    }
 }
 
 impl EngineServices {
@@ -163,13 +150,9 @@ impl TuiServices for EngineServices {
     }
 
     fn changes(&self, session_id: &str) -> Result<Vec<ChangeItem>, String> {
-        Ok(self
-            .engine
+        self.engine
             .change_entries(session_id)
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(change_item)
-            .collect())
+            .map_err(|e| e.to_string())
     }
 
     fn revert(&self, session_id: &str, target: RevertTarget, force: bool) -> RevertReport {
