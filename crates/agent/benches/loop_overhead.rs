@@ -138,14 +138,16 @@ fn binary() -> Option<PathBuf> {
     p.exists().then_some(p)
 }
 
-/// A repository whose config points at `server`, with its own HOME and data folders.
+/// A repository with its own HOME, config and data folders; the user's config points the
+/// model at `server` (a project's own config may not set a provider's address until the
+/// workspace is trusted).
 fn sandbox(server: &ScriptedModel) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(repo.join(".git")).expect("repo");
-    std::fs::create_dir_all(repo.join(".podcode")).expect("repo");
+    std::fs::create_dir_all(dir.path().join("config")).expect("config dir");
     std::fs::write(
-        repo.join(".podcode/config.toml"),
+        dir.path().join("config/config.toml"),
         format!(
             "model = \"scripted/bench\"\n[provider.scripted]\nbase_url = \"{}\"\n",
             server.base_url()

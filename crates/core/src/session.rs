@@ -19,6 +19,11 @@ use crate::engine::{Engine, NewSessionSpec};
 use crate::error::EngineError;
 use crate::toolset::{SessionTools, ToolSets};
 
+/// Events a session's stream holds for a slow reader. A broadcast keeps that many of the
+/// newest events alive, so it is also what a long session costs in memory: the same as the
+/// tool runtime's own stream.
+pub(crate) const SESSION_EVENTS: usize = 1024;
+
 /// Which stored session to drive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionPick {
@@ -141,7 +146,7 @@ impl Engine {
         let model_name = model.model().to_string();
         let (id, title) = self.pick_session(&opts.pick, &profile.name, &model_name)?;
         let sets = self.tool_sets().await;
-        let (events, _) = broadcast::channel(4096);
+        let (events, _) = broadcast::channel(SESSION_EVENTS);
         let (ops, op_rx) = mpsc::unbounded_channel();
         let port = Port::new(events, Some(ops));
         let driver = Arc::new(Driver {

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::{Engine, NewSessionSpec};
 use crate::error::EngineError;
-use crate::session::{Port, forward_events};
+use crate::session::{Port, SESSION_EVENTS, forward_events};
 
 pub struct ToolSession {
     id: String,
@@ -36,7 +36,7 @@ impl Engine {
             title,
             model: None,
         })?;
-        let (events, _) = broadcast::channel(4096);
+        let (events, _) = broadcast::channel(SESSION_EVENTS);
         let port = Port::new(events, None);
         let runtime = Arc::new(self.runtime(
             podcode_agent::filter_registry(&set.registry, &podcode_agent::AgentProfile::build()),
