@@ -32,15 +32,6 @@ pub fn unified_diff(file: &str, old: &str, new: &str) -> String {
     podcode_tools::unified_diff(file, old, new)
 }
 
-fn to_tools_target(target: &RevertTarget) -> podcode_tools::RevertTarget {
-    match target {
-        RevertTarget::Change(id) => podcode_tools::RevertTarget::Change(id.clone()),
-        RevertTarget::Call(id) => podcode_tools::RevertTarget::Call(id.clone()),
-        RevertTarget::SinceMessage(id) => podcode_tools::RevertTarget::SinceMessage(id.clone()),
-        RevertTarget::Session(id) => podcode_tools::RevertTarget::Session(id.clone()),
-    }
-}
-
 impl Engine {
     /// Journaled changes, oldest first, optionally of one session or one call.
     pub fn changes(
@@ -162,7 +153,7 @@ impl Engine {
             force,
             session_id: session_id.to_string(),
         };
-        match podcode_tools::revert(&store, &to_tools_target(target), &opts) {
+        match podcode_tools::revert(&store, target, &opts) {
             Ok(out) => RevertReport {
                 reverted: out.reverted,
                 skipped: out.skipped,

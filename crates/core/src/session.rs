@@ -405,7 +405,10 @@ pub(crate) fn forward_events(runtime: &ToolRuntime, port: &Port, bus: &broadcast
         loop {
             match events.recv().await {
                 Ok(e) => {
-                    let _ = bus.send(e.clone());
+                    // The bus has readers only when a plugin's `event` hook listens.
+                    if bus.receiver_count() > 0 {
+                        let _ = bus.send(e.clone());
+                    }
                     port.emit(e);
                 }
                 Err(broadcast::error::RecvError::Lagged(n)) => port.emit(Event::Warning {

@@ -14,19 +14,8 @@ use similar::TextDiff;
 
 use crate::journaled::{FileWrite, WriteError, apply_journaled};
 
-/// What to revert.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RevertTarget {
-    /// One change by id (may be a revert record: reverting it redoes the original).
-    Change(String),
-    /// Every change a tool call made.
-    Call(String),
-    /// Every change made in a session.
-    Session(String),
-    /// Every change of the message's session made at or after it was written: "undo
-    /// everything since this prompt".
-    SinceMessage(String),
-}
+/// What to revert (the protocol's type, so front ends name targets the same way).
+pub use podcode_protocol::RevertTarget;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RevertOptions {
