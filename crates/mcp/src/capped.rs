@@ -1,17 +1,18 @@
-//! A stdio MCP server's output with a size limit per message that says what happened.
+//! A stdio MCP server's output, read with bounded memory, and a size limit per message that
+//! says what happened.
 //!
-//! rmcp drops a line over its limit without a word, so the call it answered waits for the
-//! whole timeout. `CappedReader` sits between the child's stdout and rmcp's line reader:
-//! lines within `limit` pass through untouched; a longer line is read to its end without
-//! being kept (only its first and last 64 KiB, to find its JSON-RPC `id`), then its
-//! forwarded start is cut off with a newline (rmcp ignores the unparsable fragment) and a
-//! JSON-RPC error response for the same id takes its place, so the waiting call fails at
-//! once with [`oversized_text`]. When no id can be found (a server that writes it in the
-//! middle), the size is kept and the waiting call gives the same text when it times out.
-//! `ChildTransport` is the child process plus that reader as an
-//! rmcp transport (the process is killed when the transport is dropped).
+//! `CappedReader` sits between the child's stdout and rmcp's line reader. A line up to
+//! [`STREAM_AT`](crate::streamed::STREAM_AT) (or the limit, when smaller) passes through
+//! untouched. A longer line goes to a `streamed::Streamer` as it arrives: the texts of a
+//! `tools/call` result are written to a file and the rest, the message's skeleton, is what
+//! rmcp gets (see `streamed`). When the skeleton itself is over `limit` (an image's data, an
+//! error's message), a JSON-RPC error response for the same id takes the line's place, so
+//! the waiting call fails at once with [`oversized_text`] (rmcp would drop the line without
+//! a word and the call would wait for its whole timeout). When no id can be found (a line
+//! that is not JSON), the size is kept and the waiting call gives the same text when it
+//! times out. `ChildTransport` is the child process plus that reader as an rmcp transport
+//! (the process is killed when the transport is dropped).
 
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -26,10 +27,10 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+use crate::streamed::{Finished, STREAM_AT, Spills, Streamer, spill_failed_text};
+
 /// The default limit for one message from a server: rmcp's own.
 pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 16 * 1024 * 1024;
-/// How much of an oversized line's start and end is kept to find its id.
-const EDGE: usize = 64 * 1024;
 /// The error code of the substitute response (JSON-RPC "internal error").
 const CODE: i64 = -32603;
 
@@ -68,38 +69,42 @@ fn human(bytes: u64) -> String {
     }
 }
 
-/// The child's stdout with oversized lines replaced; see the module doc.
+/// The child's stdout with long lines streamed and oversized ones replaced; see the module doc.
 pub struct CappedReader<R> {
     inner: R,
     server: String,
     limit: u64,
-    /// Bytes of the current line seen so far.
-    line_len: u64,
-    /// The current line's first bytes (up to `EDGE`).
-    head: Vec<u8>,
-    /// Set once the current line went over the limit: its last `EDGE` bytes.
-    tail: Option<VecDeque<u8>>,
-    /// Bytes to hand out before reading more (the substitute response).
+    /// Lines longer than this are streamed.
+    stream_at: usize,
+    /// The current line while it is short.
+    line: Vec<u8>,
+    /// The current line once it is long.
+    streaming: Option<Streamer>,
+    /// Bytes to hand out before reading more.
     pending: Vec<u8>,
     pending_at: usize,
     scratch: Vec<u8>,
     /// Where an oversized line whose id was not found leaves its size.
     unmatched: Arc<AtomicU64>,
+    /// Where streamed texts wait for their call.
+    spills: Arc<Spills>,
 }
 
 impl<R> CappedReader<R> {
-    pub fn new(inner: R, server: &str, limit: u64) -> Self {
+    pub fn new(inner: R, server: &str, limit: u64, spills: Arc<Spills>) -> Self {
+        let limit = limit.max(1);
         Self {
             inner,
             server: server.to_string(),
-            limit: limit.max(1),
-            line_len: 0,
-            head: Vec::new(),
-            tail: None,
+            limit,
+            stream_at: usize::try_from(limit).unwrap_or(usize::MAX).min(STREAM_AT),
+            line: Vec::new(),
+            streaming: None,
             pending: Vec::new(),
             pending_at: 0,
             scratch: vec![0; 64 * 1024],
             unmatched: Arc::default(),
+            spills,
         }
     }
 
@@ -107,71 +112,73 @@ impl<R> CappedReader<R> {
     fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let mut rest = input;
         while !rest.is_empty() {
-            let newline = rest.iter().position(|b| *b == b'\n');
-            let (chunk, ends) = match newline {
-                Some(i) => (&rest[..i + 1], true),
-                None => (rest, false),
-            };
-            rest = &rest[chunk.len()..];
-            let body = if ends {
-                &chunk[..chunk.len() - 1]
+            let newline = memchr::memchr(b'\n', rest);
+            let body = &rest[..newline.unwrap_or(rest.len())];
+            rest = &rest[newline.map_or(rest.len(), |i| i + 1)..];
+            if let Some(streamer) = &mut self.streaming {
+                streamer.feed(body);
             } else {
-                chunk
-            };
-            if self.head.len() < EDGE {
-                let take = (EDGE - self.head.len()).min(body.len());
-                self.head.extend_from_slice(&body[..take]);
-            }
-            let before = self.line_len;
-            self.line_len += body.len() as u64;
-            if self.tail.is_none() && self.line_len > self.limit {
-                // Forward up to the limit, then stop: the rest is counted, not kept.
-                let room = self.limit.saturating_sub(before) as usize;
-                out.extend_from_slice(&body[..room.min(body.len())]);
-                self.tail = Some(VecDeque::with_capacity(EDGE));
-            } else if self.tail.is_none() {
-                out.extend_from_slice(body);
-            }
-            if let Some(tail) = &mut self.tail {
-                for b in body.iter().skip(body.len().saturating_sub(EDGE)) {
-                    if tail.len() == EDGE {
-                        tail.pop_front();
-                    }
-                    tail.push_back(*b);
+                self.line.extend_from_slice(body);
+                if self.line.len() > self.stream_at {
+                    let mut streamer = Streamer::new(self.limit);
+                    streamer.feed(&self.line);
+                    // Let go of the buffer too, not just its contents.
+                    self.line = Vec::new();
+                    self.streaming = Some(streamer);
                 }
             }
-            if ends {
-                if let Some(tail) = self.tail.take() {
-                    let tail: Vec<u8> = tail.into_iter().collect();
-                    out.push(b'\n');
-                    if let Some(id) = head_id(&self.head).or_else(|| tail_id(&tail)) {
-                        out.extend_from_slice(&self.substitute(id));
-                        out.push(b'\n');
-                    } else {
-                        // No call to fail now; the waiting call says it when it times out.
-                        self.unmatched.store(self.line_len, Ordering::Relaxed);
-                    }
-                } else {
-                    out.push(b'\n');
-                }
-                self.line_len = 0;
-                self.head.clear();
+            if newline.is_some() {
+                self.end_line(out);
             }
         }
     }
 
-    fn substitute(&self, id: Value) -> Vec<u8> {
-        let response = json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {
-                "code": CODE,
-                "message": oversized_text(&self.server, self.line_len, self.limit),
-                "data": {"podcode": "message_over_limit", "bytes": self.line_len, "limit": self.limit},
-            },
-        });
-        serde_json::to_vec(&response).unwrap_or_default()
+    fn end_line(&mut self, out: &mut Vec<u8>) {
+        let Some(streamer) = self.streaming.take() else {
+            out.extend_from_slice(&self.line);
+            out.push(b'\n');
+            self.line.clear();
+            return;
+        };
+        match streamer.finish(&self.spills) {
+            Finished::Message(message) => {
+                out.extend_from_slice(&message);
+                out.push(b'\n');
+            }
+            Finished::Oversized {
+                id: Some(id),
+                bytes,
+            } => {
+                let message = oversized_text(&self.server, bytes, self.limit);
+                let data =
+                    json!({"podcode": "message_over_limit", "bytes": bytes, "limit": self.limit});
+                out.extend_from_slice(&substitute(id, message, data));
+                out.push(b'\n');
+            }
+            Finished::Oversized { id: None, bytes } => {
+                // No call to fail now; the waiting call says it when it times out.
+                self.unmatched.store(bytes, Ordering::Relaxed);
+            }
+            Finished::SpillFailed { id, why } => {
+                if let Some(id) = id {
+                    let message = spill_failed_text(&self.server, &why);
+                    let data = json!({"podcode": "message_over_limit"});
+                    out.extend_from_slice(&substitute(id, message, data));
+                    out.push(b'\n');
+                }
+            }
+        }
     }
+}
+
+/// A JSON-RPC error response for `id` that `is_oversized` recognises.
+fn substitute(id: Value, message: String, data: Value) -> Vec<u8> {
+    let response = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": CODE, "message": message, "data": data},
+    });
+    serde_json::to_vec(&response).unwrap_or_default()
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for CappedReader<R> {
@@ -193,6 +200,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for CappedReader<R> {
             let polled = Pin::new(&mut this.inner).poll_read(cx, &mut read);
             let filled = read.filled().len();
             let result = match polled {
+                // The end: a last short line without its newline is handed out as it is.
+                Poll::Ready(Ok(())) if filled == 0 && !this.line.is_empty() => {
+                    this.pending = std::mem::take(&mut this.line);
+                    this.pending_at = 0;
+                    None
+                }
                 Poll::Ready(Ok(())) if filled == 0 => Some(Poll::Ready(Ok(()))),
                 Poll::Ready(Ok(())) => {
                     let mut out = Vec::new();
@@ -207,96 +220,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for CappedReader<R> {
             if let Some(r) = result {
                 return r;
             }
-            // Nothing to hand out yet (all of it was an oversized line's middle): read on.
+            // Nothing to hand out yet (the middle of a line): read on.
         }
     }
-}
-
-/// The top-level `id` in the start of a JSON-RPC message, when it comes before the body.
-fn head_id(head: &[u8]) -> Option<Value> {
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < head.len() {
-        match head[i] {
-            b'"' => {
-                let end = string_end(head, i)?;
-                if depth == 1 && &head[i..=end] == b"\"id\"" {
-                    let mut j = end + 1;
-                    while head.get(j).is_some_and(u8::is_ascii_whitespace) {
-                        j += 1;
-                    }
-                    if head.get(j) == Some(&b':') {
-                        return scalar_at(head, j + 1);
-                    }
-                }
-                i = end + 1;
-                continue;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// The top-level `id` at the very end of a message (`…,"id":7}` or
-/// `…,"id":7,"jsonrpc":"2.0"}`), for servers that write it after the body.
-fn tail_id(tail: &[u8]) -> Option<Value> {
-    let text = String::from_utf8_lossy(tail);
-    let mut end = text.trim_end().strip_suffix('}')?.trim_end();
-    if let Some(before) = end.strip_suffix("\"2.0\"") {
-        end = before
-            .trim_end()
-            .strip_suffix(':')?
-            .trim_end()
-            .strip_suffix("\"jsonrpc\"")?
-            .trim_end()
-            .strip_suffix(',')?
-            .trim_end();
-    }
-    let at = end.rfind("\"id\"")?;
-    let after = end[at + 4..].trim_start().strip_prefix(':')?;
-    serde_json::from_str::<Value>(after.trim())
-        .ok()
-        .filter(|v| v.is_number() || v.is_string())
-}
-
-/// The index of the closing quote of the string starting at `start`.
-fn string_end(s: &[u8], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    while i < s.len() {
-        match s[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// A number or string value starting at `from` (after whitespace).
-fn scalar_at(s: &[u8], from: usize) -> Option<Value> {
-    let mut i = from;
-    while s.get(i).is_some_and(u8::is_ascii_whitespace) {
-        i += 1;
-    }
-    let end = if s.get(i) == Some(&b'"') {
-        string_end(s, i)? + 1
-    } else {
-        let mut j = i;
-        while s
-            .get(j)
-            .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'))
-        {
-            j += 1;
-        }
-        j
-    };
-    serde_json::from_slice::<Value>(s.get(i..end)?)
-        .ok()
-        .filter(|v| v.is_number() || v.is_string())
 }
 
 /// A stdio server process and its capped transport. Dropping it kills the process.
@@ -312,6 +238,7 @@ impl ChildTransport {
         server: &str,
         limit: u64,
         unmatched: Arc<AtomicU64>,
+        spills: Arc<Spills>,
     ) -> std::io::Result<(Self, Option<tokio::process::ChildStderr>)> {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -323,7 +250,7 @@ impl ChildTransport {
         let stdin = child.stdin.take().ok_or_else(missing)?;
         let stderr = child.stderr.take();
         // Our reader enforces the limit (and says so); rmcp's own would drop silently.
-        let mut reader = CappedReader::new(stdout, server, limit);
+        let mut reader = CappedReader::new(stdout, server, limit, spills);
         reader.unmatched = unmatched;
         let transport =
             AsyncRwTransport::new_client(reader, stdin).with_max_line_length(usize::MAX);
@@ -367,7 +294,7 @@ mod tests {
     use super::*;
 
     fn run(limit: u64, input: &[u8], chunk: usize) -> Vec<u8> {
-        let mut r = CappedReader::new(&b""[..], "big", limit);
+        let mut r = CappedReader::new(&b""[..], "big", limit, Arc::default());
         let mut out = Vec::new();
         for piece in input.chunks(chunk) {
             r.feed(piece, &mut out);
@@ -384,6 +311,17 @@ mod tests {
     }
 
     #[test]
+    fn a_long_line_within_the_limit_passes_whole() {
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"t\":\"{}\"}}}}\n",
+            "z".repeat(5000)
+        );
+        for chunk in [7, 4096] {
+            assert_eq!(run(10_000, line.as_bytes(), chunk), line.as_bytes());
+        }
+    }
+
+    #[test]
     fn an_oversized_line_becomes_an_error_for_its_id() {
         let body = "x".repeat(5000);
         let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{{\"t\":\"{body}\"}}}}\n");
@@ -392,38 +330,28 @@ mod tests {
         for chunk in [7, 100, 10_000] {
             let out = String::from_utf8(run(1000, &input, chunk)).unwrap();
             let lines: Vec<&str> = out.lines().collect();
-            assert_eq!(lines.len(), 3, "{out}");
-            assert_eq!(lines[0].len(), 1000);
-            let error: Value = serde_json::from_str(lines[1]).unwrap();
+            assert_eq!(lines.len(), 2, "{out}");
+            let error: Value = serde_json::from_str(lines[0]).unwrap();
             assert_eq!(error["id"], 7);
             assert_eq!(error["error"]["data"]["bytes"], line.len() as u64 - 1);
-            assert_eq!(lines[2].as_bytes(), &next[..next.len() - 1]);
+            assert!(is_oversized(
+                &serde_json::from_value(error["error"].clone()).unwrap()
+            ));
+            assert_eq!(lines[1].as_bytes(), &next[..next.len() - 1]);
         }
     }
 
     #[test]
-    fn an_id_after_the_body_is_found_too() {
+    fn a_long_text_result_is_streamed_whatever_the_limit() {
         let body = "y".repeat(200_000);
         let line = format!(
-            "{{\"result\":{{\"t\":\"{body}\",\"id\":99}},\"jsonrpc\":\"2.0\",\"id\":\"req-3\"}}\n"
+            "{{\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{body}\"}}]}},\"jsonrpc\":\"2.0\",\"id\":\"req-3\"}}\n"
         );
         let out = String::from_utf8(run(1000, line.as_bytes(), 4096)).unwrap();
-        let error: Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
-        assert_eq!(error["id"], "req-3");
-        assert!(is_oversized(
-            &serde_json::from_value(error["error"].clone()).unwrap()
-        ));
-    }
-
-    #[test]
-    fn ids_are_read_only_at_the_top_level() {
-        assert_eq!(
-            head_id(br#"{"params":{"id":5},"id" : "a\"b","#),
-            Some(json!("a\"b"))
-        );
-        assert_eq!(head_id(br#"{"result":{"id":5,"x":"#), None);
-        assert_eq!(tail_id(br#"..."x":{"id":4}}"#), None);
-        assert_eq!(tail_id(br#"...","id":12}"#), Some(json!(12)));
+        let message: Value = serde_json::from_str(out.trim_end()).unwrap();
+        assert_eq!(message["id"], "req-3");
+        let text = message["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with("\u{1}podcode-mcp-streamed:"), "{text}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod names;
 mod serve;
 mod server;
 mod source;
+mod streamed;
 mod tool;
 
 pub use capped::{DEFAULT_MAX_MESSAGE_BYTES, oversized_text};
@@ -19,4 +20,5 @@ pub use names::IdAllocator;
 pub use serve::ToolServer;
 pub use server::{McpServer, RemoteTool, ServerState};
 pub use source::{McpSource, ServerStatus, SourceTools, starting_text, unavailable_text};
+pub use streamed::{spill_failed_text, streamed_error_text};
 pub use tool::{McpTool, died_text, timeout_text};

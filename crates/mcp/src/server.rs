@@ -88,6 +88,8 @@ pub struct McpServer {
     stderr: Arc<StdMutex<String>>,
     /// The size of the last over-limit message whose id could not be found (0: none).
     unmatched_oversize: Arc<std::sync::atomic::AtomicU64>,
+    /// Large result texts streamed to disk, waiting for their call.
+    spills: Arc<crate::streamed::Spills>,
 }
 
 impl McpServer {
@@ -112,6 +114,7 @@ impl McpServer {
             tools: StdMutex::new(Vec::new()),
             stderr: Arc::new(StdMutex::new(String::new())),
             unmatched_oversize: Arc::default(),
+            spills: Arc::default(),
         })
     }
 
@@ -140,6 +143,10 @@ impl McpServer {
             .unmatched_oversize
             .swap(0, std::sync::atomic::Ordering::Relaxed);
         (bytes > 0).then_some(bytes)
+    }
+
+    pub(crate) fn spills(&self) -> &crate::streamed::Spills {
+        &self.spills
     }
 
     pub(crate) fn max_message_bytes(&self) -> u64 {
@@ -270,6 +277,7 @@ impl McpServer {
                 &self.name,
                 self.config.max_message_bytes,
                 self.unmatched_oversize.clone(),
+                self.spills.clone(),
             )
             .map_err(|e| format!("could not start `{command}`: {e}"))?;
             let pid = transport.id();

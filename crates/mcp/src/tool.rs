@@ -4,7 +4,8 @@
 //! progress notifications become live metadata, the abort signal becomes a
 //! `notifications/cancelled`, and the per-call timeout (config `timeout`, default 120 s)
 //! cancels the request too. A server that dies mid-call fails the call with the reason and
-//! is restarted on the next use.
+//! is restarted on the next use. A large text result arrives as a file (`streamed`) and is
+//! streamed into the call's output, so truncation and the spill file see all of it.
 
 use std::sync::Arc;
 
@@ -146,6 +147,12 @@ impl Tool for McpTool {
             Err(e) => return Err(self.lost(&client, e)),
         };
         let value = serde_json::to_value(&result).unwrap_or_default();
+        // A large result's texts were streamed to disk on the way in (see `streamed`).
+        if let Some(out) =
+            crate::streamed::deliver(&value, self.server.spills(), &self.server.name, &ctx)
+        {
+            return out;
+        }
         crate::content::convert(&value).map_err(ToolError::failed)
     }
 }
