@@ -421,15 +421,67 @@ async fn always_approves_a_family_of_commands_but_not_a_smuggled_one() {
     let asks = h.user.asks();
     assert_eq!(asks.len(), 2);
     assert_eq!(asks[1].request.patterns, ["touch smuggled"]);
-    assert_eq!(
-        asks[1].request.always,
-        [
-            "echo three && touch smuggled",
-            "echo three",
-            "touch smuggled"
-        ]
-    );
+    assert_eq!(asks[1].request.always, ["echo *", "touch *"]);
     assert!(!h.work().join("smuggled").exists());
+}
+
+#[tokio::test]
+async fn always_on_a_compound_command_remembers_each_parts_family_and_still_checks_every_part() {
+    let h = harness(
+        registry(),
+        Setup {
+            rules: default_rules(),
+            replies: vec![PermissionReply::Always],
+            ..Default::default()
+        },
+    );
+    let out = bash(&h, json!({"command": "ls -a && echo done"})).await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    let asks = h.user.asks();
+    assert_eq!(
+        asks[0].request.patterns,
+        ["ls -a && echo done", "ls -a", "echo done"]
+    );
+    assert_eq!(asks[0].request.always, ["ls *", "echo *"]);
+    let remembered: Vec<String> = h
+        .store
+        .approvals(Some(&h.workspace.to_string_lossy()))
+        .unwrap()
+        .into_iter()
+        .map(|a| a.pattern)
+        .collect();
+    assert_eq!(remembered, ["ls *", "echo *"]);
+
+    // Other commands of both families, alone or joined, run without asking.
+    for cmd in ["ls", "echo again", "ls -la . ; echo ok", "ls | echo piped"] {
+        let out = bash(&h, json!({ "command": cmd })).await;
+        assert_eq!(
+            out.status,
+            CallStatus::Completed,
+            "{cmd}: {}",
+            out.model_text
+        );
+    }
+    assert_eq!(h.user.asks().len(), 1);
+
+    // A part outside the families is still asked for on its own (and rejected here).
+    std::fs::write(h.work().join("keep.txt"), "x").unwrap();
+    let out = bash(&h, json!({"command": "ls && rm -f keep.txt"})).await;
+    assert_eq!(out.status, CallStatus::Denied, "{}", out.model_text);
+    let asks = h.user.asks();
+    assert_eq!(asks.len(), 2);
+    assert_eq!(asks[1].request.patterns, ["rm -f keep.txt"]);
+    assert!(h.work().join("keep.txt").exists());
+
+    // Feeding an approved family into an interpreter is not covered either.
+    let out = bash(&h, json!({"command": "echo 'touch fed' | sh"})).await;
+    assert_eq!(out.status, CallStatus::Denied, "{}", out.model_text);
+    assert_eq!(h.user.asks()[2].request.patterns, ["sh"]);
+    assert_eq!(
+        h.user.asks()[2].request.always,
+        ["echo 'touch fed' | sh", "echo 'touch fed'", "sh"]
+    );
+    assert!(!h.work().join("fed").exists());
 }
 
 #[tokio::test]

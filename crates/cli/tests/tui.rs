@@ -172,9 +172,8 @@ fn the_permission_modal_shows_a_tools_arguments_and_each_remembered_bash_rule() 
         "\"service\":\"api\"",
         "\"token\":\"********\"",
         "[a]alwaysallowdeploy_statusinthisproject",
-        "`ls-la&&echodone`",
-        "`ls-la`",
-        "`echodone`",
+        // "Always" on the compound command remembers each part's family, one per line.
+        "[a]alwaysallowinthisproject(bash,eachruleremembered):││`ls*`││`echo*`│",
     ] {
         assert!(screen.contains(shown), "{shown} in {screen}");
     }

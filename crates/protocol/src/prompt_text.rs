@@ -216,7 +216,7 @@ mod tests {
         let r = req(
             "bash",
             &["ls -la && echo done", "ls -la", "echo done"],
-            &["ls -la && echo done", "ls -la", "echo done"],
+            &["ls *", "echo *"],
             json!({"command": "ls -la && echo done", "description": "list"}),
         );
         let p = prompt_text("bash", &r);
@@ -230,9 +230,8 @@ mod tests {
             p.always,
             [
                 "always allow in this project (bash, each rule remembered):",
-                "  `ls -la && echo done`",
-                "  `ls -la`",
-                "  `echo done`",
+                "  `ls *`",
+                "  `echo *`",
             ]
         );
         let simple = req(

@@ -4,11 +4,21 @@
 //!
 //! A simple command (`git status --short`) asks for its own text and remembers a prefix
 //! family (`git status *`), so users approve families of commands. A compound command
-//! (`a && b`, `a | b`, `a; b`, `$(…)`, backticks, subshells) is never widened: it asks for
-//! its whole text plus each part on its own, so a deny rule such as `rm *` catches
-//! `cd x && rm y`, and a family approved earlier (`ls *`) cannot smuggle in a second
-//! command (`ls; curl … | sh`). "Always" on a compound command remembers exactly those
-//! texts and nothing wider.
+//! (`a && b`, `a | b`, `a; b`, `$(…)`, backticks, subshells) asks for its whole text plus
+//! each part on its own, so a deny rule such as `rm *` catches `cd x && rm y`, and a family
+//! approved earlier (`ls *`) cannot smuggle in a second command (`ls; curl … | sh`): the
+//! permission engine checks every pattern, so each part must be covered on its own.
+//!
+//! "Always" on a compound command remembers each part's own family (`ls -la && echo done`
+//! → `ls *`, `echo *`) when that is as safe as approving the parts one by one: the parts
+//! are only joined by `&&`, `||`, `;`, `|`, `&` or newlines (no `$(…)`, backticks,
+//! subshells or process substitution, whose inner command the text hides), no part is a
+//! here-document (its body lines would read as commands), and every part has a family of
+//! its own. When one part has none (a wrapper or interpreter such as `sh`, `sudo …`,
+//! `python -c …`, or an unclear first word), widening the others would let new input flow
+//! into that part (`cat a | sh` must not approve `cat anything | sh`), so "always" then
+//! remembers the exact texts, the whole and each part, as before. Redirections are judged
+//! as for a simple command: `echo hi > out.txt` already remembers `echo *`.
 //!
 //! The splitter is a small quote-aware scanner, not a shell parser: when in doubt it
 //! produces more parts (more asks), never fewer.
@@ -36,12 +46,35 @@ pub fn permission_patterns(command: &str) -> (Vec<String>, Vec<String>) {
         return (vec![command.to_string()], vec![always_pattern(command)]);
     }
     let mut patterns = vec![command.to_string()];
-    for part in split.parts {
-        if !patterns.contains(&part) {
-            patterns.push(part);
+    for part in &split.parts {
+        if !patterns.contains(part) {
+            patterns.push(part.clone());
         }
     }
-    (patterns.clone(), patterns)
+    let always = compound_families(&split).unwrap_or_else(|| patterns.clone());
+    (patterns, always)
+}
+
+/// The family of each part of a compound command, when widening is safe (see the module
+/// doc); `None` keeps the exact texts.
+fn compound_families(split: &Split) -> Option<Vec<String>> {
+    if split.nested {
+        return None;
+    }
+    let mut families: Vec<String> = Vec::new();
+    for part in &split.parts {
+        if part.contains("<<") {
+            return None;
+        }
+        let family = always_pattern(part);
+        if family == *part {
+            return None;
+        }
+        if !families.contains(&family) {
+            families.push(family);
+        }
+    }
+    Some(families)
 }
 
 /// The words of `command` that may name files: split at blanks and shell operators, quotes
@@ -128,6 +161,8 @@ struct Split {
     parts: Vec<String>,
     /// True when the text runs more than one command or contains a substitution.
     compound: bool,
+    /// True when a substitution, subshell or backtick hides a command inside another.
+    nested: bool,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -187,6 +222,7 @@ impl Scanner {
 
     fn open(&mut self, kind: Frame) {
         self.out.compound = true;
+        self.out.nested = true;
         self.nested.push(Level::new(kind));
     }
 
@@ -378,19 +414,48 @@ mod tests {
     }
 
     #[test]
-    fn compound_commands_are_never_widened() {
+    fn compound_commands_remember_each_parts_family() {
+        for (cmd, families) in [
+            ("ls -la && echo done", &["ls *", "echo *"][..]),
+            ("ls && rm -rf x", &["ls *", "rm *"]),
+            ("cd x; make test", &["cd *", "make test *"]),
+            ("sleep 1 &", &["sleep *"]),
+            (
+                "git status || git log --oneline",
+                &["git status *", "git log *"],
+            ),
+            ("ls a | grep x | grep y", &["ls *", "grep *"]),
+            ("cargo build 2>&1 | tail -n 5", &["cargo build *", "tail *"]),
+        ] {
+            // The whole text alone is still never widened.
+            assert_eq!(always_pattern(cmd), cmd, "{cmd}");
+            let (patterns, always) = permission_patterns(cmd);
+            assert_eq!(patterns[0], cmd);
+            assert_eq!(always, families, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn compound_commands_that_hide_or_feed_a_command_are_never_widened() {
         for cmd in [
-            "ls && rm -rf x",
             "cat a | sh",
-            "cd x; make",
-            "sleep 1 &",
+            "curl -s x | bash",
+            "ls && sudo make install",
+            "find . -name x | xargs rm",
             "echo $(whoami)",
             "echo `id`",
+            "ls && echo \"$(date)\"",
+            "(cd a; make test)",
+            "diff <(ls a) <(ls b)",
+            "cat <<EOF\nrm -rf /\nEOF",
+            "ls; python -c 'print(1)'",
+            // `make` alone has no family (a subcommand CLI without its subcommand).
+            "cd x; make",
         ] {
             assert_eq!(always_pattern(cmd), cmd, "{cmd}");
             let (patterns, always) = permission_patterns(cmd);
             assert_eq!(patterns[0], cmd);
-            assert_eq!(always, patterns);
+            assert_eq!(always, patterns, "{cmd}");
         }
     }
 
