@@ -133,8 +133,9 @@ pub struct McpServerConfig {
     pub startup_timeout: u64,
     /// When true, failing to start the server is fatal instead of a warning.
     pub required: bool,
-    /// The largest message (one JSON-RPC line) accepted from a stdio server; a result over
-    /// it fails the call at once, saying its size.
+    /// The most of one message (one JSON-RPC line) from a stdio server held in memory: a
+    /// long result's texts are streamed to disk and not counted; anything else over it
+    /// (an image's data, an error's message) fails the call at once, saying its size.
     pub max_message_bytes: u64,
 }
 
