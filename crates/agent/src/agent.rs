@@ -1,18 +1,23 @@
 //! `Agent`: one profile, one model, one tool runtime; `run_turn` is the loop.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use podcode_protocol::{Event, StepUsage, TurnEnd, TurnSummary};
-use podcode_providers::{ChatRequest, ModelClient, Part, Role};
+use podcode_config::CompactionConfig;
+use podcode_protocol::ToolSpec;
+use podcode_providers::{ChatRequest, ModelClient, ModelInfo, Part, Role, unknown_model_warning};
 use podcode_store::Store;
 use podcode_tools::{CallIdentity, CallStatus, ToolHook, ToolRegistry, ToolRuntime};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::{Budget, estimate_fixed};
 use crate::calls::{CallDone, Calls, DoomTracker};
+use crate::compaction::{Compactor, Reason};
 use crate::error::AgentError;
 use crate::history::{History, PartKind, StepStatus, TextData, load_history};
 use crate::profile::{AgentProfile, filter_registry};
@@ -53,6 +58,10 @@ pub struct AgentOptions {
     pub config_dir: Option<PathBuf>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// The model's context window, reply limit and prices (`podcode_providers::model_info`).
+    pub model_info: ModelInfo,
+    /// When the conversation is compacted (`[compaction]`).
+    pub compaction: CompactionConfig,
 }
 
 impl AgentOptions {
@@ -67,6 +76,8 @@ impl AgentOptions {
             config_dir: None,
             max_tokens: None,
             temperature: None,
+            model_info: ModelInfo::fallback(),
+            compaction: CompactionConfig::default(),
         }
     }
 }
@@ -78,6 +89,10 @@ pub struct Agent {
     profile: AgentProfile,
     opts: AgentOptions,
     reloader: Option<Arc<dyn ToolReloader>>,
+    /// The context budget, calibrated by every response.
+    budget: Mutex<Budget>,
+    /// The unknown-model warning was shown.
+    warned: AtomicBool,
 }
 
 impl Agent {
@@ -91,6 +106,7 @@ impl Agent {
         opts: AgentOptions,
     ) -> Self {
         runtime.set_registry(filter_registry(&runtime.registry(), &profile));
+        let budget = Mutex::new(Budget::new(&opts.model_info, &opts.compaction));
         Self {
             runtime,
             model,
@@ -98,6 +114,8 @@ impl Agent {
             profile,
             opts,
             reloader: None,
+            budget,
+            warned: AtomicBool::new(false),
         }
     }
 
@@ -160,6 +178,11 @@ impl Agent {
             agent: self.profile.name.clone(),
             model: self.model.model().to_string(),
         });
+        if !self.opts.model_info.known && !self.warned.swap(true, Ordering::Relaxed) {
+            rec.emit(Event::Warning {
+                message: unknown_model_warning(self.model.model()),
+            });
+        }
 
         let mut summary = TurnSummary {
             session_id: session_id.to_string(),
@@ -203,7 +226,7 @@ impl Agent {
             }
             summary.steps += 1;
             let out = match self
-                .step(&rec, &history, &system, !last, summary.steps, &abort)
+                .step(&rec, &mut history, &system, !last, summary.steps, &abort)
                 .await?
             {
                 Ok(out) => out,
@@ -345,30 +368,122 @@ impl Agent {
         }
     }
 
-    /// One step, retried when its stream is cut. `Ok(Err(text))` ends the turn in error.
+    fn compactor<'a>(&'a self, rec: &'a Recorder) -> Compactor<'a> {
+        Compactor {
+            rec,
+            model: &self.model,
+            info: &self.opts.model_info,
+            budget: &self.budget,
+            prune: self.opts.compaction.prune,
+        }
+    }
+
+    /// Compacts the session's conversation now (`/compact`): prunes old tool outputs and
+    /// summarises the older turns. False when there was nothing to compact; a failed
+    /// summary is a warning event.
+    pub async fn compact(
+        &self,
+        session_id: &str,
+        abort: CancellationToken,
+    ) -> Result<bool, AgentError> {
+        if self.store.session(session_id)?.is_none() {
+            return Err(AgentError::UnknownSession(session_id.to_string()));
+        }
+        let rec = Recorder {
+            store: self.store.clone(),
+            runtime: self.runtime.clone(),
+            session: session_id.to_string(),
+        };
+        let mut history = History {
+            messages: load_history(&self.store, session_id)?,
+        };
+        let ctx = SystemContext {
+            cwd: self.opts.directory.clone(),
+            project_root: self.opts.worktree.clone(),
+            config_dir: self.opts.config_dir.clone(),
+        };
+        let system = system_prompt(&ctx, self.profile.prompt.as_deref()).await;
+        let fixed = estimate_fixed(&system, &self.tool_specs(true));
+        let out = self
+            .compactor(&rec)
+            .run(&mut history, fixed, Reason::Manual, &abort)
+            .await?;
+        if let Some(e) = &out.error {
+            rec.emit(Event::Warning {
+                message: format!("could not summarise the conversation: {e}"),
+            });
+        }
+        Ok(out.changed)
+    }
+
+    fn tool_specs(&self, with_tools: bool) -> Vec<ToolSpec> {
+        if !with_tools {
+            return Vec::new();
+        }
+        let registry = self.runtime.registry();
+        registry
+            .tools()
+            .iter()
+            .map(|t| t.tool.spec().clone())
+            .collect()
+    }
+
+    /// One step, retried when its stream is cut. Before it, the conversation is compacted
+    /// when it would pass the context budget; a provider's overflow error compacts and
+    /// retries once. `Ok(Err(text))` ends the turn in error.
     async fn step(
         &self,
         rec: &Recorder,
-        history: &History,
+        history: &mut History,
         system: &str,
         with_tools: bool,
         step: u32,
         abort: &CancellationToken,
     ) -> Result<Result<StepOutput, String>, AgentError> {
-        let tools = if with_tools {
-            let registry = self.runtime.registry();
-            registry
-                .tools()
-                .iter()
-                .map(|t| t.tool.spec().clone())
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let tools = self.tool_specs(with_tools);
+        let fixed = estimate_fixed(system, &tools);
+        let mut extra = podcode_protocol::StepUsage::default();
+        if self.opts.compaction.auto {
+            let out = self
+                .compactor(rec)
+                .run(history, fixed, Reason::Auto, abort)
+                .await?;
+            extra.add(&out.usage);
+            if let Some(e) = out.error {
+                rec.emit(Event::Warning {
+                    message: format!("could not summarise the conversation: {e}"),
+                });
+            }
+        }
+        let out = self
+            .attempts(rec, history, system, (&tools, with_tools), fixed, step, abort)
+            .await?;
+        Ok(out.map(|mut o| {
+            // The summarising request's tokens count toward the turn too.
+            o.usage.add(&extra);
+            o
+        }))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn attempts(
+        &self,
+        rec: &Recorder,
+        history: &mut History,
+        system: &str,
+        (tools, with_tools): (&[ToolSpec], bool),
+        fixed: u64,
+        step: u32,
+        abort: &CancellationToken,
+    ) -> Result<Result<StepOutput, String>, AgentError> {
+        let mut overflowed = false;
+        // The summarising request after an overflow counts toward the step's usage.
+        let mut spent = podcode_protocol::StepUsage::default();
         let temperature = self.chat_params_hook(&rec.session).await;
         let mut attempt = 0;
         loop {
             attempt += 1;
+            let raw = fixed + crate::budget::estimate_messages(&history.messages);
             let request = ChatRequest {
                 model: self.model.model().model.clone(),
                 system: system.to_string(),
@@ -377,13 +492,34 @@ impl Agent {
                 } else {
                     crate::history::without_tool_parts(&history.messages)
                 },
-                tools: tools.clone(),
+                tools: tools.to_vec(),
                 max_tokens: self.opts.max_tokens,
                 temperature,
+                cache_key: Some(rec.session.clone()),
             };
-            match run_step(rec, &self.model, &self.profile.name, step, request, abort).await? {
-                Ok(out) => return Ok(Ok(out)),
+            let info = &self.opts.model_info;
+            match run_step(rec, info, &self.model, &self.profile.name, step, request, abort).await? {
+                Ok(mut out) => {
+                    self.lock_budget().calibrate(raw, out.usage.input_tokens);
+                    out.usage.add(&spent);
+                    return Ok(Ok(out));
+                }
                 Err(StepFailure::Failed(e)) => return Ok(Err(e)),
+                Err(StepFailure::Overflow(e)) if overflowed => return Ok(Err(e)),
+                Err(StepFailure::Overflow(e)) => {
+                    overflowed = true;
+                    self.lock_budget().overflowed(raw);
+                    let out = self
+                        .compactor(rec)
+                        .run(history, fixed, Reason::Overflow, abort)
+                        .await?;
+                    spent.add(&out.usage);
+                    if !out.changed {
+                        let why = out.error.map(|c| format!("; compacting failed: {c}"));
+                        return Ok(Err(format!("{e}{}", why.unwrap_or_default())));
+                    }
+                    attempt -= 1;
+                }
                 Err(StepFailure::Cut(e)) if attempt > self.opts.max_stream_retries => {
                     return Ok(Err(stream_failed_text(attempt, &e)));
                 }
@@ -401,6 +537,10 @@ impl Agent {
                 }
             }
         }
+    }
+
+    fn lock_budget(&self) -> std::sync::MutexGuard<'_, Budget> {
+        self.budget.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Calls made in the final, tool-less request still get a result each.

@@ -43,6 +43,7 @@ async fn text_usage_headers_and_the_request_sent() {
                     output_tokens: 20,
                     cache_read_tokens: 600,
                     cache_write_tokens: 100,
+                    reasoning_tokens: 0,
                     cost: None
                 }
             },
@@ -62,10 +63,11 @@ async fn text_usage_headers_and_the_request_sent() {
             "model": "claude-test",
             "max_tokens": 8192,
             "stream": true,
-            "system": "You are a test.",
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+            "system": [{"type": "text", "text": "You are a test.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}],
             "tools": [{"name": "read", "description": "Read a file.",
-                "input_schema": {"type": "object", "properties": {"filePath": {"type": "string"}}}}],
+                "input_schema": {"type": "object", "properties": {"filePath": {"type": "string"}}},
+                "cache_control": {"type": "ephemeral"}}],
         })
     );
 }
