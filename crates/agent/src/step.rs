@@ -203,7 +203,10 @@ impl Streaming<'_> {
             finish_reason: self.finish.clone(),
             usage: self.usage,
         });
-        if let Some(total) = self.rec.store.session_usage(&self.rec.session)? {
+        // The session's totals, when this request reported anything.
+        if self.usage != StepUsage::default()
+            && let Some(total) = self.rec.store.session_usage(&self.rec.session)?
+        {
             self.rec.emit(Event::Usage {
                 session_id: self.rec.session.clone(),
                 total,

@@ -393,6 +393,7 @@ fn json_format_prints_one_event_per_line_and_anthropic_works_too() {
         "tool_finished",
         "text_delta",
         "step_finished",
+        "usage",
     ] {
         assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
     }

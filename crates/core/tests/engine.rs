@@ -33,7 +33,7 @@ impl Workspace {
         std::fs::write(
             root.path().join("config/config.toml"),
             format!(
-                "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n",
+                "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n[provider.scripted.models.\"test\"]\ncontext = 128000\n",
                 server.base_url()
             ),
         )

@@ -170,9 +170,9 @@ async fn thinking_with_signature_is_streamed_and_sent_back() {
             {"role": "user", "content": [{"type": "text", "text": "check x"}]},
             {"role": "assistant", "content": [
                 {"type": "thinking", "thinking": "Let me check.", "signature": "sig-123"},
-                {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"filePath": "x"}}]},
+                {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"filePath": "x"}, "cache_control": {"type": "ephemeral"}}]},
             {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "no such file"}], "is_error": true}]},
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "no such file"}], "is_error": true, "cache_control": {"type": "ephemeral"}}]},
         ])
     );
 }
@@ -187,7 +187,8 @@ async fn image_attachments_go_inside_the_tool_result() {
         server.requests()[0]["messages"][2],
         json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": [
             {"type": "text", "text": "Image read."},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]}]})
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}],
+            "cache_control": {"type": "ephemeral"}}]})
     );
 }
 
