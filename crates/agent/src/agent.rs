@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use podcode_protocol::{Event, StepUsage, TurnEnd, TurnSummary};
 use podcode_config::CompactionConfig;
 use podcode_protocol::ToolSpec;
+use podcode_protocol::{Event, StepUsage, TurnEnd, TurnSummary};
 use podcode_providers::{ChatRequest, ModelClient, ModelInfo, Part, Role, unknown_model_warning};
 use podcode_store::Store;
 use podcode_tools::{CallIdentity, CallStatus, ToolHook, ToolRegistry, ToolRuntime};
@@ -456,7 +456,15 @@ impl Agent {
             }
         }
         let out = self
-            .attempts(rec, history, system, (&tools, with_tools), fixed, step, abort)
+            .attempts(
+                rec,
+                history,
+                system,
+                (&tools, with_tools),
+                fixed,
+                step,
+                abort,
+            )
             .await?;
         Ok(out.map(|mut o| {
             // The summarising request's tokens count toward the turn too.
@@ -498,7 +506,17 @@ impl Agent {
                 cache_key: Some(rec.session.clone()),
             };
             let info = &self.opts.model_info;
-            match run_step(rec, info, &self.model, &self.profile.name, step, request, abort).await? {
+            match run_step(
+                rec,
+                info,
+                &self.model,
+                &self.profile.name,
+                step,
+                request,
+                abort,
+            )
+            .await?
+            {
                 Ok(mut out) => {
                     self.lock_budget().calibrate(raw, out.usage.input_tokens);
                     out.usage.add(&spent);

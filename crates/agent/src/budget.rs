@@ -25,7 +25,9 @@ const MAX_REPLY_RESERVE: u64 = 32_000;
 pub fn estimate_part(part: &Part) -> u64 {
     let chars = match part {
         Part::Text { text } => text.len(),
-        Part::Reasoning { text, signature } => text.len() + signature.as_ref().map_or(0, |s| s.len()),
+        Part::Reasoning { text, signature } => {
+            text.len() + signature.as_ref().map_or(0, |s| s.len())
+        }
         Part::ToolCall {
             id,
             name,

@@ -16,9 +16,7 @@
 use std::sync::{Arc, Mutex};
 
 use podcode_protocol::{Event, StepUsage};
-use podcode_providers::{
-    ChatRequest, Message, ModelClient, ModelInfo, Part, Role, StreamEvent,
-};
+use podcode_providers::{ChatRequest, Message, ModelClient, ModelInfo, Part, Role, StreamEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -180,7 +178,9 @@ fn shrink_to(messages: &mut [Message], limit: u64) {
             })
             .max_by_key(|t| t.len());
         let Some(text) = largest else { return };
-        let target = text.len().saturating_sub((over as usize * 4).max(text.len() / 2));
+        let target = text
+            .len()
+            .saturating_sub((over as usize * 4).max(text.len() / 2));
         let (head, tail) = (target / 2, target - target / 2);
         let mut start = head.min(text.len());
         while !text.is_char_boundary(start) {
@@ -195,7 +195,10 @@ fn shrink_to(messages: &mut [Message], limit: u64) {
             continue;
         }
         let omitted = end - start;
-        text.replace_range(start..end, &format!("\n[… {omitted} characters omitted …]\n"));
+        text.replace_range(
+            start..end,
+            &format!("\n[… {omitted} characters omitted …]\n"),
+        );
     }
 }
 
@@ -258,7 +261,10 @@ impl Compactor<'_> {
                 _ => fit.min(estimate_messages(&history.messages) / 4),
             };
             if let Some(cut) = cut_point(&history.messages, keep_budget) {
-                match self.summarise(&history.messages[..cut], &budget, abort).await {
+                match self
+                    .summarise(&history.messages[..cut], &budget, abort)
+                    .await
+                {
                     Ok((text, usage)) => {
                         out.usage = usage;
                         let kept = len - cut;
@@ -450,7 +456,10 @@ mod tests {
         let through = m.len() - PROTECTED_MESSAGES;
         assert_eq!(prune(&mut m, through), 1);
         assert_eq!(output(&m[2]), "short");
-        assert_eq!(output(&m[4]), pruned_output_text("read", "{\"filePath\":\"c1\"}"));
+        assert_eq!(
+            output(&m[4]),
+            pruned_output_text("read", "{\"filePath\":\"c1\"}")
+        );
         assert_eq!(output(&m[6]), long, "the newest steps stay intact");
         assert_eq!(output(&m[8]), long);
         assert_eq!(prune(&mut m, through), 0, "markers are not pruned again");
@@ -464,17 +473,27 @@ mod tests {
         let kept = m.len() - cut;
         apply_summary(&mut m, "S", kept);
         assert_eq!(m.len(), kept + 1);
-        assert_eq!(m[0].parts[0], Part::Text { text: summary_text("S") });
+        assert_eq!(
+            m[0].parts[0],
+            Part::Text {
+                text: summary_text("S")
+            }
+        );
         assert_eq!(m[1].role, Role::Assistant);
         assert!(cut_point(&conversation(0, ""), 100).is_none());
     }
 
     #[test]
     fn shrinking_fits_the_limit_and_says_what_it_omitted() {
-        let mut m = vec![text(Role::User, &"a".repeat(40_000)), text(Role::Assistant, "b")];
+        let mut m = vec![
+            text(Role::User, &"a".repeat(40_000)),
+            text(Role::Assistant, "b"),
+        ];
         shrink_to(&mut m, 2_000);
         assert!(estimate_messages(&m) <= 2_000, "{}", estimate_messages(&m));
-        let Part::Text { text } = &m[0].parts[0] else { unreachable!() };
+        let Part::Text { text } = &m[0].parts[0] else {
+            unreachable!()
+        };
         assert!(text.starts_with('a') && text.ends_with('a'));
         assert!(text.contains("characters omitted"), "{text:.200}");
     }

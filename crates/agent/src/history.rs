@@ -245,7 +245,9 @@ pub fn load_history(store: &Store, session_id: &str) -> Result<Vec<Message>, Sto
             "system" => {
                 if let Some(record) = crate::compaction::record_of(&m.content) {
                     let summary = parts.iter().find_map(|p| match p {
-                        StoredPart::Other(kind, data) if kind == crate::compaction::SUMMARY_PART => {
+                        StoredPart::Other(kind, data)
+                            if kind == crate::compaction::SUMMARY_PART =>
+                        {
                             data.get("summary").and_then(Value::as_str)
                         }
                         _ => None,

@@ -67,7 +67,11 @@ pub fn summary_text(summary: &str) -> String {
 /// What replaces an old tool output when it is pruned.
 pub fn pruned_output_text(tool: &str, arguments: &str) -> String {
     let args: String = arguments.chars().take(120).collect();
-    let more = if arguments.chars().count() > 120 { "…" } else { "" };
+    let more = if arguments.chars().count() > 120 {
+        "…"
+    } else {
+        ""
+    };
     format!(
         "[Output of {tool} {args}{more} pruned to save context. Call the tool again if you need it.]"
     )
@@ -95,7 +99,10 @@ mod tests {
             pruned_output_text("read", r#"{"filePath":"a.rs"}"#),
             "[Output of read {\"filePath\":\"a.rs\"} pruned to save context. Call the tool again if you need it.]"
         );
-        assert!(pruned_output_text("bash", &"x".repeat(500)).contains(&format!("{}… pruned", "x".repeat(120))));
+        assert!(
+            pruned_output_text("bash", &"x".repeat(500))
+                .contains(&format!("{}… pruned", "x".repeat(120)))
+        );
     }
 
     #[test]

@@ -31,7 +31,9 @@ fn look() -> Arc<dyn Tool> {
     FnTool::new(
         ToolSpec::new("look", "Looks at part n of the project.", params).idempotent(true),
         |args, _| async move {
-            Ok(ToolResult::text(look_output(args["n"].as_u64().unwrap_or(0))))
+            Ok(ToolResult::text(look_output(
+                args["n"].as_u64().unwrap_or(0),
+            )))
         },
     )
     .self_gated()
@@ -99,7 +101,11 @@ async fn a_300_step_session_in_an_8k_window_compacts_and_completes() {
             } else {
                 let step = s.fetch_add(1, Ordering::SeqCst) + 1;
                 if step <= STEPS {
-                    Reply::new().tool_call(format!("call_{step}"), "look", format!("{{\"n\":{step}}}"))
+                    Reply::new().tool_call(
+                        format!("call_{step}"),
+                        "look",
+                        format!("{{\"n\":{step}}}"),
+                    )
                 } else {
                     Reply::new().text("Looked at every part.")
                 }
@@ -146,19 +152,29 @@ async fn a_300_step_session_in_an_8k_window_compacts_and_completes() {
     assert_eq!(summary.tool_calls as usize, STEPS);
 
     let bodies = w.requests();
-    let compactions: Vec<usize> = (0..bodies.len()).filter(|&i| is_compaction(&bodies[i])).collect();
+    let compactions: Vec<usize> = (0..bodies.len())
+        .filter(|&i| is_compaction(&bodies[i]))
+        .collect();
     assert!(compactions.len() >= 2, "{} summaries", compactions.len());
     assert_eq!(bodies.len(), STEPS + 1 + compactions.len());
 
     // Every request fits the window (as the server counts tokens, not as Podcode estimates).
     for (i, b) in bodies.iter().enumerate() {
-        assert!(reported_tokens(b) < WINDOW, "request {i}: {} tokens", reported_tokens(b));
+        assert!(
+            reported_tokens(b) < WINDOW,
+            "request {i}: {} tokens",
+            reported_tokens(b)
+        );
     }
 
     // Pruning came first: a request carried a pruned marker before any summary was asked for.
     let marker = pruned_output_text("look", "{\"n\":1}");
     let first_pruned = bodies.iter().position(|b| carries(b, &marker)).unwrap();
-    assert!(first_pruned < compactions[0], "{first_pruned} vs {}", compactions[0]);
+    assert!(
+        first_pruned < compactions[0],
+        "{first_pruned} vs {}",
+        compactions[0]
+    );
 
     // Each compaction request is well-formed and its summary is what later requests carry.
     for (k, &i) in compactions.iter().enumerate() {
@@ -169,14 +185,28 @@ async fn a_300_step_session_in_an_8k_window_compacts_and_completes() {
         assert_eq!(msgs[0]["role"], "system");
         let last = msgs.last().unwrap();
         assert_eq!(last["role"], "user");
-        assert!(last["content"].as_str().unwrap().ends_with(COMPACTION_REQUEST));
-        assert!(msgs.iter().all(|m| m["role"] != "tool"), "tool blocks flattened");
+        assert!(
+            last["content"]
+                .as_str()
+                .unwrap()
+                .ends_with(COMPACTION_REQUEST)
+        );
+        assert!(
+            msgs.iter().all(|m| m["role"] != "tool"),
+            "tool blocks flattened"
+        );
         let next = &bodies[i + 1];
         assert!(!is_compaction(next));
-        let carried = summary_text(&format!("SUMMARY-{}: task is to look at every part.", k + 1));
+        let carried = summary_text(&format!(
+            "SUMMARY-{}: task is to look at every part.",
+            k + 1
+        ));
         assert_eq!(next["messages"][1]["role"], "user");
         assert!(
-            next["messages"][1]["content"].as_str().unwrap().starts_with(&carried),
+            next["messages"][1]["content"]
+                .as_str()
+                .unwrap()
+                .starts_with(&carried),
             "{}",
             next["messages"][1]
         );
@@ -291,7 +321,9 @@ async fn overflow_then_retry(anthropic: bool, body: &str) {
     let reasons: Vec<String> = collect(&mut events)
         .into_iter()
         .filter_map(|e| match e {
-            Event::Compacted { reason, summarized, .. } if summarized > 0 => Some(reason),
+            Event::Compacted {
+                reason, summarized, ..
+            } if summarized > 0 => Some(reason),
             _ => None,
         })
         .collect();
@@ -388,11 +420,26 @@ async fn token_and_cost_totals_match_the_scripted_usage_exactly() {
     let stored = w.store.session_usage(&w.session).unwrap().unwrap();
     let close = |a: Option<f64>| (a.unwrap() - cost).abs() < 1e-12;
     assert!(close(stored.cost), "{stored:?}");
-    assert_eq!(StepUsage { cost: None, ..stored }, StepUsage { cost: None, ..expected });
+    assert_eq!(
+        StepUsage {
+            cost: None,
+            ..stored
+        },
+        StepUsage {
+            cost: None,
+            ..expected
+        }
+    );
     assert!(close(summary.usage.cost));
     assert_eq!(
-        StepUsage { cost: None, ..summary.usage },
-        StepUsage { cost: None, ..expected }
+        StepUsage {
+            cost: None,
+            ..summary.usage
+        },
+        StepUsage {
+            cost: None,
+            ..expected
+        }
     );
     let usage_events: Vec<(StepUsage, u64, u64)> = collect(&mut events)
         .into_iter()
@@ -546,27 +593,36 @@ async fn manual_compaction_summarises_and_a_resumed_session_sends_the_summary() 
         }
     });
     agent
-        .run_turn(&w.session, "Look at parts 1 to 3.", CancellationToken::new())
+        .run_turn(
+            &w.session,
+            "Look at parts 1 to 3.",
+            CancellationToken::new(),
+        )
         .await
         .unwrap();
     let mut events = w.runtime.subscribe();
-    assert!(agent.compact(&w.session, CancellationToken::new()).await.unwrap());
-    let compacted = collect(&mut events)
-        .into_iter()
-        .find_map(|e| match e {
-            Event::Compacted { reason, .. } => Some(reason),
-            _ => None,
-        });
+    assert!(
+        agent
+            .compact(&w.session, CancellationToken::new())
+            .await
+            .unwrap()
+    );
+    let compacted = collect(&mut events).into_iter().find_map(|e| match e {
+        Event::Compacted { reason, .. } => Some(reason),
+        _ => None,
+    });
     assert_eq!(compacted.as_deref(), Some("manual"));
     agent
         .run_turn(&w.session, "Go on.", CancellationToken::new())
         .await
         .unwrap();
     let last = w.requests().last().unwrap().clone();
-    assert!(last["messages"][1]["content"]
-        .as_str()
-        .unwrap()
-        .contains("SUMMARY: parts 1-3 looked at."));
+    assert!(
+        last["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("SUMMARY: parts 1-3 looked at.")
+    );
     // Nothing lost: the three original outputs are still stored.
     assert_eq!(w.store.tool_calls(&w.session).unwrap().len(), 3);
 }

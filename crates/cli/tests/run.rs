@@ -363,7 +363,11 @@ fn json_format_prints_one_event_per_line_and_anthropic_works_too() {
             .tool_call("toolu_1", "list", "{}")
             .usage(100, 7)
             .cache(0, 80),
-        Reply::new().text("Two ").text("files.").usage(120, 5).cache(80, 0),
+        Reply::new()
+            .text("Two ")
+            .text("files.")
+            .usage(120, 5)
+            .cache(80, 0),
     ]);
     env.write(
         ".podcode/config.toml",
@@ -617,5 +621,8 @@ fn an_overflow_compacts_the_conversation_and_the_turn_goes_on() {
         assert!(show.contains(needle), "{needle:?} missing:\n{show}");
     }
     let last = env.server.requests().last().unwrap().clone();
-    assert!(last.to_string().contains("SUMMARY: the user asked"), "{last}");
+    assert!(
+        last.to_string().contains("SUMMARY: the user asked"),
+        "{last}"
+    );
 }

@@ -43,7 +43,9 @@ pub enum Op {
         agent: String,
     },
     /// Compact the session's conversation now (`/compact`); `Event::Compacted` follows.
-    Compact { session_id: String },
+    Compact {
+        session_id: String,
+    },
 }
 
 /// Something that happened in the core, in order, for front ends to show.
@@ -236,7 +238,13 @@ pub fn tokens(n: u64) -> String {
 }
 
 /// The note every front end shows for `Event::Compacted` (user-facing).
-pub fn compacted_text(reason: &str, pruned: u32, summarized: u32, before: u64, after: u64) -> String {
+pub fn compacted_text(
+    reason: &str,
+    pruned: u32,
+    summarized: u32,
+    before: u64,
+    after: u64,
+) -> String {
     let why = match reason {
         "overflow" => "the model refused the conversation as too long",
         "manual" => "as asked",

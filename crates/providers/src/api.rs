@@ -266,7 +266,11 @@ mod overflow_tests {
         }
         assert!(!http(400, "invalid tool schema").is_context_overflow());
         assert!(
-            !http(413, "Request too large: tokens per minute (TPM) limit reached").is_context_overflow()
+            !http(
+                413,
+                "Request too large: tokens per minute (TPM) limit reached"
+            )
+            .is_context_overflow()
         );
         assert!(!http(429, "prompt is too long").is_context_overflow());
         assert!(!ProviderError::Aborted.is_context_overflow());

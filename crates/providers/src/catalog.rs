@@ -144,7 +144,10 @@ fn find_in(models: &BTreeMap<String, ModelInfo>, id: &str) -> Option<ModelInfo> 
 /// The catalog's entry for a model, if any.
 pub fn catalog_entry(model: &ModelRef) -> Option<ModelInfo> {
     let cat = catalog();
-    if let Some(m) = cat.get(&model.provider).and_then(|t| find_in(t, &model.model)) {
+    if let Some(m) = cat
+        .get(&model.provider)
+        .and_then(|t| find_in(t, &model.model))
+    {
         return Some(m);
     }
     let last = model.model.rsplit('/').next().unwrap_or(&model.model);
@@ -234,7 +237,10 @@ mod tests {
         let proxied = catalog_entry(&m("myproxy/openai/gpt-4o-mini")).unwrap();
         assert_eq!(proxied.cost.unwrap().output, 0.6);
         assert!(catalog_entry(&m("ollama/llama3.1")).is_none());
-        assert!(catalog_entry(&m("openai/gpt-4")).is_none(), "no looser prefix");
+        assert!(
+            catalog_entry(&m("openai/gpt-4")).is_none(),
+            "no looser prefix"
+        );
     }
 
     #[test]
@@ -254,7 +260,11 @@ mod tests {
         let s = model_info(&config, &m("anthropic/claude-sonnet-4-5"));
         assert_eq!((s.context, s.output), (1_000_000, 64_000));
         assert_eq!(s.cost.unwrap().input, 6.0);
-        assert_eq!(s.cost.unwrap().output, 15.0, "unset fields keep the catalog's");
+        assert_eq!(
+            s.cost.unwrap().output,
+            15.0,
+            "unset fields keep the catalog's"
+        );
         let q = model_info(&config, &m("local/qwen"));
         assert!(q.known);
         assert_eq!((q.context, q.output), (8000, 1000));

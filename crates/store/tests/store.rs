@@ -379,7 +379,9 @@ fn session_usage_totals_add_up_and_survive_a_reopen() {
         reasoning_tokens: 2,
         cost,
     };
-    store.add_session_usage(&s.id, &step(100, 20, None)).unwrap();
+    store
+        .add_session_usage(&s.id, &step(100, 20, None))
+        .unwrap();
     store
         .add_session_usage(&s.id, &step(300, 40, Some(0.25)))
         .unwrap();

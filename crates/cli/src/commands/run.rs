@@ -324,4 +324,3 @@ fn print_summary(s: &TurnSummary, cwd: &std::path::Path) {
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
-

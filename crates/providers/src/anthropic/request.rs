@@ -296,10 +296,7 @@ mod tests {
             messages: vec![
                 msg(Role::User, vec![text("one")]),
                 msg(Role::Assistant, vec![text("two")]),
-                msg(
-                    Role::User,
-                    vec![text("three"), text("four")],
-                ),
+                msg(Role::User, vec![text("three"), text("four")]),
             ],
             tools: vec![tool("a"), tool("b")],
             max_tokens: None,
