@@ -5,7 +5,8 @@
 //!   compacts as it goes — real HTTP + SSE to the scripted server, real SQLite store, real
 //!   pipeline — beside the peak after a 10-step session.
 //!
-//! Run: `cargo bench -p podcode-agent --bench long_session`
+//! Run: `cargo bench -p podcode-agent --bench long_session` (optimised), or
+//! `cargo test --workspace --bench long_session` (the dev profile, no release build).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -30,7 +31,7 @@ fn history(n: usize) -> Vec<Message> {
             text: "Refactor the parser and keep the tests green.".into(),
         }],
     }];
-    for i in 0..(n - 1) / 2 {
+    for i in 0..n / 2 {
         m.push(Message {
             role: Role::Assistant,
             parts: vec![
@@ -54,6 +55,7 @@ fn history(n: usize) -> Vec<Message> {
             }],
         });
     }
+    m.truncate(n);
     m
 }
 
@@ -64,7 +66,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn budget_check() {
     let messages = history(1_000);
-    assert!(messages.len() >= 999);
+    assert_eq!(messages.len(), 1_000);
     let info = ModelInfo {
         context: 200_000,
         output: 32_000,

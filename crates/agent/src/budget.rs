@@ -47,12 +47,17 @@ pub fn estimate_part(part: &Part) -> u64 {
     chars.div_ceil(CHARS_PER_TOKEN) + PER_PART
 }
 
-/// Estimated tokens of a message list.
+/// Estimated tokens of a message list. Plain loops: this runs before every request over
+/// the whole history, and must stay cheap even in an unoptimised build.
 pub fn estimate_messages(messages: &[Message]) -> u64 {
-    messages
-        .iter()
-        .map(|m| PER_MESSAGE + m.parts.iter().map(estimate_part).sum::<u64>())
-        .sum()
+    let mut total = 0;
+    for m in messages {
+        total += PER_MESSAGE;
+        for p in &m.parts {
+            total += estimate_part(p);
+        }
+    }
+    total
 }
 
 /// Estimated tokens of what every request repeats: the system prompt and the tool specs.
