@@ -1,25 +1,31 @@
 //! `Agent`: one profile, one model, one tool runtime; `run_turn` is the loop.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use podcode_protocol::{Event, StepUsage, TurnEnd, TurnSummary};
-use podcode_providers::{ChatRequest, ModelClient, Part, Role};
+use podcode_config::CompactionConfig;
+use podcode_protocol::{Event, StepUsage, ToolSpec, TurnEnd, TurnSummary};
+use podcode_providers::{ModelClient, ModelInfo, Part, Role, unknown_model_warning};
 use podcode_store::Store;
 use podcode_tools::{CallIdentity, CallStatus, ToolHook, ToolRegistry, ToolRuntime};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::{Budget, estimate_fixed};
 use crate::calls::{CallDone, Calls, DoomTracker};
+use crate::compaction::Reason;
 use crate::error::AgentError;
 use crate::history::{History, PartKind, StepStatus, TextData, load_history};
 use crate::profile::{AgentProfile, filter_registry};
 use crate::prompt::{SystemContext, system_prompt};
 use crate::record::Recorder;
-use crate::step::{StepFailure, StepOutput, run_step};
-use crate::texts::{max_steps_text, no_tools_text, stream_failed_text};
+use crate::step::StepOutput;
+use crate::texts::{max_steps_text, no_tools_text};
+
+mod context;
 
 /// A rebuilt tool set: the complete (unfiltered) registry and the hooks of the plugins
 /// that were loaded with it.
@@ -53,6 +59,10 @@ pub struct AgentOptions {
     pub config_dir: Option<PathBuf>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// The model's context window, reply limit and prices (`podcode_providers::model_info`).
+    pub model_info: ModelInfo,
+    /// When the conversation is compacted (`[compaction]`).
+    pub compaction: CompactionConfig,
 }
 
 impl AgentOptions {
@@ -67,6 +77,8 @@ impl AgentOptions {
             config_dir: None,
             max_tokens: None,
             temperature: None,
+            model_info: ModelInfo::fallback(),
+            compaction: CompactionConfig::default(),
         }
     }
 }
@@ -78,6 +90,10 @@ pub struct Agent {
     profile: AgentProfile,
     opts: AgentOptions,
     reloader: Option<Arc<dyn ToolReloader>>,
+    /// The context budget, calibrated by every response.
+    budget: Mutex<Budget>,
+    /// The unknown-model warning was shown.
+    warned: AtomicBool,
 }
 
 impl Agent {
@@ -91,6 +107,7 @@ impl Agent {
         opts: AgentOptions,
     ) -> Self {
         runtime.set_registry(filter_registry(&runtime.registry(), &profile));
+        let budget = Mutex::new(Budget::new(&opts.model_info, &opts.compaction));
         Self {
             runtime,
             model,
@@ -98,6 +115,8 @@ impl Agent {
             profile,
             opts,
             reloader: None,
+            budget,
+            warned: AtomicBool::new(false),
         }
     }
 
@@ -160,6 +179,11 @@ impl Agent {
             agent: self.profile.name.clone(),
             model: self.model.model().to_string(),
         });
+        if !self.opts.model_info.known && !self.warned.swap(true, Ordering::Relaxed) {
+            rec.emit(Event::Warning {
+                message: unknown_model_warning(self.model.model()),
+            });
+        }
 
         let mut summary = TurnSummary {
             session_id: session_id.to_string(),
@@ -203,7 +227,7 @@ impl Agent {
             }
             summary.steps += 1;
             let out = match self
-                .step(&rec, &history, &system, !last, summary.steps, &abort)
+                .step(&rec, &mut history, &system, !last, summary.steps, &abort)
                 .await?
             {
                 Ok(out) => out,
@@ -345,62 +369,61 @@ impl Agent {
         }
     }
 
-    /// One step, retried when its stream is cut. `Ok(Err(text))` ends the turn in error.
+    fn tool_specs(&self, with_tools: bool) -> Vec<ToolSpec> {
+        if !with_tools {
+            return Vec::new();
+        }
+        let registry = self.runtime.registry();
+        registry
+            .tools()
+            .iter()
+            .map(|t| t.tool.spec().clone())
+            .collect()
+    }
+
+    /// One step, retried when its stream is cut. Before it, the conversation is compacted
+    /// when it would pass the context budget; a provider's overflow error compacts and
+    /// retries once. `Ok(Err(text))` ends the turn in error.
     async fn step(
         &self,
         rec: &Recorder,
-        history: &History,
+        history: &mut History,
         system: &str,
         with_tools: bool,
         step: u32,
         abort: &CancellationToken,
     ) -> Result<Result<StepOutput, String>, AgentError> {
-        let tools = if with_tools {
-            let registry = self.runtime.registry();
-            registry
-                .tools()
-                .iter()
-                .map(|t| t.tool.spec().clone())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let temperature = self.chat_params_hook(&rec.session).await;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let request = ChatRequest {
-                model: self.model.model().model.clone(),
-                system: system.to_string(),
-                messages: if with_tools {
-                    history.messages.clone()
-                } else {
-                    crate::history::without_tool_parts(&history.messages)
-                },
-                tools: tools.clone(),
-                max_tokens: self.opts.max_tokens,
-                temperature,
-            };
-            match run_step(rec, &self.model, &self.profile.name, step, request, abort).await? {
-                Ok(out) => return Ok(Ok(out)),
-                Err(StepFailure::Failed(e)) => return Ok(Err(e)),
-                Err(StepFailure::Cut(e)) if attempt > self.opts.max_stream_retries => {
-                    return Ok(Err(stream_failed_text(attempt, &e)));
-                }
-                Err(StepFailure::Cut(e)) => {
-                    rec.emit(Event::StepRetry {
-                        session_id: rec.session.clone(),
-                        step,
-                        attempt: attempt + 1,
-                        error: e,
-                    });
-                    tokio::select! {
-                        _ = tokio::time::sleep(self.opts.stream_retry_delay) => {}
-                        _ = abort.cancelled() => return Ok(Err("aborted while retrying".into())),
-                    }
-                }
+        let tools = self.tool_specs(with_tools);
+        let fixed = estimate_fixed(system, &tools);
+        let mut extra = StepUsage::default();
+        if self.opts.compaction.auto {
+            let out = self
+                .compactor(rec)
+                .run(history, fixed, Reason::Auto, abort)
+                .await?;
+            extra.add(&out.usage);
+            if let Some(e) = out.error {
+                rec.emit(Event::Warning {
+                    message: format!("could not summarise the conversation: {e}"),
+                });
             }
         }
+        let out = self
+            .attempts(
+                rec,
+                history,
+                system,
+                (&tools, with_tools),
+                fixed,
+                step,
+                abort,
+            )
+            .await?;
+        Ok(out.map(|mut o| {
+            // The summarising request's tokens count toward the turn too.
+            o.usage.add(&extra);
+            o
+        }))
     }
 
     /// Calls made in the final, tool-less request still get a result each.

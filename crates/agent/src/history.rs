@@ -196,7 +196,8 @@ pub(crate) fn result_part(tool: &ToolData, row: Option<&ToolCallRow>) -> Part {
     }
 }
 
-/// Rebuilds a session's conversation for the next request (`--continue`, `--session ID`).
+/// Rebuilds a session's conversation for the next request (`--continue`, `--session ID`),
+/// as the model was last sent it: compactions recorded in the store are replayed.
 pub fn load_history(store: &Store, session_id: &str) -> Result<Vec<Message>, StoreError> {
     let calls: HashMap<String, ToolCallRow> = store
         .tool_calls(session_id)?
@@ -239,6 +240,20 @@ pub fn load_history(store: &Store, session_id: &str) -> Result<Vec<Message>, Sto
                     .collect();
                 history.push(Role::Assistant, said);
                 history.push(Role::User, results);
+            }
+            // A compaction: what was sent from here on was pruned and summarised.
+            "system" => {
+                if let Some(record) = crate::compaction::record_of(&m.content) {
+                    let summary = parts.iter().find_map(|p| match p {
+                        StoredPart::Other(kind, data)
+                            if kind == crate::compaction::SUMMARY_PART =>
+                        {
+                            data.get("summary").and_then(Value::as_str)
+                        }
+                        _ => None,
+                    });
+                    crate::compaction::replay(&mut history.messages, &record, summary);
+                }
             }
             _ => {}
         }

@@ -5,6 +5,11 @@
 //! the next step, until the model answers without tools, the user aborts, or `max_steps`
 //! is reached (then one last request without tools asks for a summary).
 //!
+//! Long sessions: before each request the prompt is checked against the model's context
+//! budget (`budget`); past it, old tool outputs are pruned and then the older turns are
+//! summarised (`compaction`), and a provider's overflow error compacts and retries once.
+//! The store keeps every original; `load_history` replays recorded compactions.
+//!
 //! Events (`podcode_protocol::Event`) go out on the tool runtime's broadcast channel, so a
 //! front end subscribes once (`ToolRuntime::subscribe`) and sees text deltas, steps, tool
 //! calls and the turn's end in order. The conversation lives in the store; `load_history`
@@ -13,7 +18,9 @@
 
 mod agent;
 mod attach;
+mod budget;
 mod calls;
+mod compaction;
 mod error;
 mod history;
 mod profile;
@@ -24,6 +31,8 @@ mod texts;
 
 pub use agent::{Agent, AgentOptions, ReloadedTools, ToolReloader};
 pub use attach::FileData;
+pub use budget::{Budget, estimate_fixed, estimate_messages, estimate_part};
+pub use compaction::{PROTECTED_MESSAGES, Reason as CompactionReason};
 pub use error::AgentError;
 pub use history::{
     History, PartKind, ReasoningData, StepData, StepStatus, StoredPart, TextData, ToolData,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use podcode_protocol::{Event, StepUsage, new_id};
 use podcode_providers::{
-    ChatRequest, FinishReason, ModelClient, Part, ProviderError, StreamEvent, Usage,
+    ChatRequest, FinishReason, ModelClient, ModelInfo, Part, ProviderError, StreamEvent, Usage,
 };
 use podcode_store::StoreError;
 use serde_json::json;
@@ -35,6 +35,9 @@ pub(crate) enum StepFailure {
     Cut(String),
     /// The request failed (configuration, HTTP, protocol): not retried here.
     Failed(String),
+    /// The provider refused the prompt as longer than the context window: the loop
+    /// compacts and retries once.
+    Overflow(String),
 }
 
 enum Open {
@@ -50,6 +53,7 @@ struct Pending {
 
 struct Streaming<'a> {
     rec: &'a Recorder,
+    info: &'a ModelInfo,
     message_id: String,
     open: Open,
     parts: Vec<Part>,
@@ -173,6 +177,16 @@ impl Streaming<'_> {
                 calls.push(p.data);
             }
         }
+        // Accounting: a price from the catalog when the provider reports none, and the
+        // session's totals, before anything announces the step.
+        if self.usage.cost.is_none() {
+            self.usage.cost = self.info.cost_of(&self.usage);
+        }
+        if self.usage != StepUsage::default() {
+            self.rec
+                .store
+                .add_session_usage(&self.rec.session, &self.usage)?;
+        }
         let data = StepData {
             step,
             status,
@@ -189,6 +203,17 @@ impl Streaming<'_> {
             finish_reason: self.finish.clone(),
             usage: self.usage,
         });
+        // The session's totals, when this request reported anything.
+        if self.usage != StepUsage::default()
+            && let Some(total) = self.rec.store.session_usage(&self.rec.session)?
+        {
+            self.rec.emit(Event::Usage {
+                session_id: self.rec.session.clone(),
+                total,
+                context_tokens: self.usage.input_tokens,
+                context_window: self.info.context,
+            });
+        }
         Ok(StepOutput {
             message_id: self.message_id,
             status,
@@ -211,6 +236,7 @@ fn merge_usage(into: &mut StepUsage, u: &Usage) {
     set(&mut into.output_tokens, u.output_tokens);
     set(&mut into.cache_read_tokens, u.cache_read_tokens);
     set(&mut into.cache_write_tokens, u.cache_write_tokens);
+    set(&mut into.reasoning_tokens, u.reasoning_tokens);
     if u.cost.is_some() {
         into.cost = u.cost;
     }
@@ -221,12 +247,14 @@ enum Stop {
     Aborted,
     Cut(String),
     Failed(String),
+    Overflow(String),
 }
 
 /// Streams one request into a new assistant message. `Ok(Err(_))` is a failed step (already
 /// recorded as cut or error); `Err` is a store failure.
 pub(crate) async fn run_step(
     rec: &Recorder,
+    info: &ModelInfo,
     model: &Arc<dyn ModelClient>,
     agent: &str,
     step: u32,
@@ -242,6 +270,7 @@ pub(crate) async fn run_step(
     });
     let mut st = Streaming {
         rec,
+        info,
         message_id,
         open: Open::None,
         parts: Vec::new(),
@@ -293,6 +322,10 @@ pub(crate) async fn run_step(
             st.end(step, StepStatus::Error, Some(e.clone()))?;
             Err(StepFailure::Failed(e))
         }
+        Stop::Overflow(e) => {
+            st.end(step, StepStatus::Error, Some(e.clone()))?;
+            Err(StepFailure::Overflow(e))
+        }
     };
     Ok(out)
 }
@@ -301,6 +334,7 @@ fn classify(e: ProviderError) -> Stop {
     match e {
         ProviderError::Aborted => Stop::Aborted,
         e @ ProviderError::StreamCut { .. } => Stop::Cut(e.to_string()),
+        e if e.is_context_overflow() => Stop::Overflow(e.to_string()),
         e => Stop::Failed(e.to_string()),
     }
 }

@@ -51,9 +51,59 @@ pub fn attached_file_failed_text(path: &str, error: &str) -> String {
     format!("The user attached {path}, but it could not be read: {error}")
 }
 
+/// The system prompt of the request that summarises the older conversation.
+pub const COMPACTION_PROMPT: &str = "You are compacting a long coding session so the work can continue within the model's context window. Write a summary that lets another instance of you continue the work without the original messages. Keep: the user's task and every requirement or preference they stated; the decisions made and why; every file read, created or changed (with its path) and what changed; commands run and the results that matter; errors not yet resolved; and the open work, with the exact next step. Keep concrete names, paths, values and identifiers. Do not call tools and do not continue the work: answer with the summary only.";
+
+/// The last user message of the summarising request.
+pub const COMPACTION_REQUEST: &str = "Summarise the conversation above as instructed, so the work can continue from your summary alone.";
+
+/// The message that stands for the summarised conversation in later requests.
+pub fn summary_text(summary: &str) -> String {
+    format!(
+        "[The earlier part of this session was compacted to fit the context window. Summary of it:]\n\n{summary}"
+    )
+}
+
+/// What replaces an old tool output when it is pruned.
+pub fn pruned_output_text(tool: &str, arguments: &str) -> String {
+    let args: String = arguments.chars().take(120).collect();
+    let more = if arguments.chars().count() > 120 {
+        "…"
+    } else {
+        ""
+    };
+    format!(
+        "[Output of {tool} {args}{more} pruned to save context. Call the tool again if you need it.]"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compaction_texts_are_pinned() {
+        assert_eq!(
+            COMPACTION_PROMPT,
+            "You are compacting a long coding session so the work can continue within the model's context window. Write a summary that lets another instance of you continue the work without the original messages. Keep: the user's task and every requirement or preference they stated; the decisions made and why; every file read, created or changed (with its path) and what changed; commands run and the results that matter; errors not yet resolved; and the open work, with the exact next step. Keep concrete names, paths, values and identifiers. Do not call tools and do not continue the work: answer with the summary only."
+        );
+        assert_eq!(
+            COMPACTION_REQUEST,
+            "Summarise the conversation above as instructed, so the work can continue from your summary alone."
+        );
+        assert_eq!(
+            summary_text("S"),
+            "[The earlier part of this session was compacted to fit the context window. Summary of it:]\n\nS"
+        );
+        assert_eq!(
+            pruned_output_text("read", r#"{"filePath":"a.rs"}"#),
+            "[Output of read {\"filePath\":\"a.rs\"} pruned to save context. Call the tool again if you need it.]"
+        );
+        assert!(
+            pruned_output_text("bash", &"x".repeat(500))
+                .contains(&format!("{}… pruned", "x".repeat(120)))
+        );
+    }
 
     #[test]
     fn texts_are_pinned() {

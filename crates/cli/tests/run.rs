@@ -360,8 +360,14 @@ fn json_format_prints_one_event_per_line_and_anthropic_works_too() {
     let env = Env::new(vec![
         Reply::new()
             .reasoning("Thinking.", Some("sig"))
-            .tool_call("toolu_1", "list", "{}"),
-        Reply::new().text("Two ").text("files."),
+            .tool_call("toolu_1", "list", "{}")
+            .usage(100, 7)
+            .cache(0, 80),
+        Reply::new()
+            .text("Two ")
+            .text("files.")
+            .usage(120, 5)
+            .cache(80, 0),
     ]);
     env.write(
         ".podcode/config.toml",
@@ -393,6 +399,7 @@ fn json_format_prints_one_event_per_line_and_anthropic_works_too() {
         "tool_finished",
         "text_delta",
         "step_finished",
+        "usage",
     ] {
         assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
     }
@@ -402,6 +409,13 @@ fn json_format_prints_one_event_per_line_and_anthropic_works_too() {
         .map(|e| e["text"].as_str().unwrap())
         .collect();
     assert_eq!(text_out, "Two files.");
+    // The session's running totals, cache reads and writes included.
+    let usage = events.iter().rfind(|e| e["type"] == "usage").unwrap();
+    assert_eq!(usage["total"]["input_tokens"], 220);
+    assert_eq!(usage["total"]["output_tokens"], 12);
+    assert_eq!(usage["total"]["cache_read_tokens"], 80);
+    assert_eq!(usage["total"]["cache_write_tokens"], 80);
+    assert_eq!(usage["context_tokens"], 120);
     assert_eq!(events.last().unwrap()["summary"]["end"], "answered");
     let recorded = env.server.recorded();
     assert!(
@@ -473,8 +487,15 @@ fn sessions_are_listed_shown_and_exported() {
         "{list}"
     );
 
+    // Token totals: 50 + 60 in, 5 + 4 out (the failed request reported none).
+    assert!(list.contains("110↑ 9↓"), "{list}");
+    let listed: Value = serde_json::from_slice(&env.run(&["sessions", "--json"]).stdout).unwrap();
+    assert_eq!(listed[0]["usage"]["input_tokens"], 110);
+    assert_eq!(listed[0]["usage"]["output_tokens"], 9);
+
     let show = text(&env.run(&["sessions", "show", &id]).stdout);
     for needle in [
+        "tokens: 110 in · 9 out\n",
         "── user",
         "what is in a.txt?",
         "── assistant",
@@ -492,6 +513,7 @@ fn sessions_are_listed_shown_and_exported() {
     let export: Value =
         serde_json::from_slice(&env.run(&["sessions", "export", &id]).stdout).unwrap();
     assert_eq!(export["session"]["id"], id.as_str());
+    assert_eq!(export["usage"]["input_tokens"], 110);
     assert_eq!(export["tool_calls"][0]["tool"], "read");
     assert_eq!(export["tool_calls"][0]["state"], "completed");
     let kinds: Vec<&str> = export["messages"][1]["parts"]
@@ -565,4 +587,42 @@ fn revert_since_a_message_undoes_that_turn_and_later_ones_only() {
     let unknown = env.run(&["revert", "--since", "msg_nope"]);
     assert!(!unknown.status.success());
     assert!(text(&unknown.stderr).contains("no change, call, message or session with that id"));
+}
+
+#[test]
+fn an_overflow_compacts_the_conversation_and_the_turn_goes_on() {
+    let overflow = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#;
+    let env = Env::new(vec![
+        Reply::new().tool_call("c1", "read", r#"{"filePath": "a.txt"}"#),
+        Reply::new().text("It holds alpha."),
+        Reply::raw(400, "application/json", overflow),
+        Reply::new().text("SUMMARY: the user asked what a.txt holds: alpha."),
+        Reply::new().text("Still alpha."),
+    ]);
+    env.write("a.txt", "alpha\n");
+    assert!(env.run(&["run", "what is in a.txt?"]).status.success());
+    let out = env.run(&["run", "--continue", "and now?"]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(text(&out.stdout).trim(), "Still alpha.");
+    assert!(
+        stderr.contains("≡ compacted (the model refused the conversation as too long): "),
+        "{stderr}"
+    );
+    let id = env.last_session();
+    let show = text(&env.run(&["sessions", "show", &id]).stdout);
+    for needle in [
+        "── compacted (overflow)",
+        "≡ SUMMARY: the user asked what a.txt holds: alpha.",
+        // Nothing is lost: the original exchange is still shown.
+        "what is in a.txt?",
+        "It holds alpha.",
+    ] {
+        assert!(show.contains(needle), "{needle:?} missing:\n{show}");
+    }
+    let last = env.server.requests().last().unwrap().clone();
+    assert!(
+        last.to_string().contains("SUMMARY: the user asked"),
+        "{last}"
+    );
 }

@@ -32,6 +32,63 @@ pub struct Config {
     pub mcp: BTreeMap<String, McpServerConfig>,
     /// npm packages to load as plugins.
     pub plugins: Vec<String>,
+    /// When and how a long session's context is compacted: `[compaction]`.
+    pub compaction: CompactionConfig,
+}
+
+/// `[compaction]`: before a request whose prompt would pass `threshold` of the model's
+/// context window, old tool outputs are pruned and, if that is not enough, the older
+/// conversation is summarised. The store keeps every original message either way.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct CompactionConfig {
+    /// Compact automatically (a context-overflow error from the provider still compacts).
+    pub auto: bool,
+    /// The fraction of the usable context window (window minus the reply's room) that
+    /// triggers compaction, between 0.1 and 1.0.
+    pub threshold: f64,
+    /// Replace old tool outputs with a one-line marker before summarising.
+    pub prune: bool,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        Self {
+            auto: true,
+            threshold: 0.85,
+            prune: true,
+        }
+    }
+}
+
+/// `[provider.<name>.models."<id>"]`: what Podcode knows about a model, over the catalog's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct ModelOverride {
+    /// The context window, in tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<u64>,
+    /// The most tokens one reply may have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<u64>,
+    /// Prices in USD per million tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostOverride>,
+}
+
+/// `cost = { input = 3, output = 15, cache_read = 0.3, cache_write = 3.75 }` (USD per
+/// million tokens; cache prices default to the input price).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct CostOverride {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<f64>,
 }
 
 /// Limits past which tool output is truncated and spilled to a file.
@@ -90,7 +147,7 @@ pub struct ToolFilter {
 }
 
 /// A model provider: `[provider.<name>]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "snake_case")]
 pub struct ProviderConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -103,6 +160,9 @@ pub struct ProviderConfig {
     /// OpenAI-compatible for a provider of your own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api: Option<ProviderApi>,
+    /// Per-model facts over the built-in catalog: `[provider.<name>.models."<id>"]`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, ModelOverride>,
 }
 
 /// `api = "openai"` (chat completions) or `api = "anthropic"` (messages).

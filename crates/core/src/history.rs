@@ -75,6 +75,13 @@ impl Engine {
             .ok_or_else(|| EngineError::UnknownSession(id.to_string()))
     }
 
+    /// A session's token and cost totals (every model request, summaries included).
+    pub fn session_usage(&self, id: &str) -> Result<StepUsage, EngineError> {
+        self.store()?
+            .session_usage(id)?
+            .ok_or_else(|| EngineError::UnknownSession(id.to_string()))
+    }
+
     /// Whether a session has any message yet.
     pub fn has_messages(&self, id: &str) -> Result<bool, EngineError> {
         Ok(!self.store()?.messages(id)?.is_empty())
@@ -158,12 +165,38 @@ impl Engine {
             s.model.as_deref().unwrap_or("-"),
             s.cwd
         );
+        if let Some(u) = store.session_usage(&s.id)? {
+            out.push_str(&format!("tokens: {}\n", u.short()));
+        }
         for m in store.messages(&s.id)? {
             let synthetic = m.content.get("synthetic").and_then(|v| v.as_bool()) == Some(true);
             let who = match (m.role.as_str(), synthetic) {
                 ("user", true) => "podcode (to the model)",
                 ("user", false) => "user",
                 ("assistant", _) => "assistant",
+                ("system", _) if m.content.get("compaction").is_some() => {
+                    let c = &m.content["compaction"];
+                    let n = |k: &str| c.get(k).and_then(Value::as_u64).unwrap_or(0);
+                    out.push_str(&format!(
+                        "\n── compacted ({}) · {} · {}\n  {} old tool outputs pruned, {} messages summarised; the model was sent ~{} tokens instead of ~{} (the originals above are kept)\n",
+                        c.get("reason").and_then(Value::as_str).unwrap_or("auto"),
+                        format_time(m.created_at),
+                        m.id,
+                        n("pruned"),
+                        n("summarized"),
+                        n("tokens_after"),
+                        n("tokens_before"),
+                    ));
+                    for part in store.parts(&m.id)? {
+                        if let StoredPart::Other(kind, data) = StoredPart::parse(&part)
+                            && kind == "compaction"
+                        {
+                            let summary = data.get("summary").and_then(Value::as_str).unwrap_or("");
+                            out.push_str(&indent(summary, "  ≡ "));
+                        }
+                    }
+                    continue;
+                }
                 (other, _) => other,
             };
             out.push_str(&format!(
@@ -243,6 +276,7 @@ impl Engine {
         }
         Ok(json!({
             "session": s,
+            "usage": store.session_usage(&s.id)?,
             "messages": messages,
             "tool_calls": store.tool_calls(&s.id)?,
             "changes": store.changes(Some(&s.id), None)?,

@@ -5,7 +5,7 @@
 //! engine's bus. Several sessions can run at once in one engine.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use podcode_agent::{Agent, AgentOptions, AgentProfile, filter_registry, resolve_profile};
 use podcode_protocol::{Event, Op, PermissionReply, StepUsage, TurnEnd, TurnSummary};
@@ -154,6 +154,7 @@ impl Engine {
             sets,
             port: port.clone(),
             max_steps: opts.max_steps,
+            turns: Arc::new(AtomicU64::new(0)),
             current: Mutex::new(Current {
                 agent: None,
                 profile,
@@ -253,6 +254,8 @@ struct Driver {
     port: Port,
     max_steps: Option<u32>,
     current: Mutex<Current>,
+    /// Turns running now (`/compact` waits for none).
+    turns: Arc<AtomicU64>,
 }
 
 impl Driver {
@@ -267,6 +270,7 @@ impl Driver {
                 Op::Abort { .. } => self.abort().await,
                 Op::SetModel { model, .. } => self.set_model(&model).await,
                 Op::SetAgent { agent, .. } => self.set_agent(&agent).await,
+                Op::Compact { session_id } => self.compact(session_id).await,
                 Op::PermissionReply { request_id, reply } => {
                     self.port.reply(&request_id, reply);
                 }
@@ -299,16 +303,40 @@ impl Driver {
             return;
         };
         let port = self.port.clone();
+        let turns = self.turns.clone();
+        turns.fetch_add(1, Ordering::SeqCst);
         tokio::spawn(async move {
             let out = agent
                 .run_turn_with_files(&session_id, &text, &files, token)
                 .await;
+            turns.fetch_sub(1, Ordering::SeqCst);
             if let Err(e) = out {
                 // The loop could not even record the turn: tell the front end it ended.
                 port.emit(Event::TurnFinished {
                     session_id: session_id.clone(),
                     summary: failed_summary(&session_id, e.to_string()),
                 });
+            }
+        });
+    }
+
+    /// `/compact`: between turns only, so the conversation is not edited under a request.
+    async fn compact(&self, session_id: String) {
+        let agent = self.current.lock().await.agent.clone();
+        let Some(agent) = agent else { return };
+        if self.turns.load(Ordering::SeqCst) > 0 {
+            return self.warn("a turn is running: compact when it has finished".into());
+        }
+        let port = self.port.clone();
+        tokio::spawn(async move {
+            match agent.compact(&session_id, CancellationToken::new()).await {
+                Ok(true) => {}
+                Ok(false) => port.emit(Event::Warning {
+                    message: "nothing to compact: the conversation is short".into(),
+                }),
+                Err(e) => port.emit(Event::Warning {
+                    message: format!("could not compact: {e}"),
+                }),
             }
         });
     }
@@ -368,6 +396,8 @@ impl Driver {
         let mut opts =
             AgentOptions::new(engine.cwd().to_path_buf(), engine.project().to_path_buf());
         opts.config_dir = Some(engine.dirs().config_dir.clone());
+        opts.model_info = podcode_providers::model_info(engine.config(), cur.model.model());
+        opts.compaction = engine.config().compaction;
         if let Some(n) = self.max_steps {
             opts.max_steps = n;
         }

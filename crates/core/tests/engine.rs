@@ -33,7 +33,7 @@ impl Workspace {
         std::fs::write(
             root.path().join("config/config.toml"),
             format!(
-                "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n",
+                "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n[provider.scripted.models.\"test\"]\ncontext = 128000\n",
                 server.base_url()
             ),
         )
@@ -254,4 +254,56 @@ async fn two_sessions_run_at_once_in_one_engine() {
     a.close().await;
     b.close().await;
     engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_prices_reach_usage_events_and_compact_summarises_on_request() {
+    let server = ScriptedModel::start(vec![
+        Reply::new().text("One.").usage(1_000_000, 500_000),
+        Reply::new().text("Two.").usage(10, 1),
+        Reply::new().text("SUMMARY: two prompts answered."),
+    ])
+    .await;
+    let ws = Workspace::new(&server);
+    // The last table of the config is `[provider.scripted.models."test"]`.
+    let config = ws.root.path().join("config/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("cost = { input = 1.0, output = 2.0 }\n");
+    std::fs::write(&config, text).unwrap();
+    let engine = ws.engine();
+    let session = open(&engine).await;
+    let port = session.port();
+    let mut events = session.subscribe();
+    prompt(&port, &session, "first");
+    let first = until(&mut events, |e| matches!(e, Event::TurnFinished { .. })).await;
+    let usage = first.iter().find_map(|e| match e {
+        Event::Usage {
+            total,
+            context_window,
+            ..
+        } => Some((*total, *context_window)),
+        _ => None,
+    });
+    let (total, window) = usage.expect("a usage event");
+    assert_eq!(window, 128_000);
+    assert_eq!(total.cost, Some(2.0), "1M in × $1 + 0.5M out × $2");
+    prompt(&port, &session, "second");
+    until(&mut events, |e| matches!(e, Event::TurnFinished { .. })).await;
+
+    port.send(Op::Compact {
+        session_id: session.id().to_string(),
+    });
+    let compacted = until(&mut events, |e| matches!(e, Event::Compacted { .. })).await;
+    let Some(Event::Compacted {
+        reason, summarized, ..
+    }) = compacted.last()
+    else {
+        unreachable!()
+    };
+    assert_eq!((reason.as_str(), *summarized), ("manual", 3));
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(
+        engine.session_usage(session.id()).unwrap().input_tokens,
+        1_000_010
+    );
 }

@@ -42,6 +42,10 @@ pub enum Op {
         session_id: String,
         agent: String,
     },
+    /// Compact the session's conversation now (`/compact`); `Event::Compacted` follows.
+    Compact {
+        session_id: String,
+    },
 }
 
 /// Something that happened in the core, in order, for front ends to show.
@@ -145,6 +149,30 @@ pub enum Event {
         attempt: u32,
         error: String,
     },
+    /// The session's running totals after a model request: tokens and cost so far, how
+    /// large the last prompt was and the model's context window.
+    Usage {
+        session_id: String,
+        total: StepUsage,
+        /// Prompt tokens of the last request (its `input_tokens`).
+        context_tokens: u64,
+        /// The model's context window (catalog or config; 0 when unknown).
+        context_window: u64,
+    },
+    /// The conversation sent to the model was compacted to fit its context window; the
+    /// store still holds every original message. `reason` is `auto` (the threshold was
+    /// passed), `overflow` (the provider refused the request as too long) or `manual`.
+    Compacted {
+        session_id: String,
+        reason: String,
+        /// Old tool outputs replaced by a one-line marker.
+        pruned: u32,
+        /// Messages replaced by the summary (0 when pruning was enough).
+        summarized: u32,
+        /// Estimated prompt tokens before and after.
+        tokens_before: u64,
+        tokens_after: u64,
+    },
     /// The turn is over (final answer, abort, step limit or error).
     TurnFinished {
         session_id: String,
@@ -159,7 +187,10 @@ pub struct StepUsage {
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
-    /// In USD, when the provider reports it.
+    /// Reasoning tokens (part of `output_tokens`), when the provider reports them.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+    /// In USD: reported by the provider, or computed from the model catalog's prices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
 }
@@ -170,10 +201,99 @@ impl StepUsage {
         self.output_tokens += other.output_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
         self.cost = match (self.cost, other.cost) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
         };
+    }
+}
+
+impl StepUsage {
+    /// `12.3k in (8.0k cached) · 1.2k out · $0.0123`: the totals as every front end shows
+    /// them (cached and cost only when there are any).
+    pub fn short(&self) -> String {
+        let mut s = format!("{} in", tokens(self.input_tokens));
+        if self.cache_read_tokens > 0 {
+            s.push_str(&format!(" ({} cached)", tokens(self.cache_read_tokens)));
+        }
+        s.push_str(&format!(" · {} out", tokens(self.output_tokens)));
+        if self.reasoning_tokens > 0 {
+            s.push_str(&format!(" ({} reasoning)", tokens(self.reasoning_tokens)));
+        }
+        if let Some(c) = self.cost {
+            s.push_str(&format!(" · ${c:.4}"));
+        }
+        s
+    }
+}
+
+/// A token count for people: `950`, `12.3k`, `1.25M`.
+pub fn tokens(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.2}M", n as f64 / 1_000_000.0),
+    }
+}
+
+/// The note every front end shows for `Event::Compacted` (user-facing).
+pub fn compacted_text(
+    reason: &str,
+    pruned: u32,
+    summarized: u32,
+    before: u64,
+    after: u64,
+) -> String {
+    let why = match reason {
+        "overflow" => "the model refused the conversation as too long",
+        "manual" => "as asked",
+        _ => "the context window was filling up",
+    };
+    let mut done = Vec::new();
+    if pruned > 0 {
+        done.push(format!("{pruned} old tool outputs pruned"));
+    }
+    if summarized > 0 {
+        done.push(format!("{summarized} messages summarised"));
+    }
+    format!(
+        "≡ compacted ({why}): {}; ~{} → ~{} tokens sent (the session keeps every message)",
+        done.join(", "),
+        tokens(before),
+        tokens(after)
+    )
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::*;
+
+    #[test]
+    fn the_compaction_note_is_pinned() {
+        assert_eq!(
+            compacted_text("auto", 12, 40, 7_200, 2_100),
+            "≡ compacted (the context window was filling up): 12 old tool outputs pruned, 40 messages summarised; ~7.2k → ~2.1k tokens sent (the session keeps every message)"
+        );
+        assert_eq!(
+            compacted_text("overflow", 0, 8, 130_000, 20_000),
+            "≡ compacted (the model refused the conversation as too long): 8 messages summarised; ~130.0k → ~20.0k tokens sent (the session keeps every message)"
+        );
+    }
+
+    #[test]
+    fn usage_reads_short() {
+        let u = StepUsage {
+            input_tokens: 12_345,
+            output_tokens: 950,
+            cache_read_tokens: 8_000,
+            cache_write_tokens: 0,
+            reasoning_tokens: 0,
+            cost: Some(0.01234),
+        };
+        assert_eq!(u.short(), "12.3k in (8.0k cached) · 950 out · $0.0123");
+        assert_eq!(StepUsage::default().short(), "0 in · 0 out");
+        assert_eq!(tokens(1_250_000), "1.25M");
     }
 }
 

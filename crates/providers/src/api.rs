@@ -82,6 +82,10 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// A stable key for the provider's prompt cache (the session id): sent as
+    /// `prompt_cache_key` to OpenAI, which routes requests sharing it to the same cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_key: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -90,6 +94,9 @@ pub struct Usage {
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
+    /// Reasoning tokens, part of `output_tokens` (OpenAI `completion_tokens_details`).
+    #[serde(default)]
+    pub reasoning_tokens: u64,
     /// When the provider reports it (OpenRouter), in USD.
     pub cost: Option<f64>,
 }
@@ -158,6 +165,44 @@ pub enum ProviderError {
     Aborted,
 }
 
+impl ProviderError {
+    /// The provider refused the request because the conversation does not fit the model's
+    /// context window (OpenAI `context_length_exceeded`, Anthropic `prompt is too long`, and
+    /// the wordings of the compatible servers). The agent compacts and retries once.
+    pub fn is_context_overflow(&self) -> bool {
+        let Self::Http {
+            status, message, ..
+        } = self
+        else {
+            return false;
+        };
+        if !matches!(status, 400 | 413 | 422) {
+            return false;
+        }
+        let m = message.to_ascii_lowercase();
+        // Groq's and OpenAI's tokens-per-minute limits also speak of "tokens": not overflow.
+        if m.contains("per minute") || m.contains("rate limit") {
+            return false;
+        }
+        OVERFLOW_PATTERNS.iter().any(|p| m.contains(p))
+    }
+}
+
+/// Lower-case fragments of the providers' context-overflow error messages.
+const OVERFLOW_PATTERNS: &[&str] = &[
+    "context_length_exceeded",
+    "maximum context length",
+    "prompt is too long",
+    "context window",
+    "context length",
+    "too many tokens",
+    "input is too long",
+    "input too long",
+    "reduce the length of the messages",
+    "exceeds the available context size",
+    "request_too_large",
+];
+
 /// A streaming turn: events until `Finish` (then the channel closes), or one error.
 pub type EventStream = mpsc::Receiver<Result<StreamEvent, ProviderError>>;
 
@@ -189,5 +234,45 @@ mod tests {
         assert!(ModelRef::parse("gpt-4o").is_none());
         assert!(ModelRef::parse("/x").is_none());
         assert_eq!(m.to_string(), "openrouter/meta-llama/llama-3.1-70b");
+    }
+}
+
+#[cfg(test)]
+mod overflow_tests {
+    use super::*;
+
+    fn http(status: u16, message: &str) -> ProviderError {
+        ProviderError::Http {
+            provider: "p".into(),
+            status,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn the_providers_overflow_errors_are_recognised() {
+        let overflows = [
+            // OpenAI (the code is appended when the message lacks it).
+            "This model's maximum context length is 128000 tokens. However, your messages resulted in 130382 tokens. Please reduce the length of the messages. (context_length_exceeded)",
+            // Anthropic.
+            "prompt is too long: 208310 tokens > 200000 maximum",
+            // llama.cpp, vLLM, Groq, DeepSeek style wordings.
+            "the request exceeds the available context size, try increasing it",
+            "This model's maximum context length is 8192 tokens",
+            "Please reduce the length of the messages or completion.",
+        ];
+        for m in overflows {
+            assert!(http(400, m).is_context_overflow(), "{m}");
+        }
+        assert!(!http(400, "invalid tool schema").is_context_overflow());
+        assert!(
+            !http(
+                413,
+                "Request too large: tokens per minute (TPM) limit reached"
+            )
+            .is_context_overflow()
+        );
+        assert!(!http(429, "prompt is too long").is_context_overflow());
+        assert!(!ProviderError::Aborted.is_context_overflow());
     }
 }

@@ -10,11 +10,15 @@
 //! - With the `test-support` feature, [`testing::ScriptedModel`] is a real HTTP server on
 //!   127.0.0.1 speaking both protocols from a script, for tests of everything above.
 //!
+//! - [`model_info`] tells a model's context window, reply limit and prices (the built-in
+//!   catalog, `data/models.json`, under the config's overrides).
+//!
 //! Token accounting: [`Usage::input_tokens`] is the *total* prompt size, cache reads and
 //! writes included (they are also reported separately), so it is also the context size.
 
 mod anthropic;
 mod api;
+mod catalog;
 mod endpoint;
 mod openai;
 mod resolve;
@@ -26,6 +30,7 @@ pub mod testing;
 
 pub use anthropic::{ANTHROPIC_BASE_URL, AnthropicClient, DEFAULT_MAX_TOKENS};
 pub use api::*;
+pub use catalog::{ModelInfo, Prices, catalog_entry, model_info, unknown_model_warning};
 pub use endpoint::{Endpoint, WireProtocol};
 pub use openai::OpenAiClient;
 pub use resolve::{

@@ -144,6 +144,12 @@ async fn attempt<D: Decoder>(
             b = response.text() => b.unwrap_or_default(),
         };
         let mut message = error_message(&body);
+        // OpenAI names an overflow by its code; keep it where the message does not, so the
+        // agent can tell an overflow from other refusals (`ProviderError::is_context_overflow`).
+        if body.contains("context_length_exceeded") && !message.contains("context_length_exceeded")
+        {
+            message = format!("{message} (context_length_exceeded)");
+        }
         if matches!(status.as_u16(), 401 | 403) {
             message = format!("{message} ({})", endpoint.auth_hint(provider));
         }

@@ -43,6 +43,7 @@ async fn text_usage_headers_and_the_request_sent() {
                     output_tokens: 20,
                     cache_read_tokens: 600,
                     cache_write_tokens: 100,
+                    reasoning_tokens: 0,
                     cost: None
                 }
             },
@@ -62,10 +63,11 @@ async fn text_usage_headers_and_the_request_sent() {
             "model": "claude-test",
             "max_tokens": 8192,
             "stream": true,
-            "system": "You are a test.",
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+            "system": [{"type": "text", "text": "You are a test.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}],
             "tools": [{"name": "read", "description": "Read a file.",
-                "input_schema": {"type": "object", "properties": {"filePath": {"type": "string"}}}}],
+                "input_schema": {"type": "object", "properties": {"filePath": {"type": "string"}}},
+                "cache_control": {"type": "ephemeral"}}],
         })
     );
 }
@@ -168,9 +170,9 @@ async fn thinking_with_signature_is_streamed_and_sent_back() {
             {"role": "user", "content": [{"type": "text", "text": "check x"}]},
             {"role": "assistant", "content": [
                 {"type": "thinking", "thinking": "Let me check.", "signature": "sig-123"},
-                {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"filePath": "x"}}]},
+                {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"filePath": "x"}, "cache_control": {"type": "ephemeral"}}]},
             {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "no such file"}], "is_error": true}]},
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "no such file"}], "is_error": true, "cache_control": {"type": "ephemeral"}}]},
         ])
     );
 }
@@ -185,7 +187,8 @@ async fn image_attachments_go_inside_the_tool_result() {
         server.requests()[0]["messages"][2],
         json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": [
             {"type": "text", "text": "Image read."},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]}]})
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}],
+            "cache_control": {"type": "ephemeral"}}]})
     );
 }
 

@@ -42,6 +42,7 @@ async fn text_deltas_usage_and_the_request_sent() {
                     output_tokens: 20,
                     cache_read_tokens: 30,
                     cache_write_tokens: 0,
+                    reasoning_tokens: 0,
                     cost: Some(0.0012)
                 }
             },

@@ -156,6 +156,7 @@ fn provider_blocks_override_and_define_providers() {
             api_key_env: Some("PROXY_KEY".into()),
             headers,
             api: None,
+            models: Default::default(),
         },
     );
     c.provider.insert(
@@ -165,6 +166,7 @@ fn provider_blocks_override_and_define_providers() {
             api_key_env: None,
             headers: Default::default(),
             api: None,
+            models: Default::default(),
         },
     );
     let r = resolved(
@@ -262,6 +264,7 @@ async fn resolved_clients_talk_to_the_configured_base_url() {
         api_key_env: Some("MY_KEY".into()),
         headers: Default::default(),
         api: None,
+        models: Default::default(),
     };
     c.provider.insert("anthropic".into(), block.clone());
     c.provider.insert(

@@ -13,6 +13,7 @@ mod messages;
 mod migrations;
 mod sessions;
 mod tool_calls;
+mod usage;
 
 pub use approvals::ApprovalRow;
 pub use db::Store;

@@ -96,6 +96,16 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE changes ADD COLUMN owner TEXT;
     CREATE INDEX changes_pending ON changes(state) WHERE state = 'pending';
     "#,
+    // Token and cost totals per session (each assistant message's own usage is in its
+    // `step` part). `cost` stays NULL while no request had a known price.
+    r#"
+    ALTER TABLE sessions ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN cost REAL;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -52,7 +52,7 @@ fn open_creates_parent_dirs_uses_wal_and_is_idempotent() {
     let version: i64 = raw
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
 }
 
 #[test]
@@ -359,4 +359,51 @@ fn a_tool_call_start_and_finish_pair_is_cheap() {
     eprintln!("start+finish tool call: {per_pair:?} per pair");
     // The target is well under 100 µs; the bound is loose so a busy CI box does not flake.
     assert!(per_pair < Duration::from_millis(2), "{per_pair:?} per pair");
+}
+
+#[test]
+fn session_usage_totals_add_up_and_survive_a_reopen() {
+    use podcode_protocol::StepUsage;
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir);
+    let s = store.create_session(&new_session("usage")).unwrap();
+    assert_eq!(
+        store.session_usage(&s.id).unwrap(),
+        Some(StepUsage::default())
+    );
+    let step = |input, output, cost| StepUsage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: 10,
+        cache_write_tokens: 5,
+        reasoning_tokens: 2,
+        cost,
+    };
+    store
+        .add_session_usage(&s.id, &step(100, 20, None))
+        .unwrap();
+    store
+        .add_session_usage(&s.id, &step(300, 40, Some(0.25)))
+        .unwrap();
+    store
+        .add_session_usage(&s.id, &step(1, 1, Some(0.5)))
+        .unwrap();
+    drop(store);
+    let store = open(&dir);
+    assert_eq!(
+        store.session_usage(&s.id).unwrap(),
+        Some(StepUsage {
+            input_tokens: 401,
+            output_tokens: 61,
+            cache_read_tokens: 30,
+            cache_write_tokens: 15,
+            reasoning_tokens: 6,
+            cost: Some(0.75),
+        })
+    );
+    assert_eq!(store.session_usage("ses_missing").unwrap(), None);
+    assert!(matches!(
+        store.add_session_usage("ses_missing", &StepUsage::default()),
+        Err(StoreError::NotFound { .. })
+    ));
 }

@@ -266,6 +266,12 @@ impl Loop {
             }
             Action::NewSession => self.new_session(),
             Action::Undo => self.undo(),
+            Action::Compact => {
+                self.state
+                    .transcript
+                    .notice("compacting the conversation…".to_string());
+                let _ = self.ops.send(Op::Compact { session_id });
+            }
             Action::OpenPicker(kind) => self.open_picker(kind),
             Action::Pick(kind, value) => self.pick(kind, value),
             Action::ShowPlugins => {

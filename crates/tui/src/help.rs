@@ -13,7 +13,8 @@ pub const HELP: &str =
 ←/→ ctrl-←/→ home/end move · ctrl-w ctrl-u ctrl-k delete · @path attach a file (tab completes)
 pgup/pgdn shift-↑/↓ ctrl-home/end scroll · esc abort the turn · ctrl-c twice quit · ctrl-o expand the last tool output
 ctrl-g or /changes: Changes view (r change · c call · t since its prompt · a all · f force)
-/new  /sessions  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /help";
+/new  /sessions  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /help
+/compact: summarise the older conversation now (it also happens by itself when the context fills)";
 
 pub fn draw_help(frame: &mut Frame, area: Rect, theme: Theme) {
     let h = 11.min(area.height);

@@ -35,6 +35,8 @@ pub enum Action {
     NewSession,
     /// `/undo`: revert the last turn's changes.
     Undo,
+    /// `/compact`: compact the session's conversation now.
+    Compact,
     /// `/sessions`, `/model`, `/agent` without an argument: open that picker.
     OpenPicker(PickerKind),
     /// A picker's choice, or `/model ID` / `/agent NAME` typed in full.

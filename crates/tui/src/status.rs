@@ -1,5 +1,5 @@
 //! The status line component: which model and agent the session runs with, its title, the
-//! tokens (and cost) used so far, the working directory, whether a turn is running, and the
+//! tokens (and cost) used so far and how full the context window is, the working directory, whether a turn is running, and the
 //! "press ctrl-c again" warning. Turn events update it (`apply_event`); it draws the bottom
 //! row, with the running tools the transcript reports.
 
@@ -18,6 +18,8 @@ pub struct StatusLine {
     pub title: String,
     pub cwd: String,
     pub usage: StepUsage,
+    /// Prompt tokens of the last request and the model's context window (0: unknown).
+    pub context: (u64, u64),
     /// A turn is running.
     pub busy: bool,
     /// Set after the first Ctrl-C; a second one quits.
@@ -55,6 +57,16 @@ impl StatusLine {
                 self.model = model.clone();
             }
             Event::StepFinished { usage, .. } => self.usage.add(usage),
+            // The session's stored totals (summaries and earlier turns included) win.
+            Event::Usage {
+                total,
+                context_tokens,
+                context_window,
+                ..
+            } => {
+                self.usage = *total;
+                self.context = (*context_tokens, *context_window);
+            }
             Event::TurnFinished { .. } => self.busy = false,
             _ => {}
         }
@@ -70,6 +82,9 @@ impl StatusLine {
         let mut tokens = format!("{}↑ {}↓", u.input_tokens, u.output_tokens);
         if let Some(c) = u.cost {
             tokens.push_str(&format!(" ${c:.4}"));
+        }
+        if let (used @ 1.., window @ 1..) = self.context {
+            tokens.push_str(&format!(" ctx {}%", used * 100 / window));
         }
         parts.push(tokens);
         parts.push(self.cwd.clone());
@@ -133,5 +148,26 @@ mod tests {
             },
         });
         assert!(!s.busy);
+    }
+
+    #[test]
+    fn session_totals_and_context_fill_come_from_usage_events() {
+        let mut s = StatusLine::new("anthropic/claude-sonnet-4-5", "build", "/w");
+        s.apply_event(&Event::Usage {
+            session_id: "ses_1".into(),
+            total: StepUsage {
+                input_tokens: 12_000,
+                output_tokens: 300,
+                cost: Some(0.0405),
+                ..Default::default()
+            },
+            context_tokens: 50_000,
+            context_window: 200_000,
+        });
+        let text = line(&s, &[]);
+        assert!(
+            text.contains(" · 12000↑ 300↓ $0.0405 ctx 25% · /w"),
+            "{text}"
+        );
     }
 }

@@ -197,6 +197,20 @@ impl Transcript {
                 }
             }
             Event::Warning { message } => self.notice(format!("⚠ {message}")),
+            Event::Compacted {
+                reason,
+                pruned,
+                summarized,
+                tokens_before,
+                tokens_after,
+                ..
+            } => self.notice(podcode_protocol::compacted_text(
+                reason,
+                *pruned,
+                *summarized,
+                *tokens_before,
+                *tokens_after,
+            )),
             Event::Configured { agent, model } => {
                 self.notice(format!("next turns use agent {agent} with {model}"));
             }

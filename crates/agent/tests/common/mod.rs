@@ -38,6 +38,11 @@ pub struct Opts {
 }
 
 pub fn world(script: Vec<Reply>, opts: Opts) -> World {
+    world_on(ScriptedModel::start_blocking(script), opts)
+}
+
+/// A world whose model server is already started (e.g. `ScriptedModel::responding`).
+pub fn world_on(server: ScriptedModel, opts: Opts) -> World {
     let mut registry = ToolRegistry::new();
     if opts.builtins {
         podcode_builtins::register_all(&mut registry);
@@ -64,7 +69,6 @@ pub fn world(script: Vec<Reply>, opts: Opts) -> World {
             ..Default::default()
         },
     );
-    let server = ScriptedModel::start_blocking(script);
     let endpoint = Endpoint::new(server.base_url()).with_key("test-key", None);
     let model: Arc<dyn ModelClient> = if opts.anthropic {
         let r = ModelRef::parse("anthropic/claude-test").unwrap();

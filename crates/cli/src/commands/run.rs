@@ -13,7 +13,9 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use podcode_core::{Engine, EngineError, SessionOptions, SessionPick};
-use podcode_protocol::{Event, Op, TurnEnd, TurnSummary, sanitize_for_terminal as clean};
+use podcode_protocol::{
+    Event, Op, TurnEnd, TurnSummary, compacted_text, sanitize_for_terminal as clean,
+};
 use tokio::sync::broadcast;
 
 use crate::asker::{Answerer, answer_asks};
@@ -230,6 +232,18 @@ fn render_text(
             eprintln!("↻ the response was cut off ({error}); retrying (attempt {attempt})");
         }
         Event::Warning { message } => eprintln!("warning: {}", clean(message)),
+        Event::Compacted {
+            reason,
+            pruned,
+            summarized,
+            tokens_before,
+            tokens_after,
+            ..
+        } => {
+            end_line(at_line_start);
+            let note = compacted_text(reason, *pruned, *summarized, *tokens_before, *tokens_after);
+            eprintln!("{note}");
+        }
         _ => {}
     }
 }

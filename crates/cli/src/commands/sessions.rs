@@ -1,4 +1,5 @@
-//! `podcode sessions`: list stored sessions (newest first), `show ID` prints a session's
+//! `podcode sessions`: list stored sessions (newest first, with tokens in/out and cost),
+//! `show ID` prints a session's
 //! transcript, `export ID` writes it as JSON (session, messages with their parts, tool
 //! calls, changes) to stdout.
 
@@ -8,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use podcode_core::{Engine, format_time};
-use podcode_protocol::{sanitize_for_terminal as clean, sanitize_json};
+use podcode_protocol::{sanitize_for_terminal as clean, sanitize_json, tokens};
 
 use crate::start::engine;
 
@@ -57,10 +58,14 @@ pub fn run(cwd: Option<PathBuf>, args: SessionsArgs) -> Result<ExitCode> {
 fn list(engine: &Engine, all: bool, json_out: bool) -> Result<ExitCode> {
     let sessions = engine.sessions(all)?;
     if json_out {
-        println!(
-            "{}",
-            sanitize_json(&serde_json::to_string_pretty(&sessions)?)
-        );
+        // Each session row with its token and cost totals under `usage`.
+        let mut rows = Vec::new();
+        for s in &sessions {
+            let mut v = serde_json::to_value(s)?;
+            v["usage"] = serde_json::to_value(engine.session_usage(&s.id)?)?;
+            rows.push(v);
+        }
+        println!("{}", sanitize_json(&serde_json::to_string_pretty(&rows)?));
         return Ok(ExitCode::SUCCESS);
     }
     if sessions.is_empty() {
@@ -68,12 +73,22 @@ fn list(engine: &Engine, all: bool, json_out: bool) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for s in sessions {
+        let usage = engine.session_usage(&s.id)?;
+        let mut spent = format!(
+            "{}↑ {}↓",
+            tokens(usage.input_tokens),
+            tokens(usage.output_tokens)
+        );
+        if let Some(c) = usage.cost {
+            spent.push_str(&format!(" ${c:.2}"));
+        }
         println!(
-            "{}  {}  {:<6}  {:<28}  {}",
+            "{}  {}  {:<6}  {:<28}  {:<20}  {}",
             s.id,
             format_time(s.updated_at),
             s.agent,
             clean(s.model.as_deref().unwrap_or("-")),
+            spent,
             clean(&s.title)
         );
     }

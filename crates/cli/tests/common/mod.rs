@@ -29,7 +29,7 @@ impl Env {
         };
         env.write(".podcode/config.toml", "model = \"scripted/test\"\n");
         env.write_global(&format!(
-            "[provider.scripted]\nbase_url = \"{}\"\n",
+            "[provider.scripted]\nbase_url = \"{}\"\n[provider.scripted.models.\"test\"]\ncontext = 128000\n",
             env.server.base_url()
         ));
         env

@@ -201,6 +201,7 @@ impl Decoder for AnthropicDecoder {
                     output_tokens: self.output,
                     cache_read_tokens: self.cache_read,
                     cache_write_tokens: self.cache_write,
+                    reasoning_tokens: 0,
                     cost: None,
                 };
                 out.push(StreamEvent::Usage { usage });

@@ -32,10 +32,17 @@ pub(crate) fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
             _ => messages.push((m.role, blocks)),
         }
     }
-    let messages: Vec<Value> = messages
+    let mut messages: Vec<Value> = messages
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
         .collect();
+    // Prompt caching: breakpoints on the recent turn (the last two messages, so the next
+    // request reads what this one wrote), the tools and the system prompt — four, the API's
+    // maximum. Each caches everything before it.
+    let n = messages.len();
+    for m in messages.iter_mut().skip(n.saturating_sub(2)) {
+        mark_last_block(m);
+    }
 
     let mut body = Map::new();
     body.insert("model".into(), json!(model_id(model, &req.model)));
@@ -45,19 +52,42 @@ pub(crate) fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
     );
     body.insert("stream".into(), json!(true));
     if !req.system.is_empty() {
-        body.insert("system".into(), json!(req.system));
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": req.system, "cache_control": ephemeral()}]),
+        );
     }
     body.insert("messages".into(), Value::Array(messages));
     if !req.tools.is_empty() {
-        let tools = req.tools.iter().map(
-            |t| json!({"name": t.id, "description": t.description, "input_schema": t.parameters}),
-        );
-        body.insert("tools".into(), Value::Array(tools.collect()));
+        let mut tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.id, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = ephemeral();
+        }
+        body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), json!(t));
     }
     Value::Object(body)
+}
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Puts a cache breakpoint on a message's last block that may carry one (thinking blocks
+/// may not).
+fn mark_last_block(message: &mut Value) {
+    if let Some(block) = message["content"]
+        .as_array_mut()
+        .and_then(|blocks| blocks.iter_mut().rev().find(|b| b["type"] != "thinking"))
+    {
+        block["cache_control"] = ephemeral();
+    }
 }
 
 fn is_tool_result(block: &Value) -> bool {
@@ -227,6 +257,7 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             temperature: Some(0.5),
+            cache_key: None,
         };
         let body = request_body(&ModelRef::parse("anthropic/claude-y").unwrap(), &req);
         assert_eq!(body["model"], "claude-x");
@@ -239,13 +270,54 @@ mod tests {
                 {"role": "assistant", "content": [
                     {"type": "thinking", "thinking": "think", "signature": "sig"},
                     {"type": "tool_use", "id": "t1", "name": "read", "input": {"a": 1}},
-                    {"type": "tool_use", "id": "t2", "name": "list", "input": {}}]},
+                    {"type": "tool_use", "id": "t2", "name": "list", "input": {}, "cache_control": {"type": "ephemeral"}}]},
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "x"}]},
                     {"type": "tool_result", "tool_use_id": "t2", "content": [], "is_error": true},
-                    {"type": "text", "text": "also"}]},
+                    {"type": "text", "text": "also", "cache_control": {"type": "ephemeral"}}]},
             ])
         );
+    }
+
+    #[test]
+    fn cache_breakpoints_on_system_tools_and_the_recent_turn() {
+        let tool = |id: &str| podcode_protocol::ToolSpec {
+            id: id.into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+            truncation: Default::default(),
+            idempotent: true,
+            timeout_ms: None,
+        };
+        let text = |t: &str| Part::Text { text: t.into() };
+        let req = ChatRequest {
+            model: String::new(),
+            system: "sys".into(),
+            messages: vec![
+                msg(Role::User, vec![text("one")]),
+                msg(Role::Assistant, vec![text("two")]),
+                msg(Role::User, vec![text("three"), text("four")]),
+            ],
+            tools: vec![tool("a"), tool("b")],
+            max_tokens: None,
+            temperature: None,
+            cache_key: Some("ses_1".into()),
+        };
+        let body = request_body(&ModelRef::parse("anthropic/claude-y").unwrap(), &req);
+        let eph = json!({"type": "ephemeral"});
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "sys", "cache_control": eph}])
+        );
+        assert!(body["tools"][0].get("cache_control").is_none());
+        assert_eq!(body["tools"][1]["cache_control"], eph);
+        let m = &body["messages"];
+        assert!(m[0]["content"][0].get("cache_control").is_none());
+        assert_eq!(m[1]["content"][0]["cache_control"], eph);
+        assert!(m[2]["content"][0].get("cache_control").is_none());
+        assert_eq!(m[2]["content"][1]["cache_control"], eph);
+        let marks = body.to_string().matches("cache_control").count();
+        assert_eq!(marks, 4, "the API allows at most four breakpoints");
     }
 
     #[test]

@@ -189,6 +189,7 @@ impl Decoder for OpenAiDecoder {
                 output_tokens: u64_at(u, "/completion_tokens"),
                 cache_read_tokens: u64_at(u, "/prompt_tokens_details/cached_tokens"),
                 cache_write_tokens: u64_at(u, "/prompt_tokens_details/cache_write_tokens"),
+                reasoning_tokens: u64_at(u, "/completion_tokens_details/reasoning_tokens"),
                 cost: u.get("cost").and_then(Value::as_f64),
             });
         }

@@ -60,6 +60,13 @@ pub(crate) fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), json!(t));
     }
+    // OpenAI routes requests sharing a key to the same prompt cache; other compatible
+    // servers may refuse unknown fields, so only OpenAI's own API gets it.
+    if let Some(key) = &req.cache_key
+        && model.provider == "openai"
+    {
+        body.insert("prompt_cache_key".into(), json!(key));
+    }
     Value::Object(body)
 }
 
@@ -171,7 +178,19 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             temperature: None,
+            cache_key: None,
         }
+    }
+
+    #[test]
+    fn the_prompt_cache_key_goes_to_openai_only() {
+        let mut r = req(vec![]);
+        r.cache_key = Some("ses_1".into());
+        let openai = request_body(&ModelRef::parse("openai/gpt-4.1").unwrap(), &r);
+        assert_eq!(openai["prompt_cache_key"], "ses_1");
+        assert_eq!(openai["stream_options"], json!({"include_usage": true}));
+        let groq = request_body(&ModelRef::parse("groq/llama").unwrap(), &r);
+        assert!(groq.get("prompt_cache_key").is_none());
     }
 
     #[test]

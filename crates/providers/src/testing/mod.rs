@@ -37,4 +37,4 @@ mod reply;
 mod server;
 
 pub use reply::Reply;
-pub use server::{RecordedRequest, ScriptedModel};
+pub use server::{RecordedRequest, Responder, ScriptedModel};

@@ -145,7 +145,8 @@ fn openai(reply: &Reply, model: &str, seq: usize) -> Vec<String> {
     ));
     let u = &reply.usage;
     let mut usage = json!({"prompt_tokens": u.input, "completion_tokens": u.output,
-        "total_tokens": u.input + u.output, "prompt_tokens_details": {"cached_tokens": u.cache_read}});
+        "total_tokens": u.input + u.output, "prompt_tokens_details": {"cached_tokens": u.cache_read},
+        "completion_tokens_details": {"reasoning_tokens": u.reasoning}});
     if let Some(cost) = u.cost {
         usage["cost"] = json!(cost);
     }

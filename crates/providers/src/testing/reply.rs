@@ -53,6 +53,7 @@ pub(crate) struct ScriptUsage {
     pub output: u64,
     pub cache_read: u64,
     pub cache_write: u64,
+    pub reasoning: u64,
     pub cost: Option<f64>,
 }
 
@@ -153,6 +154,13 @@ impl Reply {
     pub fn cache(mut self, read: u64, write: u64) -> Self {
         self.usage.cache_read = read;
         self.usage.cache_write = write;
+        self
+    }
+
+    /// Reasoning tokens, part of the output (OpenAI
+    /// `completion_tokens_details.reasoning_tokens`; Anthropic does not report them).
+    pub fn reasoning_tokens(mut self, tokens: u64) -> Self {
+        self.usage.reasoning = tokens;
         self
     }
 

@@ -29,11 +29,17 @@ pub struct RecordedRequest {
     pub body: Value,
 }
 
+/// Computes the reply to a request from its JSON body (see [`ScriptedModel::responding`]).
+pub type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
 #[derive(Default)]
 struct Shared {
     script: VecDeque<Reply>,
     requests: Vec<RecordedRequest>,
     scripted: usize,
+    responder: Option<Responder>,
+    /// Request bodies are dropped after answering (long benchmarks).
+    forget_bodies: bool,
 }
 
 type SharedState = Arc<Mutex<Shared>>;
@@ -61,11 +67,24 @@ impl ScriptedModel {
 
     /// [`ScriptedModel::start`] for code without an async context.
     pub fn start_blocking(script: Vec<Reply>) -> Self {
+        Self::serve(script, None)
+    }
+
+    /// A server whose replies are computed from each request (after `script` is used up):
+    /// for conversations whose shape depends on the code under test, such as a long session
+    /// that compacts whenever its context fills.
+    pub fn responding(script: Vec<Reply>, responder: Responder) -> Self {
+        Self::serve(script, Some(responder))
+    }
+
+    fn serve(script: Vec<Reply>, responder: Option<Responder>) -> Self {
         let scripted = script.len();
         let state: SharedState = Arc::new(Mutex::new(Shared {
             script: script.into(),
             requests: Vec::new(),
             scripted,
+            responder,
+            forget_bodies: false,
         }));
         let listener =
             std::net::TcpListener::bind("127.0.0.1:0").expect("scripted model: bind 127.0.0.1:0");
@@ -126,6 +145,12 @@ impl ScriptedModel {
     /// Every request received so far with its path and headers.
     pub fn recorded(&self) -> Vec<RecordedRequest> {
         lock(&self.state).requests.clone()
+    }
+
+    /// Stops keeping request bodies (they are recorded as `null`), so a long benchmark
+    /// measures the code under test rather than the server's record.
+    pub fn forget_bodies(&self) {
+        lock(&self.state).forget_bodies = true;
     }
 
     /// How many requests have arrived.
@@ -214,13 +239,22 @@ async fn handle(
         .collect();
     let (reply, seq, scripted) = {
         let mut s = lock(&state);
+        let computed = match (s.script.is_empty(), &s.responder) {
+            (true, Some(responder)) => Some(responder(&json)),
+            _ => None,
+        };
+        let body = if s.forget_bodies { Value::Null } else { json };
         s.requests.push(RecordedRequest {
             protocol,
             path: path.clone(),
             headers,
-            body: json,
+            body,
         });
-        (s.script.pop_front(), s.requests.len(), s.scripted)
+        (
+            s.script.pop_front().or(computed),
+            s.requests.len(),
+            s.scripted,
+        )
     };
     let Some(reply) = reply else {
         let msg = format!(

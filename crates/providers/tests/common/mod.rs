@@ -36,6 +36,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
         }],
         max_tokens: None,
         temperature: None,
+        cache_key: None,
     }
 }
 

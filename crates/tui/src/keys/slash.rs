@@ -7,7 +7,7 @@ use super::Action;
 use crate::picker::PickerKind;
 use crate::state::AppState;
 
-pub const COMMANDS: &str = "/new  /sessions  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /help";
+pub const COMMANDS: &str = "/new  /sessions  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /compact  /help";
 
 /// `Some` when `text` is a slash command (handled or refused), `None` for a prompt.
 pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
@@ -23,6 +23,7 @@ pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
         ("/changes", true) => Action::OpenChanges,
         ("/new", true) => Action::NewSession,
         ("/undo", true) => Action::Undo,
+        ("/compact", true) => Action::Compact,
         ("/sessions", true) => Action::OpenPicker(PickerKind::Session),
         ("/plugins", true) => Action::ShowPlugins,
         ("/tools", true) => {
@@ -59,6 +60,7 @@ mod tests {
         let mut s = AppState::default();
         assert_eq!(command(&mut s, "/changes"), Some(Action::OpenChanges));
         assert_eq!(command(&mut s, "/undo"), Some(Action::Undo));
+        assert_eq!(command(&mut s, "/compact"), Some(Action::Compact));
         assert_eq!(
             command(&mut s, "/sessions"),
             Some(Action::OpenPicker(PickerKind::Session))

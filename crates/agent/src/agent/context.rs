@@ -1,0 +1,156 @@
+//! The agent's side of long sessions: the manual `/compact`, and the attempts of one step
+//! — each request is built from the (possibly compacted) history, a cut stream is retried,
+//! and a provider's context-overflow error compacts the conversation and retries once.
+//! Every response calibrates the context budget with the tokens the provider reported.
+
+use podcode_protocol::{Event, StepUsage, ToolSpec};
+use podcode_providers::ChatRequest;
+use tokio_util::sync::CancellationToken;
+
+use super::Agent;
+use crate::budget::{Budget, estimate_fixed, estimate_messages};
+use crate::compaction::{Compactor, Reason};
+use crate::error::AgentError;
+use crate::history::{History, load_history, without_tool_parts};
+use crate::prompt::{SystemContext, system_prompt};
+use crate::record::Recorder;
+use crate::step::{StepFailure, StepOutput, run_step};
+use crate::texts::stream_failed_text;
+
+impl Agent {
+    pub(super) fn compactor<'a>(&'a self, rec: &'a Recorder) -> Compactor<'a> {
+        Compactor {
+            rec,
+            model: &self.model,
+            info: &self.opts.model_info,
+            budget: &self.budget,
+            prune: self.opts.compaction.prune,
+        }
+    }
+
+    /// Compacts the session's conversation now (`/compact`): prunes old tool outputs and
+    /// summarises the older turns. False when there was nothing to compact; a failed
+    /// summary is a warning event.
+    pub async fn compact(
+        &self,
+        session_id: &str,
+        abort: CancellationToken,
+    ) -> Result<bool, AgentError> {
+        if self.store.session(session_id)?.is_none() {
+            return Err(AgentError::UnknownSession(session_id.to_string()));
+        }
+        let rec = Recorder {
+            store: self.store.clone(),
+            runtime: self.runtime.clone(),
+            session: session_id.to_string(),
+        };
+        let mut history = History {
+            messages: load_history(&self.store, session_id)?,
+        };
+        let ctx = SystemContext {
+            cwd: self.opts.directory.clone(),
+            project_root: self.opts.worktree.clone(),
+            config_dir: self.opts.config_dir.clone(),
+        };
+        let system = system_prompt(&ctx, self.profile.prompt.as_deref()).await;
+        let fixed = estimate_fixed(&system, &self.tool_specs(true));
+        let out = self
+            .compactor(&rec)
+            .run(&mut history, fixed, Reason::Manual, &abort)
+            .await?;
+        if let Some(e) = &out.error {
+            rec.emit(Event::Warning {
+                message: format!("could not summarise the conversation: {e}"),
+            });
+        }
+        Ok(out.changed)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn attempts(
+        &self,
+        rec: &Recorder,
+        history: &mut History,
+        system: &str,
+        (tools, with_tools): (&[ToolSpec], bool),
+        fixed: u64,
+        step: u32,
+        abort: &CancellationToken,
+    ) -> Result<Result<StepOutput, String>, AgentError> {
+        let mut overflowed = false;
+        // The summarising request after an overflow counts toward the step's usage.
+        let mut spent = StepUsage::default();
+        let temperature = self.chat_params_hook(&rec.session).await;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let raw = fixed + estimate_messages(&history.messages);
+            let request = ChatRequest {
+                model: self.model.model().model.clone(),
+                system: system.to_string(),
+                messages: if with_tools {
+                    history.messages.clone()
+                } else {
+                    without_tool_parts(&history.messages)
+                },
+                tools: tools.to_vec(),
+                max_tokens: self.opts.max_tokens,
+                temperature,
+                cache_key: Some(rec.session.clone()),
+            };
+            let info = &self.opts.model_info;
+            match run_step(
+                rec,
+                info,
+                &self.model,
+                &self.profile.name,
+                step,
+                request,
+                abort,
+            )
+            .await?
+            {
+                Ok(mut out) => {
+                    self.lock_budget().calibrate(raw, out.usage.input_tokens);
+                    out.usage.add(&spent);
+                    return Ok(Ok(out));
+                }
+                Err(StepFailure::Failed(e)) => return Ok(Err(e)),
+                Err(StepFailure::Overflow(e)) if overflowed => return Ok(Err(e)),
+                Err(StepFailure::Overflow(e)) => {
+                    overflowed = true;
+                    self.lock_budget().overflowed(raw);
+                    let out = self
+                        .compactor(rec)
+                        .run(history, fixed, Reason::Overflow, abort)
+                        .await?;
+                    spent.add(&out.usage);
+                    if !out.changed {
+                        let why = out.error.map(|c| format!("; compacting failed: {c}"));
+                        return Ok(Err(format!("{e}{}", why.unwrap_or_default())));
+                    }
+                    attempt -= 1;
+                }
+                Err(StepFailure::Cut(e)) if attempt > self.opts.max_stream_retries => {
+                    return Ok(Err(stream_failed_text(attempt, &e)));
+                }
+                Err(StepFailure::Cut(e)) => {
+                    rec.emit(Event::StepRetry {
+                        session_id: rec.session.clone(),
+                        step,
+                        attempt: attempt + 1,
+                        error: e,
+                    });
+                    tokio::select! {
+                        _ = tokio::time::sleep(self.opts.stream_retry_delay) => {}
+                        _ = abort.cancelled() => return Ok(Err("aborted while retrying".into())),
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn lock_budget(&self) -> std::sync::MutexGuard<'_, Budget> {
+        self.budget.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,181 @@
+//! The context budget: how many tokens the next request's prompt may use before the
+//! conversation is compacted, and a cheap estimate of how many it does use.
+//!
+//! The estimate counts characters (4 per token, plus a little per message and part) from
+//! string lengths alone, so checking a 1,000-message history costs microseconds. Real
+//! tokenizers differ, so each response's reported `input_tokens` calibrates it: the ratio of
+//! reported to estimated tokens for the request just sent scales later estimates (never
+//! below 1, so a provider that reports nothing leaves the plain estimate). A provider's
+//! overflow error raises the ratio so the same prompt counts as over the window.
+
+use podcode_config::CompactionConfig;
+use podcode_protocol::ToolSpec;
+use podcode_providers::{Message, ModelInfo, Part};
+
+/// Characters per token in the estimate.
+const CHARS_PER_TOKEN: u64 = 4;
+/// Framing per message and per part (role, ids, JSON punctuation), in tokens.
+const PER_MESSAGE: u64 = 4;
+const PER_PART: u64 = 3;
+/// The reply's room is the model's output limit, capped so a huge limit does not eat the
+/// window: at most this many tokens, and at most a quarter of the window.
+const MAX_REPLY_RESERVE: u64 = 32_000;
+
+/// Estimated tokens of one part.
+pub fn estimate_part(part: &Part) -> u64 {
+    let chars = match part {
+        Part::Text { text } => text.len(),
+        Part::Reasoning { text, signature } => {
+            text.len() + signature.as_ref().map_or(0, |s| s.len())
+        }
+        Part::ToolCall {
+            id,
+            name,
+            arguments,
+        } => id.len() + name.len() + arguments.len(),
+        Part::ToolResult {
+            call_id,
+            output,
+            attachments,
+            ..
+        } => {
+            // An image costs about a thousand tokens whatever its encoded size.
+            call_id.len() + output.len() + attachments.len() * 4_000
+        }
+        Part::Image { .. } => 4_000,
+    } as u64;
+    chars.div_ceil(CHARS_PER_TOKEN) + PER_PART
+}
+
+/// Estimated tokens of a message list. Plain loops: this runs before every request over
+/// the whole history, and must stay cheap even in an unoptimised build.
+pub fn estimate_messages(messages: &[Message]) -> u64 {
+    let mut total = 0;
+    for m in messages {
+        total += PER_MESSAGE;
+        for p in &m.parts {
+            total += estimate_part(p);
+        }
+    }
+    total
+}
+
+/// Estimated tokens of what every request repeats: the system prompt and the tool specs.
+pub fn estimate_fixed(system: &str, tools: &[ToolSpec]) -> u64 {
+    let tools: u64 = tools
+        .iter()
+        .map(|t| {
+            let schema = serde_json::to_string(&t.parameters).map_or(0, |s| s.len());
+            (t.id.len() + t.description.len() + schema) as u64
+        })
+        .sum();
+    (system.len() as u64 + tools).div_ceil(CHARS_PER_TOKEN) + PER_MESSAGE
+}
+
+/// The budget of one model in one session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Budget {
+    /// The model's context window.
+    pub context: u64,
+    /// Room kept for the reply.
+    pub reserve: u64,
+    /// The fraction of `context - reserve` past which the prompt is compacted.
+    pub threshold: f64,
+    /// Reported ÷ estimated tokens of the last request (≥ 1).
+    pub calibration: f64,
+}
+
+impl Budget {
+    pub fn new(info: &ModelInfo, config: &CompactionConfig) -> Self {
+        let reserve = info.output.min(MAX_REPLY_RESERVE).min(info.context / 4);
+        Self {
+            context: info.context,
+            reserve,
+            threshold: config.threshold.clamp(0.1, 1.0),
+            calibration: 1.0,
+        }
+    }
+
+    /// The most prompt tokens a request may have before it is compacted.
+    pub fn limit(&self) -> u64 {
+        (self.context.saturating_sub(self.reserve) as f64 * self.threshold) as u64
+    }
+
+    /// The calibrated estimate of a prompt of `fixed` tokens plus `messages`.
+    pub fn estimate(&self, fixed: u64, messages: &[Message]) -> u64 {
+        self.scale(fixed + estimate_messages(messages))
+    }
+
+    /// Applies the calibration to a raw estimate.
+    pub fn scale(&self, raw: u64) -> u64 {
+        (raw as f64 * self.calibration).ceil() as u64
+    }
+
+    /// Whether the prompt passes the threshold.
+    pub fn over(&self, fixed: u64, messages: &[Message]) -> bool {
+        self.estimate(fixed, messages) > self.limit()
+    }
+
+    /// Learns from a response: `raw` was the uncalibrated estimate of the prompt sent,
+    /// `reported` the provider's count. Small prompts are too noisy to learn from.
+    pub fn calibrate(&mut self, raw: u64, reported: u64) {
+        if reported == 0 || raw < 1_000 {
+            return;
+        }
+        self.calibration = (reported as f64 / raw as f64).clamp(1.0, 4.0);
+    }
+
+    /// The provider refused a prompt estimated at `raw` tokens as too long: count such a
+    /// prompt as past the window from now on.
+    pub fn overflowed(&mut self, raw: u64) {
+        if raw == 0 {
+            return;
+        }
+        let needed = self.context as f64 * 1.05 / raw as f64;
+        self.calibration = self.calibration.max(needed).clamp(1.0, 4.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use podcode_providers::Role;
+
+    fn info(context: u64, output: u64) -> ModelInfo {
+        ModelInfo {
+            context,
+            output,
+            ..ModelInfo::fallback()
+        }
+    }
+
+    #[test]
+    fn the_limit_leaves_room_for_the_reply() {
+        let cfg = CompactionConfig::default();
+        let b = Budget::new(&info(8_000, 1_000), &cfg);
+        assert_eq!((b.reserve, b.limit()), (1_000, 5_950));
+        let big = Budget::new(&info(200_000, 64_000), &cfg);
+        assert_eq!(big.reserve, 32_000);
+        let odd = Budget::new(&info(8_000, 8_000), &cfg);
+        assert_eq!(odd.reserve, 2_000, "at most a quarter of the window");
+    }
+
+    #[test]
+    fn estimates_grow_with_text_and_calibration_scales_them() {
+        let m = |n: usize| Message {
+            role: Role::User,
+            parts: vec![Part::Text {
+                text: "x".repeat(n),
+            }],
+        };
+        assert_eq!(estimate_messages(&[m(400)]), 100 + PER_PART + PER_MESSAGE);
+        let mut b = Budget::new(&info(8_000, 1_000), &CompactionConfig::default());
+        let raw = b.estimate(0, &[m(8_000)]);
+        b.calibrate(raw, raw * 2);
+        assert_eq!(b.estimate(0, &[m(8_000)]), raw * 2);
+        b.calibrate(raw, raw / 2);
+        assert_eq!(b.calibration, 1.0, "never below the plain estimate");
+        b.overflowed(4_000);
+        assert!(b.scale(4_000) > 8_000);
+    }
+}
