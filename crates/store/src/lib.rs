@@ -13,6 +13,7 @@ mod messages;
 mod migrations;
 mod sessions;
 mod tool_calls;
+mod worktrees;
 
 pub use approvals::ApprovalRow;
 pub use db::Store;
@@ -21,3 +22,4 @@ pub use intents::{Intent, PendingChange};
 pub use messages::{MessageRow, PartRow};
 pub use sessions::{NewSession, SessionRow};
 pub use tool_calls::{NewToolCall, ToolCallEnd, ToolCallRow, ToolCallState};
+pub use worktrees::WorktreeRow;

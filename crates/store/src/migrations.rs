@@ -96,6 +96,20 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE changes ADD COLUMN owner TEXT;
     CREATE INDEX changes_pending ON changes(state) WHERE state = 'pending';
     "#,
+    // 3: worktree sessions. A session that works in its own git worktree records where
+    // (`path`, on `branch`), the user's checkout it came from (`main_root`), and `sync_base`:
+    // the commit its changes are measured against (the fork commit, then each sync's).
+    r#"
+    CREATE TABLE session_worktrees (
+        session_id  TEXT PRIMARY KEY,
+        path        TEXT NOT NULL,
+        branch      TEXT NOT NULL,
+        fork_commit TEXT NOT NULL,
+        sync_base   TEXT NOT NULL,
+        main_root   TEXT NOT NULL,
+        created_at  INTEGER NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this build writes.
