@@ -170,9 +170,10 @@ impl Tool for SyncToMainTool {
             permission: "sync_to_main".into(),
             patterns,
             always: vec!["*".into()],
+            // The prompt shows `description` (what and where, then the diffstat) before `diff`.
             metadata: json!({
-                "description": args.message.clone().unwrap_or_else(|| format!("sync into {}", main_root.display())),
-                "preview": stat,
+                "description": format!("{}\ninto {}:\n{stat}", args.message.as_deref().unwrap_or("sync the worktree's changes"), main_root.display()),
+                "stat": stat,
                 "diff": diff,
                 "mainCwd": main_root,
             }),
@@ -187,7 +188,9 @@ impl Tool for SyncToMainTool {
         let synced = {
             let git = git.clone();
             let row = row.clone();
-            tokio::task::spawn_blocking(move || move_base(&git, &row.sync_base, &changes, &message))
+            tokio::task::spawn_blocking(move || {
+                move_base(&git, &row.session_id, &row.sync_base, &changes, &message)
+            })
         };
         match synced.await {
             Ok(Ok(commit)) => {
@@ -357,6 +360,7 @@ fn write_binary(abs: &Path, bytes: Option<&[u8]>) -> std::io::Result<()> {
 /// A commit of the sync base with the synced paths set to the worktree's versions.
 fn move_base(
     git: &Git,
+    session_id: &str,
     base: &str,
     changes: &[git::TreeChange],
     message: &str,
@@ -372,6 +376,7 @@ fn move_base(
     }
     let tree = git.edit_tree(base, &entries, &scratch_index())?;
     let commit = git.commit_tree(&tree, base, message)?;
+    git.run(&["update-ref", &git::sync_ref(session_id), &commit])?;
     Ok(commit)
 }
 

@@ -202,12 +202,18 @@ async fn a_non_conflicting_main_edit_is_merged_and_later_syncs_carry_only_newer_
     assert_eq!(asks.len(), 1);
     assert_eq!(asks[0].request.permission, "sync_to_main");
     assert_eq!(
-        asks[0].request.metadata["preview"],
+        asks[0].request.metadata["stat"],
         " docs/new.md (new, +1 -0)\n lib.txt (merged, +1 -1)\n"
     );
     let diff = asks[0].request.metadata["diff"].as_str().unwrap();
     assert!(diff.contains("-line 11\n+line 11 by the agent\n"), "{diff}");
-    assert_eq!(asks[0].request.metadata["description"], "tune line 11");
+    assert_eq!(
+        asks[0].request.metadata["description"],
+        format!(
+            "tune line 11\ninto {}:\n docs/new.md (new, +1 -0)\n lib.txt (merged, +1 -1)\n",
+            r.main.display()
+        )
+    );
     assert!(
         out.model_text
             .starts_with("Synced 2 files into the main workspace ("),
@@ -364,7 +370,7 @@ async fn binary_files_deletions_renames_and_modes_are_synced() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o111, 0o111, "run.sh is executable now");
-    let preview = r.h.user.asks()[0].request.metadata["preview"]
+    let preview = r.h.user.asks()[0].request.metadata["stat"]
         .as_str()
         .unwrap()
         .to_string();

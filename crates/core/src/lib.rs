@@ -37,5 +37,5 @@ pub use worktree::{PruneNote, WorktreeInfo, fork as fork_worktree};
 /// Stored rows and tool-call types front ends read through the engine.
 pub use podcode_config::Dirs;
 pub use podcode_mcp::ServerStatus;
-pub use podcode_store::{ApprovalRow, SessionRow, ToolCallState};
+pub use podcode_store::{ApprovalRow, SessionRow, ToolCallState, WorktreeRow};
 pub use podcode_tools::{CallOutcome, CallStatus, LoadProblem, ProblemLevel};

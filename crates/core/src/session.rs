@@ -385,8 +385,12 @@ impl Driver {
     /// finishes with the old one.
     fn rebuild(&self, cur: &mut Current, announce: bool) -> Result<(), EngineError> {
         let set = self.sets.latest();
+        let mut registry = filter_registry(&set.registry, &cur.profile);
+        if !self.place.in_worktree {
+            registry = crate::worktree::without_sync(&registry);
+        }
         let runtime = Arc::new(self.engine.runtime(
-            filter_registry(&set.registry, &cur.profile),
+            registry,
             set.hooks.clone(),
             self.port.asker(),
             &cur.profile.permission,

@@ -9,9 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use podcode_builtins::sync_to_main::git::{Git, GitError};
+use podcode_builtins::sync_to_main::git::{Git, GitError, sync_ref};
 use podcode_builtins::sync_to_main::scratch_index;
 use podcode_store::WorktreeRow;
+use podcode_tools::{SourceKind, ToolRegistry, ToolSource};
 use serde::Serialize;
 
 use crate::engine::Engine;
@@ -26,6 +27,26 @@ pub(crate) struct Place {
     pub main_cwd: PathBuf,
     /// The git root the session sees (`ctx.worktree`).
     pub root: PathBuf,
+    /// The session has its own worktree (and so `sync_to_main`).
+    pub in_worktree: bool,
+}
+
+/// `registry` without `sync_to_main`: a session in the user's checkout has nothing to sync,
+/// so the model is not offered a tool that could only refuse.
+pub(crate) fn without_sync(registry: &ToolRegistry) -> ToolRegistry {
+    let mut out = ToolRegistry::new();
+    for t in registry.tools().iter().filter(|t| t.id() != "sync_to_main") {
+        if t.source.kind == SourceKind::Builtin {
+            out.register_builtin(t.tool.clone());
+        } else {
+            let source = ToolSource::new(t.source.kind, t.source.name.clone());
+            out.merge(source, vec![t.tool.clone()]);
+        }
+    }
+    for p in registry.problems() {
+        out.add_problem(&p.source, p.level, p.message.clone());
+    }
+    out
 }
 
 /// A worktree session as `podcode sessions` shows it.
@@ -100,10 +121,6 @@ pub fn fork(cwd: &Path, data_dir: &Path, session_id: &str) -> Result<WorktreeRow
     })
 }
 
-pub(crate) fn sync_ref(session_id: &str) -> String {
-    format!("refs/podcode/sync/{session_id}")
-}
-
 /// Where a session with this worktree row works: the same subfolder of the worktree the
 /// user started in (when it exists there), the checkout as `main_cwd`.
 pub(crate) fn place_in(row: &WorktreeRow, cwd: &Path) -> Place {
@@ -124,6 +141,7 @@ pub(crate) fn place_in(row: &WorktreeRow, cwd: &Path) -> Place {
         directory,
         main_cwd,
         root: path,
+        in_worktree: true,
     }
 }
 
@@ -215,6 +233,7 @@ impl Engine {
                 directory: self.cwd().to_path_buf(),
                 main_cwd: self.cwd().to_path_buf(),
                 root: self.project().to_path_buf(),
+                in_worktree: false,
             };
             return Ok((place, None));
         };

@@ -304,7 +304,9 @@ async fn prune_keeps_unsynced_work_and_a_vanished_worktree_is_reported() {
             wt.display()
         )
     );
-    let notes = engine.prune_worktrees(&[id.clone()], false).unwrap();
+    let notes = engine
+        .prune_worktrees(std::slice::from_ref(&id), false)
+        .unwrap();
     assert!(notes[0].removed);
     assert_eq!(
         notes[0].note,

@@ -43,6 +43,11 @@ pub struct TreeChange {
     pub new_path: String,
 }
 
+/// The ref that keeps a session's sync base reachable (`git gc`), whatever its branch does.
+pub fn sync_ref(session_id: &str) -> String {
+    format!("refs/podcode/sync/{session_id}")
+}
+
 const NULL_BLOB: &str = "0000000000000000000000000000000000000000";
 
 impl Git {

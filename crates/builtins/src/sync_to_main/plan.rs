@@ -47,9 +47,20 @@ pub(crate) struct Plan {
     pub already: usize,
 }
 
-/// The main workspace's file: bytes, executable bit; a symbolic link is refused.
-fn read_main(abs: &Path) -> Result<Option<(Vec<u8>, bool)>, String> {
+/// The main workspace's file: bytes, executable bit. A symbolic link, on the file or on a
+/// folder below the checkout root, is refused: a sync writes inside the checkout only.
+fn read_main(root: &Path, abs: &Path) -> Result<Option<(Vec<u8>, bool)>, String> {
     use std::os::unix::fs::PermissionsExt;
+    let mut dir = abs.parent();
+    while let Some(d) = dir.filter(|d| d.starts_with(root) && *d != root) {
+        if std::fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(format!(
+                "its folder {} is a symbolic link in the main workspace",
+                d.display()
+            ));
+        }
+        dir = d.parent();
+    }
     match std::fs::symlink_metadata(abs) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("cannot read it: {e}")),
@@ -104,7 +115,7 @@ fn plan_one(git: &Git, root: &Path, c: &TreeChange, plan: &mut Plan) -> Result<(
     let exec = c.new_mode == EXEC;
     let old_abs = root.join(&c.old_path);
     let new_abs = root.join(&c.new_path);
-    let ours_old = match read_main(&old_abs) {
+    let ours_old = match read_main(root, &old_abs) {
         Ok(v) => v,
         Err(why) => {
             plan.conflicts.push(conflict(&c.old_path, why));
@@ -159,7 +170,7 @@ fn plan_one(git: &Git, root: &Path, c: &TreeChange, plan: &mut Plan) -> Result<(
                 return Ok(());
             };
             if renamed {
-                match read_main(&new_abs) {
+                match read_main(root, &new_abs) {
                     Ok(None) => {}
                     Ok(Some((other, _))) if other == theirs => {}
                     Ok(Some(_)) => {
@@ -202,7 +213,7 @@ fn plan_one(git: &Git, root: &Path, c: &TreeChange, plan: &mut Plan) -> Result<(
                 }
             };
             if renamed {
-                let existing = read_main(&new_abs).ok().flatten().map(|(b, _)| b);
+                let existing = read_main(root, &new_abs).ok().flatten().map(|(b, _)| b);
                 plan.writes.push(write(&c.old_path, &old_abs, Some(ours), None, false));
                 plan.writes.push(write(&c.new_path, &new_abs, existing, Some(content), merged));
             } else if content == ours && ours_exec == exec {
