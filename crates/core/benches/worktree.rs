@@ -45,7 +45,7 @@ fn main() {
         std::fs::write(repo.join(format!("untracked{i}.txt")), "new\n").expect("write");
     }
     // One status so the index's stat data is fresh, as in a checkout someone works in.
-    git(&repo, &["status", "--porcelain", "-uno"]);
+    git(&repo, &["update-index", "-q", "--refresh"]);
 
     let data = tmp.path().join("data");
     let mut plain = Vec::new();
@@ -73,7 +73,11 @@ fn main() {
         assert!(Path::new(&row.path).join("untracked0.txt").exists());
     }
     let (p, f) = (median(plain), median(fork));
-    println!("worktree creation, {FILES} files + 10 modified + 10 untracked, median of {RUNS}:");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "worktree creation, {FILES} files + 10 modified + 10 untracked, median of {RUNS} (load {}):",
+        load.split(' ').take(3).collect::<Vec<_>>().join(" ")
+    );
     println!(
         "  git worktree add (HEAD only)        {:>8.1} ms",
         p.as_secs_f64() * 1e3
