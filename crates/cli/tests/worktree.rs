@@ -99,3 +99,45 @@ fn a_worktree_run_leaves_the_checkout_alone_is_listed_and_pruned() {
     );
     assert!(!wt.exists());
 }
+
+const WHERE: &str = r#"import { tool } from "@opencode-ai/plugin"
+
+export default tool({
+  description: "Where the call runs",
+  args: {},
+  async execute(_args, ctx) {
+    return JSON.stringify({ directory: ctx.directory, worktree: ctx.worktree, mainCwd: ctx.mainCwd })
+  },
+})
+"#;
+
+#[test]
+fn a_plugin_tool_in_a_worktree_session_sees_the_worktree_and_the_users_checkout() {
+    let env = Env::new(vec![
+        Reply::new().tool_call("c1", "where", "{}"),
+        Reply::new().text("Done."),
+    ]);
+    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
+    git(&env.repo(), &["init", "-q"]);
+    env.write(".opencode/tools/where.ts", WHERE);
+    git(&env.repo(), &["add", "-A"]);
+    git(&env.repo(), &["commit", "-qm", "start"]);
+    assert!(env.run(&["trust"]).status.success());
+
+    let out = env.run(&["run", "--worktree", "--yes", "where are you?"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let session = env.last_session();
+    let wt = env
+        .root
+        .path()
+        .join("data/worktrees")
+        .join(&session)
+        .canonicalize()
+        .unwrap();
+    let main = env.repo().canonicalize().unwrap();
+    let (_, result) = &tool_messages(&env.requests()[1])[0];
+    let seen: serde_json::Value = serde_json::from_str(result).unwrap();
+    assert_eq!(seen["directory"], wt.to_str().unwrap(), "{result}");
+    assert_eq!(seen["worktree"], wt.to_str().unwrap(), "{result}");
+    assert_eq!(seen["mainCwd"], main.to_str().unwrap(), "{result}");
+}

@@ -129,6 +129,8 @@ pub(crate) fn place_in(row: &WorktreeRow, cwd: &Path) -> Place {
     let directory = cwd
         .strip_prefix(&main)
         .ok()
+        // `join("")` would add a trailing slash: the same directory, spelled differently.
+        .filter(|rel| !rel.as_os_str().is_empty())
         .map(|rel| path.join(rel))
         .filter(|d| d.is_dir())
         .unwrap_or_else(|| path.clone());
