@@ -1,4 +1,5 @@
-//! The protected built-in tools: read list write edit apply_patch glob grep bash. Each one
+//! The protected built-in tools: read list write edit apply_patch glob grep bash symbols
+//! webfetch sync_to_main. Each one
 //! carries its own permission gate inside `execute` (that is why plugins may not replace
 //! them) and journals every file it changes. `register_all` puts them into a registry;
 //! `default_rules` are the permission defaults that make read-only tools quiet.
@@ -12,6 +13,7 @@ mod list;
 mod read;
 mod secrets;
 mod symbols;
+pub mod sync_to_main;
 mod webfetch;
 mod workspace;
 mod write;
@@ -37,6 +39,7 @@ pub fn register_all(registry: &mut ToolRegistry) {
     registry.register_builtin(Arc::new(bash::BashTool::new()));
     registry.register_builtin(Arc::new(symbols::SymbolsTool::new()));
     registry.register_builtin(Arc::new(webfetch::WebfetchTool::new()));
+    registry.register_builtin(Arc::new(sync_to_main::SyncToMainTool::new()));
 }
 
 /// The JSON Schema of a built-in's arguments, from its `schemars`-derived struct. Doc
@@ -65,6 +68,7 @@ pub fn default_rules() -> Vec<PermissionRule> {
         ("webfetch", "*", Ask),
         ("edit", "*", Ask),
         ("bash", "*", Ask),
+        ("sync_to_main", "*", Ask),
         ("external_directory", "*", Ask),
         ("sensitive", "*", Ask),
     ]

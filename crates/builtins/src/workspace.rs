@@ -36,11 +36,9 @@ impl Workspace {
             dir.join(raw)
         };
         let abs = canonical_prefix(&normalize(&joined));
-        let roots = [
-            canonical_prefix(dir),
-            canonical_prefix(ctx.worktree()),
-            canonical_prefix(ctx.main_cwd()),
-        ];
+        // Not `main_cwd`: in a worktree session that is the user's checkout, which only
+        // `sync_to_main` writes (elsewhere it equals the session directory).
+        let roots = [canonical_prefix(dir), canonical_prefix(ctx.worktree())];
         let inside = roots
             .iter()
             .any(|r| !r.as_os_str().is_empty() && abs.starts_with(r));

@@ -86,7 +86,8 @@ fn tools_json_lists_the_builtins_exactly_as_the_model_sees_them() {
             "apply_patch",
             "bash",
             "symbols",
-            "webfetch"
+            "webfetch",
+            "sync_to_main"
         ]
     );
     let read = &v["tools"][0];

@@ -24,4 +24,7 @@ pub enum EngineError {
     NothingToContinue(String),
     #[error("{0}")]
     Io(String),
+    /// A worktree session could not be created, inspected or removed.
+    #[error("{0}")]
+    Worktree(String),
 }

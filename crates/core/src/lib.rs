@@ -18,6 +18,7 @@ mod session;
 mod sources;
 mod tool_session;
 mod toolset;
+mod worktree;
 
 pub use changes::{ChangeEntry, conflict_text, unified_diff};
 pub use choices::Choice;
@@ -31,9 +32,10 @@ pub use sources::{
 };
 pub use tool_session::ToolSession;
 pub use toolset::{SessionTools, ToolSet, ToolSets};
+pub use worktree::{PruneNote, WorktreeInfo, fork as fork_worktree};
 
 /// Stored rows and tool-call types front ends read through the engine.
 pub use podcode_config::Dirs;
 pub use podcode_mcp::ServerStatus;
-pub use podcode_store::{ApprovalRow, SessionRow, ToolCallState};
+pub use podcode_store::{ApprovalRow, SessionRow, ToolCallState, WorktreeRow};
 pub use podcode_tools::{CallOutcome, CallStatus, LoadProblem, ProblemLevel};

@@ -18,6 +18,7 @@ use crate::asker::EventAsker;
 use crate::engine::{Engine, NewSessionSpec};
 use crate::error::EngineError;
 use crate::toolset::{SessionTools, ToolSets};
+use crate::worktree::Place;
 
 /// Events a session's stream holds for a slow reader. A broadcast keeps that many of the
 /// newest events alive, so it is also what a long session costs in memory: the same as the
@@ -44,6 +45,9 @@ pub struct SessionOptions {
     pub model: Option<String>,
     /// Model requests with tools per turn before the agent must summarize.
     pub max_steps: Option<u32>,
+    /// A new session works in its own git worktree (`worktree.rs`); a stored worktree
+    /// session always does.
+    pub worktree: bool,
 }
 
 /// The ends of a session a front end holds: its event stream and where ops go.
@@ -101,6 +105,8 @@ pub struct Session {
     port: Port,
     driver: Arc<Driver>,
     serving: tokio::task::JoinHandle<()>,
+    /// The worktree this session works in, when it has one.
+    worktree: Option<std::path::PathBuf>,
 }
 
 impl Session {
@@ -109,6 +115,14 @@ impl Session {
     }
     pub fn title(&self) -> &str {
         &self.title
+    }
+    /// The directory the session works in (a worktree, or the engine's directory).
+    pub fn directory(&self) -> &std::path::Path {
+        &self.driver.place.directory
+    }
+    /// The root of the session's own git worktree, for a worktree session.
+    pub fn worktree(&self) -> Option<&std::path::Path> {
+        self.worktree.as_deref()
     }
     /// The model in use now (`provider/model-id`).
     pub async fn model(&self) -> String {
@@ -144,7 +158,13 @@ impl Engine {
         let wanted = opts.model.clone().or_else(|| profile.model.clone());
         let model = resolve_model(self, wanted.as_deref())?;
         let model_name = model.model().to_string();
+        let fresh_worktree = opts.worktree && matches!(opts.pick, SessionPick::New { .. });
+        if fresh_worktree {
+            // Refuse before a session row exists for a worktree that cannot be made.
+            crate::worktree::check(self.cwd())?;
+        }
         let (id, title) = self.pick_session(&opts.pick, &profile.name, &model_name)?;
+        let (place, worktree) = self.session_place(&id, fresh_worktree)?;
         let sets = self.tool_sets().await;
         let (events, _) = broadcast::channel(SESSION_EVENTS);
         let (ops, op_rx) = mpsc::unbounded_channel();
@@ -155,6 +175,7 @@ impl Engine {
             port: port.clone(),
             max_steps: opts.max_steps,
             turns: Arc::new(AtomicU64::new(0)),
+            place,
             current: Mutex::new(Current {
                 agent: None,
                 profile,
@@ -181,6 +202,7 @@ impl Engine {
             port,
             driver,
             serving,
+            worktree,
         })
     }
 
@@ -201,7 +223,12 @@ impl Engine {
                 let newest = store
                     .list_sessions()?
                     .into_iter()
-                    .filter(|s| s.cwd == cwd && s.parent_id.is_none() && s.agent != "cli")
+                    .filter(|s| {
+                        // A worktree session works elsewhere but was started here.
+                        (s.cwd == cwd || s.main_cwd == cwd)
+                            && s.parent_id.is_none()
+                            && s.agent != "cli"
+                    })
                     .max_by_key(|s| s.updated_at);
                 match newest {
                     Some(s) => Ok((s.id, s.title)),
@@ -253,6 +280,7 @@ struct Driver {
     sets: Arc<ToolSets>,
     port: Port,
     max_steps: Option<u32>,
+    place: Place,
     current: Mutex<Current>,
     /// Turns running now (`/compact` waits for none).
     turns: Arc<AtomicU64>,
@@ -385,16 +413,20 @@ impl Driver {
     /// finishes with the old one.
     fn rebuild(&self, cur: &mut Current, announce: bool) -> Result<(), EngineError> {
         let set = self.sets.latest();
+        let mut registry = filter_registry(&set.registry, &cur.profile);
+        if !self.place.in_worktree {
+            registry = crate::worktree::without_sync(&registry);
+        }
         let runtime = Arc::new(self.engine.runtime(
-            filter_registry(&set.registry, &cur.profile),
+            registry,
             set.hooks.clone(),
             self.port.asker(),
             &cur.profile.permission,
         )?);
         forward_events(&runtime, &self.port, self.engine.bus());
         let engine = &self.engine;
-        let mut opts =
-            AgentOptions::new(engine.cwd().to_path_buf(), engine.project().to_path_buf());
+        let mut opts = AgentOptions::new(self.place.directory.clone(), self.place.root.clone());
+        opts.main_cwd = self.place.main_cwd.clone();
         opts.config_dir = Some(engine.dirs().config_dir.clone());
         opts.model_info = podcode_providers::model_info(engine.config(), cur.model.model());
         opts.compaction = engine.config().compaction;

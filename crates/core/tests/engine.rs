@@ -62,6 +62,7 @@ async fn open(engine: &Arc<Engine>) -> Session {
             agent: "build".into(),
             model: None,
             max_steps: None,
+            worktree: false,
         })
         .await
         .unwrap()

@@ -14,6 +14,7 @@ mod migrations;
 mod sessions;
 mod tool_calls;
 mod usage;
+mod worktrees;
 
 pub use approvals::ApprovalRow;
 pub use db::Store;
@@ -22,3 +23,4 @@ pub use intents::{Intent, PendingChange};
 pub use messages::{MessageRow, PartRow};
 pub use sessions::{NewSession, SessionRow};
 pub use tool_calls::{NewToolCall, ToolCallEnd, ToolCallRow, ToolCallState};
+pub use worktrees::WorktreeRow;

@@ -106,6 +106,20 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN cost REAL;
     "#,
+    // 4: worktree sessions. A session that works in its own git worktree records where
+    // (`path`, on `branch`), the user's checkout it came from (`main_root`), and `sync_base`:
+    // the commit its changes are measured against (the fork commit, then each sync's).
+    r#"
+    CREATE TABLE session_worktrees (
+        session_id  TEXT PRIMARY KEY,
+        path        TEXT NOT NULL,
+        branch      TEXT NOT NULL,
+        fork_commit TEXT NOT NULL,
+        sync_base   TEXT NOT NULL,
+        main_root   TEXT NOT NULL,
+        created_at  INTEGER NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -52,6 +52,11 @@ pub struct RunArgs {
     /// Model requests with tools before the agent must summarize (default 50).
     #[arg(long, value_name = "N")]
     pub max_steps: Option<u32>,
+    /// Work in a new git worktree (branch podcode/<session-id>) that starts with your
+    /// uncommitted and untracked changes; your checkout is left alone until the agent's
+    /// sync_to_main tool copies the work back. `podcode sessions prune` removes it.
+    #[arg(long, conflicts_with_all = ["session", "continue_last"])]
+    pub worktree: bool,
 }
 
 pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
@@ -73,6 +78,7 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
                 agent: args.agent.clone(),
                 model: args.model.clone(),
                 max_steps: args.max_steps,
+                worktree: args.worktree,
             })
             .await
         {
@@ -85,6 +91,13 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         };
         for (message, source) in engine.tool_errors().await {
             eprintln!("warning: {}", clean(&format!("{message} ({source})")));
+        }
+        if let Some(dir) = session.worktree() {
+            eprintln!(
+                "working in worktree {} (branch podcode/{})",
+                clean(&dir.to_string_lossy()),
+                session.id()
+            );
         }
         answer_asks(session.port(), Answerer::pick(args.yes));
         let printer = tokio::spawn(print_events(

@@ -1,14 +1,16 @@
-//! `podcode sessions`: list stored sessions (newest first, with tokens in/out and cost),
-//! `show ID` prints a session's
+//! `podcode sessions`: list stored sessions (newest first, with tokens in/out and cost; a
+//! worktree session with its worktree and unsynced changes), `show ID` prints a session's
 //! transcript, `export ID` writes it as JSON (session, messages with their parts, tool
-//! calls, changes) to stdout.
+//! calls, changes) to stdout, `prune` removes worktree sessions' worktrees and branches.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use podcode_core::{Engine, format_time};
+use std::collections::HashMap;
+
+use podcode_core::{Engine, WorktreeInfo, format_time};
 use podcode_protocol::{sanitize_for_terminal as clean, sanitize_json, tokens};
 
 use crate::start::engine;
@@ -37,6 +39,16 @@ pub enum SessionsCommand {
         /// The session id (ses_…, see `podcode sessions`).
         id: String,
     },
+    /// Remove the worktree and branch of worktree sessions (`--worktree`). Without ids:
+    /// every one of this repository whose changes are all synced (and any whose directory
+    /// vanished). A worktree with unsynced changes is kept unless --force.
+    Prune {
+        /// Only these sessions (ses_…).
+        ids: Vec<String>,
+        /// Also remove worktrees with unsynced changes (their work is lost).
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 pub fn run(cwd: Option<PathBuf>, args: SessionsArgs) -> Result<ExitCode> {
@@ -52,18 +64,58 @@ pub fn run(cwd: Option<PathBuf>, args: SessionsArgs) -> Result<ExitCode> {
             println!("{}", sanitize_json(&serde_json::to_string_pretty(&export)?));
             Ok(ExitCode::SUCCESS)
         }
+        Some(SessionsCommand::Prune { ids, force }) => prune(&engine, &ids, force),
     }
+}
+
+fn prune(engine: &Engine, ids: &[String], force: bool) -> Result<ExitCode> {
+    let notes = engine.prune_worktrees(ids, force)?;
+    if notes.is_empty() {
+        eprintln!(
+            "no worktree sessions in {}",
+            clean(&engine.project().to_string_lossy())
+        );
+    }
+    for n in &notes {
+        println!("{}  {}", n.session_id, clean(&n.note));
+    }
+    let kept = notes.iter().any(|n| !n.removed);
+    Ok(if kept {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One line about a session's worktree.
+fn worktree_line(w: &WorktreeInfo) -> String {
+    let state = match (w.unsynced, &w.problem) {
+        (Some(0), _) => "nothing unsynced".to_string(),
+        (Some(1), _) => "1 unsynced change".to_string(),
+        (Some(n), _) => format!("{n} unsynced changes"),
+        (None, Some(p)) => format!("{p} (`podcode sessions prune {}` forgets it)", w.session_id),
+        (None, None) => "state unknown".to_string(),
+    };
+    format!("  worktree {} (branch {}): {state}", w.path, w.branch)
 }
 
 fn list(engine: &Engine, all: bool, json_out: bool) -> Result<ExitCode> {
     let sessions = engine.sessions(all)?;
+    let worktrees: HashMap<String, WorktreeInfo> = engine
+        .worktrees()?
+        .into_iter()
+        .map(|w| (w.session_id.clone(), w))
+        .collect();
     if json_out {
-        // Each session row with its token and cost totals under `usage`.
+        // Each session row with its token and cost totals under `usage`, and its worktree.
         let mut rows = Vec::new();
         for s in &sessions {
-            let mut v = serde_json::to_value(s)?;
-            v["usage"] = serde_json::to_value(engine.session_usage(&s.id)?)?;
-            rows.push(v);
+            let mut row = serde_json::to_value(s)?;
+            row["usage"] = serde_json::to_value(engine.session_usage(&s.id)?)?;
+            if let (Some(w), Some(obj)) = (worktrees.get(&s.id), row.as_object_mut()) {
+                obj.insert("worktree".into(), serde_json::to_value(w)?);
+            }
+            rows.push(row);
         }
         println!("{}", sanitize_json(&serde_json::to_string_pretty(&rows)?));
         return Ok(ExitCode::SUCCESS);
@@ -91,6 +143,9 @@ fn list(engine: &Engine, all: bool, json_out: bool) -> Result<ExitCode> {
             spent,
             clean(&s.title)
         );
+        if let Some(w) = worktrees.get(&s.id) {
+            println!("{}", clean(&worktree_line(w)));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

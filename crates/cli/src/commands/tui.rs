@@ -35,6 +35,11 @@ pub struct TuiArgs {
     /// Continue session ID.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Work in a new git worktree (branch podcode/<session-id>) that starts with your
+    /// uncommitted and untracked changes; your checkout is left alone until the agent's
+    /// sync_to_main tool copies the work back. `podcode sessions prune` removes it.
+    #[arg(long, conflicts_with_all = ["session", "continue_last"])]
+    pub worktree: bool,
 }
 
 pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
@@ -57,6 +62,7 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
                 agent: args.agent.clone(),
                 model: args.model.clone(),
                 max_steps: None,
+                worktree: args.worktree,
             })
             .await
         {
@@ -68,7 +74,7 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
             Err(e) => return Err(e.into()),
         };
         let model_name = session.model().await;
-        let cwd_text = engine.cwd().to_string_lossy().into_owned();
+        let cwd_text = session.directory().to_string_lossy().into_owned();
         let mut state = AppState::new(&model_name, &args.agent, &cwd_text, session.id());
         state.status.title = session.title().to_string();
         if args.continue_last || args.session.is_some() {
