@@ -32,6 +32,8 @@ pub struct Config {
     pub mcp: BTreeMap<String, McpServerConfig>,
     /// npm packages to load as plugins.
     pub plugins: Vec<String>,
+    /// The sandbox for `bash`, executable tools and the plugin host.
+    pub sandbox: crate::SandboxConfig,
 }
 
 /// Limits past which tool output is truncated and spilled to a file.
@@ -77,6 +79,9 @@ pub struct AgentConfig {
     pub tools: Option<ToolFilter>,
     /// Rules applied after the config-level rules, so they refine them for this agent.
     pub permission: Vec<PermissionRule>,
+    /// This profile's sandbox mode and network setting, when they differ from `[sandbox]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::SandboxOverride>,
 }
 
 /// Which tools an agent is offered: `allow` (when set) is the only ids offered; `deny` is

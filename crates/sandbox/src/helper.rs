@@ -81,7 +81,9 @@ pub fn restrict_self(policy: &Policy) -> Result<RulesetStatus, HelperError> {
     } else {
         landlock_rules(policy)?
     };
-    if !policy.network {
+    // A kernel without seccomp filters cannot keep the network off; Podcode said so at
+    // start (`KernelSupport::missing_protection`), and the command still runs.
+    if !policy.network && seccomp_available() {
         let program: BpfProgram = network_filter()?.try_into()?;
         seccompiler::apply_filter(&program)?;
     }
@@ -105,6 +107,11 @@ fn landlock_rules(policy: &Policy) -> Result<RulesetStatus, HelperError> {
         created = created.add_rules(path_beneath_rules(&policy.writable, all))?;
     }
     Ok(created.restrict_self()?.ruleset)
+}
+
+fn seccomp_available() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")))
 }
 
 /// `socket(AF_INET | AF_INET6, …)` and `io_uring_setup` fail with EACCES; everything else
