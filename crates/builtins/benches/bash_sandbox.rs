@@ -22,11 +22,21 @@ const TARGET_MS: f64 = 5.0;
 
 fn with_mode(mode: Mode) -> podcode_tools::testing::Harness {
     common::builtins_with(&[("bash", "*")], move |opts| {
-        let data = opts.spill_dir.parent().map(|p| p.to_path_buf()).unwrap_or_default();
+        let data = opts
+            .spill_dir
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default();
         let helper = podcode_tools::testing::sandbox_helper();
-        let sb = Sandbox::new(helper, Settings { mode, network: false })
-            .with_writable([opts.spill_dir.clone()])
-            .with_temp_root(data.join("tmp"));
+        let sb = Sandbox::new(
+            helper,
+            Settings {
+                mode,
+                network: false,
+            },
+        )
+        .with_writable([opts.spill_dir.clone()])
+        .with_temp_root(data.join("tmp"));
         opts.sandbox = Some(Arc::new(sb));
     })
 }

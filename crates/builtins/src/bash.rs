@@ -199,7 +199,8 @@ impl Tool for BashTool {
         if let Some(c) = &confinement {
             c.apply_env(&mut env_set, &mut env_remove);
         }
-        let shell = process::pick_shell(std::env::var_os("SHELL").as_deref(), process::is_executable);
+        let shell =
+            process::pick_shell(std::env::var_os("SHELL").as_deref(), process::is_executable);
         let mut spec = process::RunSpec {
             sandboxed: confinement
                 .as_ref()

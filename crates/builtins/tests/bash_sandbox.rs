@@ -28,7 +28,10 @@ fn rules() -> Vec<PermissionRule> {
     rules
 }
 
-fn with(replies: Vec<PermissionReply>, opts: impl FnOnce(&mut RuntimeOptions) + 'static) -> Harness {
+fn with(
+    replies: Vec<PermissionReply>,
+    opts: impl FnOnce(&mut RuntimeOptions) + 'static,
+) -> Harness {
     harness(
         registry(),
         Setup {
@@ -43,11 +46,16 @@ fn with(replies: Vec<PermissionReply>, opts: impl FnOnce(&mut RuntimeOptions) + 
 /// The default sandbox with another mode or network setting.
 fn settings(mode: Mode, network: bool) -> impl FnOnce(&mut RuntimeOptions) {
     move |opts: &mut RuntimeOptions| {
-        let data = opts.spill_dir.parent().map(|p| p.to_path_buf()).unwrap_or_default();
+        let data = opts
+            .spill_dir
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default();
         let sb = default_sandbox(&data, &opts.spill_dir);
-        let sb = podcode_sandbox::Sandbox::new(sb.helper().to_path_buf(), Settings { mode, network })
-            .with_writable([opts.spill_dir.clone()])
-            .with_temp_root(data.join("tmp"));
+        let sb =
+            podcode_sandbox::Sandbox::new(sb.helper().to_path_buf(), Settings { mode, network })
+                .with_writable([opts.spill_dir.clone()])
+                .with_temp_root(data.join("tmp"));
         opts.sandbox = Some(Arc::new(sb));
     }
 }
@@ -67,11 +75,19 @@ async fn bash(h: &Harness, command: &str) -> podcode_tools::CallOutcome {
 #[tokio::test]
 async fn workspace_writes_work_and_the_temp_dir_is_the_sessions() {
     let h = with(vec![], |_| {});
-    let out = bash(&h, "echo hi > made.txt && cat made.txt && echo \"$TMPDIR\" && touch \"$TMPDIR/scratch\"").await;
+    let out = bash(
+        &h,
+        "echo hi > made.txt && cat made.txt && echo \"$TMPDIR\" && touch \"$TMPDIR/scratch\"",
+    )
+    .await;
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
     assert!(h.work().join("made.txt").exists());
     let tmp = h.dir.path().join("data/tmp").join(&h.session);
-    assert!(out.model_text.contains(&tmp.display().to_string()), "{}", out.model_text);
+    assert!(
+        out.model_text.contains(&tmp.display().to_string()),
+        "{}",
+        out.model_text
+    );
     assert!(tmp.join("scratch").exists());
     assert!(h.user.asks().is_empty());
 }
@@ -86,12 +102,19 @@ async fn a_write_outside_fails_with_eacces_and_asks_to_leave_the_sandbox() {
     let h = with(vec![PermissionReply::Reject { feedback: None }], |_| {});
     let out = bash(&h, &format!("touch '{}'", target.display())).await;
     assert!(!target.exists());
-    assert!(out.model_text.contains("Permission denied"), "{}", out.model_text);
+    assert!(
+        out.model_text.contains("Permission denied"),
+        "{}",
+        out.model_text
+    );
     let asks = h.user.asks();
     assert_eq!(asks.len(), 1, "{asks:?}");
     let ask = &asks[0].request;
     assert_eq!(ask.permission, "sandbox");
-    assert_eq!(ask.metadata["command"], json!(format!("touch '{}'", target.display())));
+    assert_eq!(
+        ask.metadata["command"],
+        json!(format!("touch '{}'", target.display()))
+    );
     assert_eq!(
         ask.metadata["denied"],
         json!(format!(
@@ -112,7 +135,11 @@ async fn a_write_outside_fails_with_eacces_and_asks_to_leave_the_sandbox() {
     // /etc is refused the same way (and nothing is written there).
     let h = with(vec![PermissionReply::Reject { feedback: None }], |_| {});
     let out = bash(&h, "echo x > /etc/podcode-sandbox-probe").await;
-    assert!(out.model_text.contains("Permission denied"), "{}", out.model_text);
+    assert!(
+        out.model_text.contains("Permission denied"),
+        "{}",
+        out.model_text
+    );
     assert!(!std::path::Path::new("/etc/podcode-sandbox-probe").exists());
 }
 
@@ -129,7 +156,8 @@ async fn an_approved_escalation_runs_again_outside_and_always_remembers_the_fami
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
     assert!(a.exists());
     assert!(
-        out.model_text.contains("the user allowed running it again outside the sandbox"),
+        out.model_text
+            .contains("the user allowed running it again outside the sandbox"),
         "{}",
         out.model_text
     );
@@ -168,7 +196,11 @@ async fn a_loopback_connect_fails_with_the_network_off_and_works_with_it_on() {
     let (port, accepted) = listener();
     let h = with(vec![PermissionReply::Reject { feedback: None }], |_| {});
     let out = bash(&h, &connect(port)).await;
-    assert!(out.model_text.contains("Permission denied"), "{}", out.model_text);
+    assert!(
+        out.model_text.contains("Permission denied"),
+        "{}",
+        out.model_text
+    );
     assert_eq!(h.user.asks()[0].request.permission, "sandbox");
     assert!(
         h.user.asks()[0].request.metadata["denied"]
@@ -191,9 +223,16 @@ async fn read_only_refuses_a_workspace_write_and_full_behaves_as_before() {
     if !landlock() {
         return;
     }
-    let h = with(vec![PermissionReply::Reject { feedback: None }], settings(Mode::ReadOnly, false));
+    let h = with(
+        vec![PermissionReply::Reject { feedback: None }],
+        settings(Mode::ReadOnly, false),
+    );
     let out = bash(&h, "echo x > inside.txt").await;
-    assert!(out.model_text.contains("Permission denied"), "{}", out.model_text);
+    assert!(
+        out.model_text.contains("Permission denied"),
+        "{}",
+        out.model_text
+    );
     assert!(!h.work().join("inside.txt").exists());
     assert_eq!(h.user.asks()[0].request.permission, "sandbox");
 
@@ -218,6 +257,11 @@ async fn an_api_key_printed_by_a_command_is_masked_for_the_model() {
     let out = bash(&h, &format!("echo OPENAI_API_KEY={key}")).await;
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
     assert!(!out.model_text.contains(key), "{}", out.model_text);
-    assert!(out.model_text.contains("OPENAI_API_KEY=[OPENAI_API_KEY hidden]"), "{}", out.model_text);
+    assert!(
+        out.model_text
+            .contains("OPENAI_API_KEY=[OPENAI_API_KEY hidden]"),
+        "{}",
+        out.model_text
+    );
     assert!(!out.result.output.contains(key));
 }

@@ -71,14 +71,20 @@ fn status_says_what_the_kernel_enforces_and_what_each_tool_gets() {
     let text = out(&o);
     assert!(text.contains("Landlock  "), "{text}");
     assert!(text.contains("Mode workspace-write"), "{text}");
-    assert!(text.contains("bash               writes only the workspace"), "{text}");
+    assert!(
+        text.contains("bash               writes only the workspace"),
+        "{text}"
+    );
     assert!(text.contains("; network off"), "{text}");
     assert!(text.contains("plugin host        writes only the workspace, the session directory, its temp dir and the roots below; network on"), "{text}");
     assert!(text.contains("OPENAI_API_KEY"), "{text}");
 
     env.config("[sandbox]\nmode = \"full\"\n");
     let text = out(&env.run(&["sandbox", "status"]));
-    assert!(text.contains("writes anywhere you can (mode full: no sandbox); network on"), "{text}");
+    assert!(
+        text.contains("writes anywhere you can (mode full: no sandbox); network on"),
+        "{text}"
+    );
 
     let help = out(&env.run(&["--help"]));
     assert!(help.contains("sandbox"), "{help}");
@@ -93,7 +99,10 @@ fn sandbox_run_writes_the_workspace_and_explains_a_refused_write() {
     }
     let o = env.run(&["sandbox", "run", "--", "echo", "hi", ">", "inside.txt"]);
     assert!(o.status.success(), "{}", err(&o));
-    assert_eq!(std::fs::read_to_string(env.repo().join("inside.txt")).unwrap(), "hi\n");
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("inside.txt")).unwrap(),
+        "hi\n"
+    );
 
     let target = env.home().join("outside.txt");
     let o = env.run(&["sandbox", "run", "--", "touch", target.to_str().unwrap()]);
@@ -129,7 +138,11 @@ fn an_api_key_in_the_environment_never_reaches_the_model_through_env() {
     let o = env.run(&["tool", "call", "bash", r#"{"command":"env"}"#, "--yes"]);
     assert!(o.status.success(), "{}", err(&o));
     assert!(!out(&o).contains(KEY), "{}", out(&o));
-    assert!(out(&o).contains("OPENAI_API_KEY=[OPENAI_API_KEY hidden]"), "{}", out(&o));
+    assert!(
+        out(&o).contains("OPENAI_API_KEY=[OPENAI_API_KEY hidden]"),
+        "{}",
+        out(&o)
+    );
 }
 
 #[test]

@@ -132,7 +132,10 @@ mod tests {
                 "sandbox.writable"
             ]
         );
-        assert_eq!(t.get("plugin_network").and_then(toml::Value::as_bool), Some(false));
+        assert_eq!(
+            t.get("plugin_network").and_then(toml::Value::as_bool),
+            Some(false)
+        );
         let mut t: toml::Table = toml::from_str("mode = \"read-only\"").unwrap();
         narrow("", &mut t, SandboxMode::WorkspaceWrite, &mut dropped);
         assert!(t.contains_key("mode"));

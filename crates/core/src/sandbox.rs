@@ -196,7 +196,11 @@ impl Engine {
     /// `words` run the way the `bash` tool runs a command in a session of agent `agent`
     /// (`build` when `None`): `$SHELL -c "words…"` in the working directory, in the same
     /// sandbox, with the same environment changes and a temp dir of its own.
-    pub fn sandbox_run(&self, agent: Option<&str>, words: &[String]) -> Result<SandboxRun, EngineError> {
+    pub fn sandbox_run(
+        &self,
+        agent: Option<&str>,
+        words: &[String],
+    ) -> Result<SandboxRun, EngineError> {
         let shell = std::env::var_os("SHELL")
             .map(PathBuf::from)
             .filter(|s| s.is_absolute() && s.is_file())
@@ -208,14 +212,18 @@ impl Engine {
                 }
             });
         let args: Vec<std::ffi::OsString> = vec!["-c".into(), words.join(" ").into()];
-        let sandbox = self.command_sandbox(agent.unwrap_or("build")).map(|s| (*s).clone());
+        let sandbox = self
+            .command_sandbox(agent.unwrap_or("build"))
+            .map(|s| (*s).clone());
         let mut command;
         let mut policy = None;
         match &sandbox {
             Some(sb) => {
                 let temp = if sb.is_active() {
                     sb.session_temp("sandbox-run").map_err(|e| {
-                        EngineError::Io(format!("could not create the sandbox's temp directory: {e}"))
+                        EngineError::Io(format!(
+                            "could not create the sandbox's temp directory: {e}"
+                        ))
                     })?
                 } else {
                     None
@@ -283,7 +291,12 @@ mod tests {
         );
         config.sandbox.allow_env = vec!["GROQ_API_KEY".into()];
         let keys = key_variables(&config);
-        for k in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MINE_KEY", "GROQ_API_KEY"] {
+        for k in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "MINE_KEY",
+            "GROQ_API_KEY",
+        ] {
             assert!(keys.contains(&k.to_string()), "{k}");
         }
         let hidden = hidden_env(&config);

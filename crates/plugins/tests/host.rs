@@ -94,8 +94,11 @@ async fn load_with(
             worktree: ws.root().to_path_buf(),
             // Podcode's default sandbox (workspace-write; the plugin host keeps the network).
             sandbox: Some(
-                podcode_tools::testing::default_sandbox(&data_dir(), &data_dir().join("tool-output"))
-                    .with_network(true),
+                podcode_tools::testing::default_sandbox(
+                    &data_dir(),
+                    &data_dir().join("tool-output"),
+                )
+                .with_network(true),
             ),
         },
     );

@@ -59,7 +59,7 @@ async fn load(root: &Path, data: &Path, runtime: Option<JsRuntime>, cache: &Path
             worktree: root.to_path_buf(),
             // Podcode's default sandbox (workspace-write; the plugin host keeps the network).
             sandbox: Some(
-                podcode_tools::testing::default_sandbox(&data, &data.join("tool-output"))
+                podcode_tools::testing::default_sandbox(data, &data.join("tool-output"))
                     .with_network(true),
             ),
         },

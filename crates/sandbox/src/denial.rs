@@ -36,7 +36,9 @@ pub fn denied_note(mode: crate::Mode, denial: &Denial, plugin: bool) -> String {
         Denial::Write(_) => {
             "add the directory to `writable` under `[sandbox]` in the config, or set `mode = \"full\"` there"
         }
-        Denial::Network(_) if plugin => "set `plugin_network = true` under `[sandbox]` in the config",
+        Denial::Network(_) if plugin => {
+            "set `plugin_network = true` under `[sandbox]` in the config"
+        }
         Denial::Network(_) => "set `network = true` under `[sandbox]` in the config",
     };
     format!(
@@ -103,7 +105,13 @@ fn clip(line: &str) -> String {
 /// Quoted strings and bare words that look like paths (`/x`, `~/x`, `./x`, `a/b`).
 fn path_candidates(line: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for (open, close) in [('\'', '\''), ('‘', '’'), ('"', '"'), ('`', '\''), ('`', '`')] {
+    for (open, close) in [
+        ('\'', '\''),
+        ('‘', '’'),
+        ('"', '"'),
+        ('`', '\''),
+        ('`', '`'),
+    ] {
         let mut rest = line;
         while let Some(start) = rest.find(open) {
             let after = &rest[start + open.len_utf8()..];
@@ -116,7 +124,12 @@ fn path_candidates(line: &str) -> Vec<String> {
         }
     }
     for word in line.split(|c: char| c.is_whitespace()) {
-        let word = word.trim_matches(|c: char| matches!(c, ':' | ',' | ';' | '(' | ')' | '[' | ']' | '\'' | '"' | '`' | '‘' | '’'));
+        let word = word.trim_matches(|c: char| {
+            matches!(
+                c,
+                ':' | ',' | ';' | '(' | ')' | '[' | ']' | '\'' | '"' | '`' | '‘' | '’'
+            )
+        });
         if word.starts_with('/') || word.starts_with("~/") || word.starts_with("./") {
             out.push(word.to_string());
         }
@@ -184,7 +197,10 @@ mod tests {
             );
         }
         let inside = ws.path().join("y");
-        let text = format!("touch: cannot touch '{}': Permission denied", inside.display());
+        let text = format!(
+            "touch: cannot touch '{}': Permission denied",
+            inside.display()
+        );
         assert_eq!(detect(&text, &p, ws.path()), None);
         assert_eq!(detect("all good", &p, ws.path()), None);
         assert_eq!(
@@ -192,7 +208,11 @@ mod tests {
             "writing /etc/x"
         );
         assert_eq!(
-            denied_note(Mode::WorkspaceWrite, &Denial::Write(PathBuf::from("/etc/x")), true),
+            denied_note(
+                Mode::WorkspaceWrite,
+                &Denial::Write(PathBuf::from("/etc/x")),
+                true
+            ),
             "The sandbox (workspace-write) stopped writing /etc/x. To allow it, add the directory to `writable` under `[sandbox]` in the config, or set `mode = \"full\"` there."
         );
         assert_eq!(
@@ -210,10 +230,17 @@ mod tests {
             "bash: connect: Permission denied",
         ] {
             assert!(
-                matches!(detect(text, &policy(ws.path(), false), ws.path()), Some(Denial::Network(_))),
+                matches!(
+                    detect(text, &policy(ws.path(), false), ws.path()),
+                    Some(Denial::Network(_))
+                ),
                 "{text}"
             );
-            assert_eq!(detect(text, &policy(ws.path(), true), ws.path()), None, "{text}");
+            assert_eq!(
+                detect(text, &policy(ws.path(), true), ws.path()),
+                None,
+                "{text}"
+            );
         }
         assert_eq!(
             Denial::Network("bash: socket: Permission denied".into()).describe(),

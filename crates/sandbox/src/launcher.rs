@@ -93,9 +93,19 @@ impl Sandbox {
         };
         let name: String = session_id
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
-        let dir = root.join(if name.is_empty() { "default".into() } else { name });
+        let dir = root.join(if name.is_empty() {
+            "default".into()
+        } else {
+            name
+        });
         std::fs::create_dir_all(&dir)?;
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
@@ -168,7 +178,13 @@ mod tests {
         assert_eq!(args[0], HELPER_SUBCOMMAND);
         assert_eq!(&args[4..], &["/bin/sh", "-c", "ls"]);
 
-        let full = Sandbox::new("/bin/podcode".into(), Settings { mode: Mode::Full, network: true });
+        let full = Sandbox::new(
+            "/bin/podcode".into(),
+            Settings {
+                mode: Mode::Full,
+                network: true,
+            },
+        );
         let (prog, args) = full.wrap(&full.policy([]), OsStr::new("/bin/sh"), &["-c".into()]);
         assert_eq!((prog.as_os_str(), args.len()), (OsStr::new("/bin/sh"), 1));
     }
@@ -176,11 +192,20 @@ mod tests {
     #[test]
     fn session_temp_dirs_are_private_and_named_safely() {
         let root = tempfile::tempdir().unwrap();
-        let sb = Sandbox::new("/x".into(), Settings { mode: Mode::WorkspaceWrite, network: false })
-            .with_temp_root(root.path().join("tmp"));
+        let sb = Sandbox::new(
+            "/x".into(),
+            Settings {
+                mode: Mode::WorkspaceWrite,
+                network: false,
+            },
+        )
+        .with_temp_root(root.path().join("tmp"));
         let dir = sb.session_temp("ses_1/../x").unwrap().unwrap();
         assert_eq!(dir, root.path().join("tmp/ses_1____x"));
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
     }
 }

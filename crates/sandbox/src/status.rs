@@ -3,9 +3,7 @@
 //! nothing else is restricted), seccomp from `/proc/self/status`. Front ends show the
 //! result once at start (`missing_protection`) and in `podcode sandbox status`.
 
-use landlock::{
-    ABI, Access, AccessFs, LandlockStatus, Ruleset, RulesetAttr,
-};
+use landlock::{ABI, Access, AccessFs, LandlockStatus, Ruleset, RulesetAttr};
 
 /// Kernel support for the sandbox's parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,7 +120,10 @@ mod tests {
             seccomp: true,
         };
         assert!(all.missing_protection().is_empty());
-        assert_eq!(LandlockSupport::Available(7).to_string(), "available (ABI 7)");
+        assert_eq!(
+            LandlockSupport::Available(7).to_string(),
+            "available (ABI 7)"
+        );
     }
 
     #[test]

@@ -51,12 +51,25 @@ fn workspace_write_allows_the_workspace_and_refuses_home_and_etc() {
     let sb = sandbox(Mode::WorkspaceWrite, false);
     let policy = sb.policy([ws.path()]);
 
-    let out = run(&sb, &policy, "echo hi > inside.txt && cat inside.txt", ws.path());
+    let out = run(
+        &sb,
+        &policy,
+        "echo hi > inside.txt && cat inside.txt",
+        ws.path(),
+    );
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(std::fs::read_to_string(ws.path().join("inside.txt")).unwrap(), "hi\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("inside.txt")).unwrap(),
+        "hi\n"
+    );
 
     let target = outside.path().join("escape.txt");
-    let out = run(&sb, &policy, &format!("touch '{}'", target.display()), ws.path());
+    let out = run(
+        &sb,
+        &policy,
+        &format!("touch '{}'", target.display()),
+        ws.path(),
+    );
     assert!(!out.status.success());
     assert!(text(&out).contains("Permission denied"), "{}", text(&out));
     assert!(!target.exists());
@@ -65,13 +78,23 @@ fn workspace_write_allows_the_workspace_and_refuses_home_and_etc() {
         Some(Denial::Write(target.clone()))
     );
 
-    let out = run(&sb, &policy, "echo x > /etc/podcode-sandbox-test", ws.path());
+    let out = run(
+        &sb,
+        &policy,
+        "echo x > /etc/podcode-sandbox-test",
+        ws.path(),
+    );
     assert!(!out.status.success());
     assert!(text(&out).contains("Permission denied"), "{}", text(&out));
     assert!(!Path::new("/etc/podcode-sandbox-test").exists());
 
     // Reading is still allowed everywhere, and /dev/null stays writable.
-    let out = run(&sb, &policy, "cat /etc/hostname >/dev/null && echo ok", ws.path());
+    let out = run(
+        &sb,
+        &policy,
+        "cat /etc/hostname >/dev/null && echo ok",
+        ws.path(),
+    );
     assert!(out.status.success(), "{}", text(&out));
 }
 
@@ -82,7 +105,12 @@ fn read_only_refuses_even_the_workspace_and_full_refuses_nothing() {
     }
     let ws = tempfile::tempdir().unwrap();
     let ro = sandbox(Mode::ReadOnly, false);
-    let out = run(&ro, &ro.policy([ws.path()]), "echo x > inside.txt", ws.path());
+    let out = run(
+        &ro,
+        &ro.policy([ws.path()]),
+        "echo x > inside.txt",
+        ws.path(),
+    );
     assert!(!out.status.success());
     assert!(text(&out).contains("Permission denied"), "{}", text(&out));
     assert!(!ws.path().join("inside.txt").exists());
@@ -133,7 +161,10 @@ fn a_loopback_connect_fails_with_the_network_off_and_works_with_it_on() {
     let out = run(&off, &policy, &connect(port), ws.path());
     assert!(!out.status.success(), "{}", text(&out));
     assert!(
-        matches!(detect(&text(&out), &policy, ws.path()), Some(Denial::Network(_))),
+        matches!(
+            detect(&text(&out), &policy, ws.path()),
+            Some(Denial::Network(_))
+        ),
         "{}",
         text(&out)
     );

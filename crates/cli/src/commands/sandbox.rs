@@ -56,10 +56,19 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
     let confined = r.mode != "full";
     let write_rule = match r.mode.as_str() {
         "read-only" => "writes nothing (only /dev/null and the terminal)".to_string(),
-        "workspace-write" => "writes only the workspace, the session directory, its temp dir and the roots below".to_string(),
+        "workspace-write" => {
+            "writes only the workspace, the session directory, its temp dir and the roots below"
+                .to_string()
+        }
         _ => "writes anywhere you can (mode full: no sandbox)".to_string(),
     };
-    let net = |on: bool| if !confined || on { "network on" } else { "network off" };
+    let net = |on: bool| {
+        if !confined || on {
+            "network on"
+        } else {
+            "network off"
+        }
+    };
     if json {
         let value = serde_json::json!({
             "landlock": landlock,
@@ -81,13 +90,29 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
     println!("  Landlock  {}", r.kernel.landlock);
     println!(
         "  seccomp   {}",
-        if r.kernel.seccomp { "available" } else { "not available" }
+        if r.kernel.seccomp {
+            "available"
+        } else {
+            "not available"
+        }
     );
     println!();
-    println!("Mode {} (set `[sandbox] mode` in the config: read-only, workspace-write, full)", r.mode);
-    println!("  bash               {write_rule}; {}", net(r.command_network));
-    println!("  executable tools   {write_rule}; {}", net(r.command_network));
-    println!("  plugin host        {write_rule}; {}", net(r.plugin_network));
+    println!(
+        "Mode {} (set `[sandbox] mode` in the config: read-only, workspace-write, full)",
+        r.mode
+    );
+    println!(
+        "  bash               {write_rule}; {}",
+        net(r.command_network)
+    );
+    println!(
+        "  executable tools   {write_rule}; {}",
+        net(r.command_network)
+    );
+    println!(
+        "  plugin host        {write_rule}; {}",
+        net(r.plugin_network)
+    );
     println!("  MCP servers        not sandboxed (they are configured by you and run as you)");
     if confined && r.mode == "workspace-write" {
         println!();
@@ -95,7 +120,10 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
         for w in &r.writable {
             println!("  {}", w.display());
         }
-        println!("  {}/<session>  (each session's TMPDIR)", r.temp_root.display());
+        println!(
+            "  {}/<session>  (each session's TMPDIR)",
+            r.temp_root.display()
+        );
     }
     if !r.hidden_env.is_empty() {
         println!();
@@ -114,7 +142,11 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_command(engine: &podcode_core::Engine, agent: Option<&str>, words: &[String]) -> Result<ExitCode> {
+fn run_command(
+    engine: &podcode_core::Engine,
+    agent: Option<&str>,
+    words: &[String],
+) -> Result<ExitCode> {
     for warning in engine.sandbox_warnings() {
         eprintln!("warning: {warning}");
     }

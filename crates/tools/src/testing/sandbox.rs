@@ -27,15 +27,27 @@ fn build_helper() -> PathBuf {
     let target_dir = profile_dir.parent().expect("test harness: target dir");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
-    cmd.args(["build", "--quiet", "-p", "podcode-sandbox", "--bin", "podcode-sandbox-exec"])
-        .arg("--target-dir")
-        .arg(target_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "podcode-sandbox",
+        "--bin",
+        "podcode-sandbox-exec",
+    ])
+    .arg("--target-dir")
+    .arg(target_dir)
+    .current_dir(env!("CARGO_MANIFEST_DIR"));
     if profile_dir.file_name().is_some_and(|n| n == "release") {
         cmd.arg("--release");
     }
-    let status = cmd.status().expect("test harness: running cargo to build the sandbox helper");
-    assert!(status.success(), "test harness: building podcode-sandbox-exec failed");
+    let status = cmd
+        .status()
+        .expect("test harness: running cargo to build the sandbox helper");
+    assert!(
+        status.success(),
+        "test harness: building podcode-sandbox-exec failed"
+    );
     profile_dir.join("podcode-sandbox-exec")
 }
 
