@@ -68,6 +68,8 @@ impl Policy {
             Mode::Full => true,
             Mode::ReadOnly => false,
             Mode::WorkspaceWrite => {
+                // `ws/../x` is not under `ws`: resolve `..` before comparing.
+                let path = &normalize(path);
                 let canon = canonical_prefix(path);
                 self.writable.iter().any(|root| {
                     path.starts_with(root)
@@ -84,6 +86,22 @@ impl Policy {
         // A struct of strings, bools and paths always serializes.
         serde_json::to_string(self).unwrap_or_default()
     }
+}
+
+/// `path` with `.` and `..` resolved lexically (no filesystem access).
+fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// The canonical form of the longest existing ancestor of `path`, with the rest appended:
@@ -136,6 +154,8 @@ mod tests {
         };
         assert!(p.allows_write(&dir.path().join("new/file")));
         assert!(!p.allows_write(Path::new("/etc/passwd")));
+        assert!(!p.allows_write(&dir.path().join("../escape")));
+        assert!(p.allows_write(&dir.path().join("a/../b")));
         let ro = Policy {
             mode: Mode::ReadOnly,
             ..p.clone()

@@ -117,6 +117,7 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
     if confined && r.mode == "workspace-write" {
         println!();
         println!("Always writable");
+        println!("  {}  (the workspace)", engine.project().display());
         for w in &r.writable {
             println!("  {}", w.display());
         }
