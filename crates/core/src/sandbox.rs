@@ -305,6 +305,58 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_profile_overrides_mode_and_network_and_full_mode_wraps_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let config_dir = root.path().join("config");
+        std::fs::create_dir_all(&config_dir).unwrap();
+        std::fs::create_dir_all(root.path().join("work")).unwrap();
+        std::fs::write(
+            config_dir.join("config.toml"),
+            "[sandbox]\nnetwork = true\nwritable = [\"~/.cache\"]\n\n[agent.plan.sandbox]\nmode = \"read-only\"\nnetwork = false\n",
+        )
+        .unwrap();
+        let dirs = podcode_config::Dirs {
+            config_dir,
+            data_dir: root.path().join("data"),
+            home: root.path().join("home"),
+        };
+        let mut engine = Engine::load_in(Some(root.path().join("work")), dirs).unwrap();
+        assert!(
+            engine.command_sandbox("build").is_none(),
+            "no helper, no sandbox"
+        );
+        assert_eq!(
+            engine.sandbox_warnings(),
+            vec!["sandbox: no sandbox helper is set for this engine, so commands and plugins run unsandboxed".to_string()]
+        );
+        engine.use_sandbox_helper(PathBuf::from("/bin/podcode"));
+        let build = engine.command_sandbox("build").unwrap();
+        assert_eq!(
+            build.settings(),
+            Settings {
+                mode: Mode::WorkspaceWrite,
+                network: true
+            }
+        );
+        let policy = build.policy([]);
+        assert!(policy.writable.contains(&root.path().join("home/.cache")));
+        assert!(
+            policy
+                .writable
+                .contains(&root.path().join("data/tool-output"))
+        );
+        let plan = engine.command_sandbox("plan").unwrap();
+        assert_eq!(
+            plan.settings(),
+            Settings {
+                mode: Mode::ReadOnly,
+                network: false
+            }
+        );
+        assert!(engine.plugin_sandbox().unwrap().settings().network);
+    }
+
+    #[test]
     fn writable_entries_expand_home_and_the_workspace() {
         assert_eq!(
             expand("~/.cache", Path::new("/h"), Path::new("/w")),
