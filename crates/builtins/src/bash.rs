@@ -8,16 +8,21 @@
 //!    `secrets`), then the `bash` permission: patterns and "always" families come from
 //!    `permission::permission_patterns` (a prefix family like `git status *` for a simple
 //!    command, exact texts for compound ones);
-//! 4. build the environment (the process environment, adjusted by `shell.env` hooks);
-//! 5. `process::run` spawns the shell in its own process group and streams the output
+//! 4. build the environment (the process environment, adjusted by `shell.env` hooks, then
+//!    by the sandbox: API keys removed, `TMPDIR` set to the session's temp dir);
+//! 5. `process::run` spawns the shell in its own process group — through the sandbox
+//!    helper unless the mode is `full` (`sandboxed`) — and streams the output
 //!    through `live::LiveOutput` into the pipeline's truncating sink (which keeps the tail
 //!    and spills the rest) and into throttled live metadata;
-//! 6. the result's `output` is only a trailer (exit code, or the timeout/abort note): the
+//! 6. when a sandboxed command failed because the sandbox refused a write or a connection,
+//!    the user is asked (permission `sandbox`) whether to run it again outside it;
+//! 7. the result's `output` is only a trailer (exit code, or the timeout/abort note): the
 //!    pipeline puts it after the streamed output, so it survives tail truncation.
 
 mod live;
 mod permission;
 mod process;
+mod sandboxed;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -49,6 +54,7 @@ Use it for terminal work: builds, tests, git, package managers, running programs
 - `timeout` is in milliseconds: default 120000 (2 minutes), maximum 600000 (10 minutes); larger values are clamped to the maximum. On timeout the command and every process it started are terminated, and you get the output printed so far.
 - Long output is truncated from the start: you see its last lines, and a note gives the path of a file with the full output.
 - The call returns when the shell exits; background jobs (`cmd &`) are not waited for and their later output is lost (a job that keeps printing may be stopped), so redirect it: `cmd > log.txt 2>&1 &`.
+- Commands usually run in a sandbox: writing outside the workspace and $TMPDIR (a temp dir of this session; use it for scratch files), and network access, may be refused with "Permission denied". The user is then asked whether to run the command again outside the sandbox; do not work around a refusal another way.
 - Give a short `description` (5-10 words) of what the command does; the user sees it.
 
 Example: {"command": "cargo test -p core", "description": "Run the core crate's tests"}"#;
@@ -188,12 +194,18 @@ impl Tool for BashTool {
         })
         .await?;
 
-        let (env_set, env_remove) = hooked_env(&ctx).await;
-        let spec = process::RunSpec {
-            shell: process::pick_shell(
-                std::env::var_os("SHELL").as_deref(),
-                process::is_executable,
-            ),
+        let (mut env_set, mut env_remove) = hooked_env(&ctx).await;
+        let confinement = podcode_tools::Confinement::for_call(&ctx)?;
+        if let Some(c) = &confinement {
+            c.apply_env(&mut env_set, &mut env_remove);
+        }
+        let shell =
+            process::pick_shell(std::env::var_os("SHELL").as_deref(), process::is_executable);
+        let mut spec = process::RunSpec {
+            sandboxed: confinement
+                .as_ref()
+                .and_then(|c| c.wrap(shell.as_os_str(), &["-c".into(), command.into()])),
+            shell,
             command: command.to_string(),
             dir,
             env_set,
@@ -208,7 +220,24 @@ impl Tool for BashTool {
         }
         let mut live = live::LiveOutput::new(ctx.clone(), title.clone(), description.clone());
         live.send();
-        let end = process::run(&spec, &mut live, ctx.abort()).await?;
+        let mut end = process::run(&spec, &mut live, ctx.abort()).await?;
+        if let (process::End::Exited(status), Some(c)) = (end, &confinement)
+            && !status.success()
+            && let Some(denial) = c.denial(&live.tail_text(), &spec.dir)
+        {
+            match sandboxed::ask_escalation(&ctx, command, &denial).await {
+                Ok(()) => {
+                    live.push(sandboxed::rerun_banner(&denial).as_bytes());
+                    spec.sandboxed = None;
+                    end = process::run(&spec, &mut live, ctx.abort()).await?;
+                }
+                // The call ends as a rejection (the output so far stays visible).
+                Err(ToolError::Permission(why)) => {
+                    return Err(ToolError::Permission(sandboxed::kept_note(&denial, &why)));
+                }
+                Err(e) => return Err(e),
+            }
+        }
         live.send();
 
         let (note, exit_code) = match end {

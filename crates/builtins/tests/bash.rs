@@ -88,6 +88,7 @@ Use it for terminal work: builds, tests, git, package managers, running programs
 - `timeout` is in milliseconds: default 120000 (2 minutes), maximum 600000 (10 minutes); larger values are clamped to the maximum. On timeout the command and every process it started are terminated, and you get the output printed so far.
 - Long output is truncated from the start: you see its last lines, and a note gives the path of a file with the full output.
 - The call returns when the shell exits; background jobs (`cmd &`) are not waited for and their later output is lost (a job that keeps printing may be stopped), so redirect it: `cmd > log.txt 2>&1 &`.
+- Commands usually run in a sandbox: writing outside the workspace and $TMPDIR (a temp dir of this session; use it for scratch files), and network access, may be refused with "Permission denied". The user is then asked whether to run the command again outside the sandbox; do not work around a refusal another way.
 - Give a short `description` (5-10 words) of what the command does; the user sees it.
 
 Example: {"command": "cargo test -p core", "description": "Run the core crate's tests"}"#

@@ -25,6 +25,7 @@ use clap::{Parser, Subcommand};
         podcode tools                         list every tool the model can call\n  \
         podcode plugins                       plugin and tool files, and why one failed\n  \
         podcode tool call read '{\"filePath\":\"README.md\"}'\n  \
+        podcode sandbox status                what commands may write, and the network\n  \
         podcode changes                       what tools changed, newest last\n  \
         podcode revert --session ses_…        undo a whole session's edits"
 )]
@@ -81,12 +82,28 @@ enum Command {
         #[command(subcommand)]
         command: commands::mcp::McpCommand,
     },
+    /// The sandbox bash, executable tools and plugins run in: `podcode sandbox status`
+    /// (what this kernel enforces), `podcode sandbox run -- CMD` (try a command in it).
+    Sandbox {
+        #[command(subcommand)]
+        command: commands::sandbox::SandboxCommand,
+    },
     /// The full-screen UI (what bare `podcode` opens on a terminal).
     #[command(after_help = commands::tui::KEYS_HELP)]
     Tui(commands::tui::TuiArgs),
 }
 
 fn main() -> std::process::ExitCode {
+    // The sandbox helper: `podcode __sandbox-exec --policy … -- cmd…` restricts itself and
+    // becomes cmd. Checked first, so a sandboxed spawn costs no argument parsing.
+    let mut args = std::env::args_os();
+    if args
+        .nth(1)
+        .is_some_and(|a| a == podcode_core::sandbox_helper::HELPER_SUBCOMMAND)
+    {
+        let rest: Vec<std::ffi::OsString> = args.collect();
+        podcode_core::sandbox_helper::run_helper(&rest);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Run(args)) => commands::run::run(cli.cwd, args),
@@ -99,6 +116,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Revert(args)) => commands::changes::run_revert(cli.cwd, args),
         Some(Command::Trust(args)) => commands::trust::run(cli.cwd, args),
         Some(Command::Mcp { command }) => commands::mcp::run(cli.cwd, command),
+        Some(Command::Sandbox { command }) => commands::sandbox::run(cli.cwd, command),
         Some(Command::Tui(args)) => commands::tui::run(cli.cwd, args),
         None if std::io::IsTerminal::is_terminal(&std::io::stdin())
             && std::io::IsTerminal::is_terminal(&std::io::stdout()) =>

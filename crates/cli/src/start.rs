@@ -9,6 +9,19 @@ use podcode_core::Engine;
 use podcode_protocol::sanitize_for_terminal;
 
 pub fn engine(cwd: Option<PathBuf>) -> Result<Engine> {
+    let mut engine = engine_quiet(cwd)?;
+    // This binary is the sandbox helper (`podcode __sandbox-exec`).
+    if let Ok(exe) = std::env::current_exe() {
+        engine.use_sandbox_helper(exe);
+    }
+    for warning in engine.sandbox_warnings() {
+        eprintln!("warning: {}", sanitize_for_terminal(&warning));
+    }
+    Ok(engine)
+}
+
+/// The engine with its config warnings printed, without the sandbox's start-up note.
+pub fn engine_quiet(cwd: Option<PathBuf>) -> Result<Engine> {
     let engine = Engine::load(cwd)?;
     for warning in engine.warnings() {
         eprintln!("warning: {}", sanitize_for_terminal(warning));

@@ -184,6 +184,8 @@ fn a_tool_installed_during_the_session_is_offered_from_the_next_request() {
         &[
             ("enter to send", "install the hello tool and use it\r"),
             ("bash asks for", "o"),
+            // The install writes outside the workspace: the sandbox stops it and asks.
+            ("asks for sandbox", "o"),
             ("hello asks to run", "o"),
             ("It said hello.", "/tools\r"),
             ("hello · ", "\x03\x03"),

@@ -9,6 +9,7 @@ mod error;
 mod load;
 mod locate;
 mod model;
+mod sandbox;
 mod trust;
 mod untrusted;
 
@@ -19,4 +20,5 @@ pub use model::{
     AgentConfig, CompactionConfig, Config, CostOverride, McpServerConfig, ModelOverride,
     ProviderApi, ProviderConfig, ToolConfig, ToolFilter, ToolOutputConfig,
 };
+pub use sandbox::{SandboxConfig, SandboxMode, SandboxOverride};
 pub use trust::TrustList;

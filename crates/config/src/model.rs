@@ -34,6 +34,8 @@ pub struct Config {
     pub plugins: Vec<String>,
     /// When and how a long session's context is compacted: `[compaction]`.
     pub compaction: CompactionConfig,
+    /// The sandbox for `bash`, executable tools and the plugin host.
+    pub sandbox: crate::SandboxConfig,
 }
 
 /// `[compaction]`: before a request whose prompt would pass `threshold` of the model's
@@ -134,6 +136,9 @@ pub struct AgentConfig {
     pub tools: Option<ToolFilter>,
     /// Rules applied after the config-level rules, so they refine them for this agent.
     pub permission: Vec<PermissionRule>,
+    /// This profile's sandbox mode and network setting, when they differ from `[sandbox]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::SandboxOverride>,
 }
 
 /// Which tools an agent is offered: `allow` (when set) is the only ids offered; `deny` is

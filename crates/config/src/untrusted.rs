@@ -16,6 +16,10 @@ pub(crate) fn narrow(project: &mut toml::Table, base: &toml::Table) -> Vec<Strin
     if let Some(toml::Value::Array(rules)) = project.get_mut("permission") {
         drop_allow_rules(rules, "", &mut dropped);
     }
+    let base_mode = crate::sandbox::base_mode(base);
+    if let Some(toml::Value::Table(sandbox)) = project.get_mut("sandbox") {
+        crate::sandbox::narrow("", sandbox, base_mode, &mut dropped);
+    }
     if let Some(toml::Value::Table(agents)) = project.get_mut("agent") {
         for (name, agent) in agents.iter_mut() {
             let toml::Value::Table(agent) = agent else {
@@ -64,6 +68,14 @@ fn narrow_agent(
     base: Option<&toml::Table>,
     dropped: &mut Vec<String>,
 ) {
+    if let Some(toml::Value::Table(sandbox)) = agent.get_mut("sandbox") {
+        let base_mode = base
+            .and_then(|b| b.get("sandbox"))
+            .and_then(|s| s.get("mode"))
+            .and_then(|m| m.clone().try_into().ok())
+            .unwrap_or_default();
+        crate::sandbox::narrow(&format!("agent.{name}."), sandbox, base_mode, dropped);
+    }
     if let Some(toml::Value::Array(rules)) = agent.get_mut("permission") {
         drop_allow_rules(rules, &format!("agent.{name} "), dropped);
         if let Some(toml::Value::Array(before)) = base.and_then(|b| b.get("permission")) {

@@ -30,6 +30,8 @@ pub struct Engine {
     mcp: OnceLock<Arc<podcode_mcp::McpSource>>,
     tools: OnceCell<Arc<ToolSets>>,
     bus: broadcast::Sender<Event>,
+    /// The sandbox helper (`sandbox.rs`); `PODCODE_SANDBOX_HELPER` or `use_sandbox_helper`.
+    pub(crate) sandbox_helper: Option<PathBuf>,
 }
 
 /// What a session records about where it runs.
@@ -75,6 +77,7 @@ impl Engine {
             mcp: OnceLock::new(),
             tools: OnceCell::new(),
             bus,
+            sandbox_helper: std::env::var_os("PODCODE_SANDBOX_HELPER").map(PathBuf::from),
         })
     }
 
@@ -222,6 +225,7 @@ impl Engine {
             npm_plugins: self.config.plugins.clone(),
             plugin_config: serde_json::to_value(&self.config.plugin_config).unwrap_or_default(),
             config: serde_json::to_value(&self.config).unwrap_or_default(),
+            sandbox: self.plugin_sandbox(),
         }));
         let executables = Executables {
             opts: podcode_plugins::DiscoveryOptions {
@@ -248,6 +252,8 @@ impl Engine {
     pub async fn tool_sets(&self) -> Arc<ToolSets> {
         self.tools
             .get_or_init(|| async {
+                let temp = self.dirs.data_dir.join("tmp");
+                std::thread::spawn(move || crate::sandbox::clean_temp_dirs(&temp));
                 let (sources, plugins) = self.sources();
                 Arc::new(ToolSets::start(sources, Some(plugins), self.bus.clone()).await)
             })
@@ -256,13 +262,15 @@ impl Engine {
     }
 
     /// A pipeline over `registry` whose asks go to `asker`; `extra_rules` (an agent
-    /// profile's, or `--allow` policies) come after the defaults and the config's rules.
+    /// profile's, or `--allow` policies) come after the defaults and the config's rules;
+    /// spawned processes run in agent `agent`'s sandbox.
     pub(crate) fn runtime(
         &self,
         registry: ToolRegistry,
         hooks: Vec<Arc<dyn ToolHook>>,
         asker: Arc<dyn Asker>,
         extra_rules: &[PermissionRule],
+        agent: &str,
     ) -> Result<ToolRuntime, EngineError> {
         let store = self.store()?;
         let mut rules = podcode_builtins::default_rules();
@@ -273,6 +281,8 @@ impl Engine {
         opts.max_lines = self.config.tool_output.max_lines;
         opts.max_bytes = self.config.tool_output.max_bytes;
         opts.default_timeout = std::time::Duration::from_secs(self.config.tool.timeout);
+        opts.sandbox = self.command_sandbox(agent);
+        opts.secrets = self.secrets();
         Ok(ToolRuntime::new(registry, store, engine, hooks, opts))
     }
 

@@ -14,6 +14,7 @@ mod engine;
 mod error;
 mod history;
 mod listing;
+mod sandbox;
 mod session;
 mod sources;
 mod tool_session;
@@ -25,6 +26,14 @@ pub use choices::Choice;
 pub use engine::{Engine, NewSessionSpec};
 pub use error::EngineError;
 pub use history::{ToolCallView, TranscriptItem, format_time};
+pub use sandbox::{SandboxReport, SandboxRun};
+/// The sandbox helper and kernel probe, for the binary's hidden `__sandbox-exec` and
+/// `podcode sandbox status`.
+pub mod sandbox_helper {
+    pub use crate::sandbox::{
+        HELPER_SUBCOMMAND, KernelSupport, LandlockSupport, WRITABLE_DEVICES, run_helper,
+    };
+}
 pub use listing::{ToolInfo, ToolListing};
 pub use session::{Port, Session, SessionOptions, SessionPick};
 pub use sources::{

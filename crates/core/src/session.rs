@@ -422,6 +422,7 @@ impl Driver {
             set.hooks.clone(),
             self.port.asker(),
             &cur.profile.permission,
+            &cur.profile.name,
         )?);
         forward_events(&runtime, &self.port, self.engine.bus());
         let engine = &self.engine;

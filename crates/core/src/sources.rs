@@ -86,6 +86,8 @@ pub struct PluginSettings {
     pub plugin_config: Value,
     /// The whole config, handed to plugins' `config` hook.
     pub config: Value,
+    /// The sandbox the plugin host runs in (`None`: unconfined).
+    pub sandbox: Option<podcode_sandbox::Sandbox>,
 }
 
 impl PluginSettings {
@@ -168,6 +170,7 @@ impl ToolSource for Plugins {
                 plugin_config: s.plugin_config.clone(),
                 directory: s.cwd.clone(),
                 worktree: s.project.clone(),
+                sandbox: s.sandbox.clone(),
             },
         );
         let dirs = s.plugin_dirs();

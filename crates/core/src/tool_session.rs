@@ -43,6 +43,7 @@ impl Engine {
             set.hooks.clone(),
             port.asker(),
             extra_rules,
+            agent,
         )?);
         forward_events(&runtime, &port, self.bus());
         let identity = CallIdentity {

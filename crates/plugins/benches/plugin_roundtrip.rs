@@ -48,6 +48,9 @@ async fn load(
             plugin_config: json!({}),
             directory: ws.to_path_buf(),
             worktree: ws.to_path_buf(),
+            // Unconfined, as the published figures were measured (the sandbox costs one
+            // helper exec at sidecar start, nothing per call).
+            sandbox: None,
         },
     );
     let files = find_plugin_files(&PluginDirs {

@@ -3,7 +3,9 @@
 //! `{description, parameters, id?, truncation?, idempotent?, timeout?}` (id defaults to the
 //! file name) or an array of them. A call runs `<file> run <id>` in the session directory
 //! with the validated arguments as JSON on stdin and `PODCODE_*` context variables; stdout,
-//! streamed into the call's truncating sink, is the output. Exit status 0 is success;
+//! streamed into the call's truncating sink, is the output. A call runs in the runtime's
+//! sandbox (`Confinement`), and a failure the sandbox caused says which setting allows it.
+//! Exit status 0 is success;
 //! anything else fails the call with the tail of stderr. Abort and timeout kill the
 //! program's whole process group.
 
@@ -138,9 +140,14 @@ impl Tool for ExecutableTool {
 
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let id = ctx.identity();
-        let mut cmd = Command::new(&self.file);
-        cmd.arg("run")
-            .arg(&self.spec.id)
+        let args_run: Vec<std::ffi::OsString> = vec!["run".into(), self.spec.id.clone().into()];
+        let confinement = podcode_tools::Confinement::for_call(&ctx)?;
+        let (program, argv) = confinement
+            .as_ref()
+            .and_then(|c| c.wrap(self.file.as_os_str(), &args_run))
+            .unwrap_or_else(|| (self.file.clone().into_os_string(), args_run));
+        let mut cmd = Command::new(&program);
+        cmd.args(&argv)
             .current_dir(ctx.directory())
             .env("PODCODE_TOOL_ACTION", "run")
             .env("PODCODE_TOOL_ID", &self.spec.id)
@@ -156,6 +163,14 @@ impl Tool for ExecutableTool {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        if let Some(c) = &confinement {
+            for name in c.sandbox.hidden_env() {
+                cmd.env_remove(name);
+            }
+            if let Some(temp) = &c.temp {
+                cmd.env("TMPDIR", temp);
+            }
+        }
         let mut child = cmd.spawn().map_err(|e| {
             ToolError::failed(format!("could not start {}: {e}", self.file.display()))
         })?;
@@ -214,11 +229,18 @@ impl Tool for ExecutableTool {
             Some(code) => format!("exited with status {code}"),
             None => "was killed by a signal".to_string(),
         };
-        Err(ToolError::failed(if stderr.is_empty() {
+        let mut message = if stderr.is_empty() {
             why
         } else {
             format!("{stderr} ({why})")
-        }))
+        };
+        if let Some(c) = &confinement
+            && let Some(denial) = c.denial(&stderr, ctx.directory())
+        {
+            message.push('\n');
+            message.push_str(&podcode_sandbox::denied_note(c.policy.mode, &denial, false));
+        }
+        Err(ToolError::failed(message))
     }
 }
 

@@ -96,6 +96,9 @@ pub struct HostOptions {
     pub plugin_config: Value,
     pub directory: PathBuf,
     pub worktree: PathBuf,
+    /// The sandbox the sidecar runs in (it may write the workspace and its own temp dir);
+    /// `None` runs it unconfined.
+    pub sandbox: Option<podcode_sandbox::Sandbox>,
 }
 
 pub struct PluginHost {
@@ -199,11 +202,13 @@ impl PluginHost {
             );
         };
         let dir = self.prepare()?;
+        let policy = self.sandbox_policy()?;
         let sc = Sidecar::spawn(
             runtime.name(),
             runtime.program(),
             &dir.join("host.mjs"),
             &dir,
+            self.opts.sandbox.as_ref().zip(policy.as_ref()),
         )
         .map_err(|e| format!("could not start {}: {e}", runtime.program().display()))?;
         self.spawns.fetch_add(1, Ordering::SeqCst);
@@ -212,6 +217,27 @@ impl PluginHost {
             .map_err(|e| format!("the plugin host did not start: {e}"))?;
         state.sidecar = Some(sc.clone());
         Ok(sc)
+    }
+
+    /// The sidecar's sandbox policy: the workspace, the session directory and the plugin
+    /// host's own temp dir are writable (besides the sandbox's own roots).
+    fn sandbox_policy(&self) -> Result<Option<podcode_sandbox::Policy>, String> {
+        let Some(sb) = &self.opts.sandbox else {
+            return Ok(None);
+        };
+        let temp = sb
+            .session_temp("plugin-host")
+            .map_err(|e| format!("could not create the plugin host's temp directory: {e}"))?;
+        let roots = [self.opts.directory.as_path(), self.opts.worktree.as_path()];
+        Ok(Some(sb.policy(roots.into_iter().chain(temp.as_deref()))))
+    }
+
+    /// What a plugin call's error gains when the sandbox caused it: which setting allows it.
+    pub fn sandbox_note(&self, message: &str) -> Option<String> {
+        let sb = self.opts.sandbox.as_ref()?;
+        let policy = self.sandbox_policy().ok()??;
+        let denial = podcode_sandbox::detect(message, &policy, &self.opts.directory)?;
+        Some(podcode_sandbox::denied_note(sb.mode(), &denial, true))
     }
 
     /// Imports `file` into the running sidecar (starting it if needed) unless already done.

@@ -107,7 +107,10 @@ impl Tool for PluginTool {
         let rejection = sc.take_rejection(&call_id);
         let value = reply.map_err(|e| match rejection {
             Some(text) if e.message.contains(&text) => ToolError::Permission(text),
-            _ => ToolError::failed(e.message),
+            _ => match self.host.sandbox_note(&e.message) {
+                Some(note) => ToolError::failed(format!("{}\n{note}", e.message)),
+                None => ToolError::failed(e.message),
+            },
         })?;
         result_from_json(value)
     }

@@ -83,15 +83,28 @@ pub struct Sidecar {
 }
 
 impl Sidecar {
-    /// Starts `<program> <script>` in `dir` and begins reading its frames.
+    /// Starts `<program> <script>` in `dir` (through the sandbox helper when `sandbox` is
+    /// given: `sandbox.0` runs it under policy `sandbox.1`) and begins reading its frames.
     pub fn spawn(
         runtime: &str,
         program: &Path,
         script: &Path,
         dir: &Path,
+        sandbox: Option<(&podcode_sandbox::Sandbox, &podcode_sandbox::Policy)>,
     ) -> std::io::Result<Sidecar> {
-        let mut child = Command::new(program)
-            .arg(script)
+        let script_arg = [script.as_os_str().to_os_string()];
+        let (launch, argv) = match sandbox {
+            Some((sb, policy)) => sb.wrap(policy, program.as_os_str(), &script_arg),
+            None => (program.as_os_str().to_os_string(), script_arg.to_vec()),
+        };
+        let mut cmd = Command::new(launch);
+        if let Some((sb, _)) = sandbox {
+            for name in sb.hidden_env() {
+                cmd.env_remove(name);
+            }
+        }
+        let mut child = cmd
+            .args(argv)
             .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

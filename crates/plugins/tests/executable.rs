@@ -214,7 +214,14 @@ async fn failures_aborts_and_timeouts_reach_the_model_and_kill_the_process_group
         &tmp.path().join("c.json"),
     ))
     .await;
-    let h = harness(r, allow_all());
+    // The tool writes its pid file into the workspace (the sandbox keeps it there).
+    let h = harness(
+        r,
+        Setup {
+            workspace: Some(tmp.path().to_path_buf()),
+            ..allow_all()
+        },
+    );
     let out = h.call("broken", "{}").await;
     assert_eq!(
         out.model_text,

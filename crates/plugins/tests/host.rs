@@ -92,6 +92,14 @@ async fn load_with(
             plugin_config: config.clone(),
             directory: ws.root().to_path_buf(),
             worktree: ws.root().to_path_buf(),
+            // Podcode's default sandbox (workspace-write; the plugin host keeps the network).
+            sandbox: Some(
+                podcode_tools::testing::default_sandbox(
+                    &data_dir(),
+                    &data_dir().join("tool-output"),
+                )
+                .with_network(true),
+            ),
         },
     );
     let files = find_plugin_files(&PluginDirs {
@@ -593,6 +601,46 @@ async fn node_runs_typescript_tools_and_explains_when_bun_is_needed() {
             .await
             .model_text,
         "20"
+    );
+    host.shutdown().await;
+}
+
+/// The plugin host runs in Podcode's default sandbox: a plugin tool writing inside the
+/// workspace works, one writing outside fails with the runtime's EACCES error and a note
+/// saying which setting allows it.
+#[tokio::test]
+async fn a_plugin_writing_outside_the_workspace_fails_with_a_clear_error() {
+    if !podcode_sandbox::KernelSupport::detect().has_landlock() {
+        eprintln!("skipped: this kernel has no Landlock");
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("plugin-escape.txt");
+    let ws = Workspace::new(&[]);
+    ws.write(
+        ".opencode/tools/scribble.ts",
+        &format!(
+            "import {{ tool }} from \"@opencode-ai/plugin\"\nimport {{ writeFileSync }} from \"node:fs\"\nexport const inside = tool({{ description: \"writes inside\", args: {{}}, async execute(_a, ctx) {{ writeFileSync(ctx.directory + \"/made.txt\", \"ok\"); return \"wrote\" }} }})\nexport const outside = tool({{ description: \"writes outside\", args: {{}}, async execute() {{ writeFileSync({:?}, \"x\"); return \"wrote\" }} }})\n",
+            target.display().to_string()
+        ),
+    );
+    let l = load(&ws, json!({})).await;
+    let (h, host) = run(l, allow());
+    let ok = h.call("scribble_inside", "{}").await;
+    assert_eq!(ok.status, CallStatus::Completed, "{}", ok.model_text);
+    assert!(ws.root().join("made.txt").exists());
+
+    let out = h.call("scribble_outside", "{}").await;
+    assert_eq!(out.status, CallStatus::Failed, "{}", out.model_text);
+    assert!(!target.exists());
+    assert!(out.model_text.contains("EACCES"), "{}", out.model_text);
+    assert!(
+        out.model_text.contains(&format!(
+            "The sandbox (workspace-write) stopped writing {}. To allow it, add the directory to `writable` under `[sandbox]` in the config, or set `mode = \"full\"` there.",
+            target.display()
+        )),
+        "{}",
+        out.model_text
     );
     host.shutdown().await;
 }

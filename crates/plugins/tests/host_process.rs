@@ -38,6 +38,11 @@ async fn load(root: &Path, data: &Path, runtime: JsRuntime) -> (ToolRegistry, Ar
             plugin_config: json!({}),
             directory: root.to_path_buf(),
             worktree: root.to_path_buf(),
+            // Podcode's default sandbox (workspace-write; the plugin host keeps the network).
+            sandbox: Some(
+                podcode_tools::testing::default_sandbox(data, &data.join("tool-output"))
+                    .with_network(true),
+            ),
         },
     );
     let files = find_plugin_files(&PluginDirs {

@@ -1,6 +1,6 @@
 //! What a permission prompt says, as plain lines, for every front end (the TUI modal, the
 //! CLI prompt, `mcp serve`'s rejection text): who asks for what, the details the tool
-//! attached (command, description, path, diff, preview) or else the call's arguments —
+//! attached (command, what a sandbox denied, description, path, diff, preview) or else the call's arguments —
 //! pretty, bounded, and with the values of secret-looking keys masked —, and what "always"
 //! will remember, one rule per line. Pure: front ends only style and print the lines.
 
@@ -8,7 +8,14 @@ use crate::PermissionRequest;
 use serde_json::Value;
 
 /// Metadata keys a tool attaches to explain an ask, shown in this order.
-const DETAIL_KEYS: [&str; 5] = ["command", "description", "path", "diff", "preview"];
+const DETAIL_KEYS: [&str; 6] = [
+    "command",
+    "denied",
+    "description",
+    "path",
+    "diff",
+    "preview",
+];
 /// At most this many lines per detail (the arguments included), and characters per line.
 const MAX_LINES: usize = 30;
 const MAX_LINE_CHARS: usize = 160;

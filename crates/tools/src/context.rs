@@ -47,6 +47,7 @@ pub(crate) struct Shared {
     /// Swapped as a whole when plugins reload; a call in flight keeps the set it started with.
     pub hooks: std::sync::RwLock<Arc<Vec<Arc<dyn ToolHook>>>>,
     pub spill_dir: PathBuf,
+    pub sandbox: Option<Arc<podcode_sandbox::Sandbox>>,
 }
 
 impl Shared {
@@ -141,6 +142,10 @@ impl ToolContext {
     /// Where truncated outputs are spilled; `read` may open it without a prompt.
     pub fn spill_dir(&self) -> &Path {
         &self.inner.shared.spill_dir
+    }
+    /// The sandbox processes this call starts must run in (`None`: run them as they are).
+    pub fn sandbox(&self) -> Option<&Arc<podcode_sandbox::Sandbox>> {
+        self.inner.shared.sandbox.as_ref()
     }
     pub fn store(&self) -> &Arc<Store> {
         &self.inner.shared.store

@@ -5,6 +5,7 @@
 //!
 //! No concrete tools live here; built-ins, plugins, MCP and executables implement `Tool`.
 
+mod confine;
 mod context;
 mod fsafe;
 mod hooks;
@@ -22,6 +23,7 @@ mod truncate;
 #[cfg(feature = "test-support")]
 pub mod testing;
 
+pub use confine::Confinement;
 pub use context::{CallIdentity, ToolContext};
 pub use hooks::{BeforeDecision, HookCall, ToolHook};
 pub use journaled::{Applied, FileWrite, WriteError, apply_journaled};

@@ -73,6 +73,7 @@ impl ToolRuntime {
                 permissions,
                 hooks: std::sync::RwLock::new(Arc::new(hooks)),
                 spill_dir: opts.spill_dir.clone(),
+                sandbox: opts.sandbox.clone(),
             }),
             opts,
         }

@@ -9,6 +9,14 @@ use podcode_tools::testing::{Harness, Setup, harness};
 
 /// All built-ins; `allow` lists `(permission, pattern)` pairs allowed on top of the defaults.
 pub fn builtins(allow: &[(&str, &str)]) -> Harness {
+    builtins_with(allow, |_| {})
+}
+
+/// `builtins` with the runtime options changed by `opts` (e.g. another sandbox).
+pub fn builtins_with(
+    allow: &[(&str, &str)],
+    opts: impl FnOnce(&mut podcode_tools::RuntimeOptions) + 'static,
+) -> Harness {
     let mut registry = ToolRegistry::new();
     register_all(&mut registry);
     let mut rules = default_rules();
@@ -21,6 +29,7 @@ pub fn builtins(allow: &[(&str, &str)]) -> Harness {
         registry,
         Setup {
             rules,
+            opts: Box::new(opts),
             ..Default::default()
         },
     )

@@ -45,6 +45,12 @@ impl LiveOutput {
         self.total
     }
 
+    /// The last few KB of output, as text (what denial detection reads).
+    pub fn tail_text(&self) -> String {
+        let (head, tail) = self.tail.as_slices();
+        String::from_utf8_lossy(&[head, tail].concat()).into_owned()
+    }
+
     /// Streams a chunk to the sink and the live view.
     pub fn push(&mut self, data: &[u8]) {
         if data.is_empty() {

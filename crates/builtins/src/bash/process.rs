@@ -84,6 +84,9 @@ pub struct RunSpec {
     /// Variables a hook removed from the inherited environment.
     pub env_remove: Vec<String>,
     pub timeout: Duration,
+    /// The program and arguments that run `shell -c command` inside the sandbox; `None`
+    /// runs the shell directly.
+    pub sandboxed: Option<(std::ffi::OsString, Vec<std::ffi::OsString>)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,10 +131,19 @@ pub async fn run(
     live: &mut LiveOutput,
     abort: &tokio_util::sync::CancellationToken,
 ) -> Result<End, ToolError> {
-    let mut cmd = Command::new(&spec.shell);
-    cmd.arg("-c")
-        .arg(&spec.command)
-        .current_dir(&spec.dir)
+    let mut cmd = match &spec.sandboxed {
+        Some((program, args)) => {
+            let mut cmd = Command::new(program);
+            cmd.args(args);
+            cmd
+        }
+        None => {
+            let mut cmd = Command::new(&spec.shell);
+            cmd.arg("-c").arg(&spec.command);
+            cmd
+        }
+    };
+    cmd.current_dir(&spec.dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -6,6 +6,7 @@ pub mod mcp;
 pub mod permissions;
 pub mod plugins;
 pub mod run;
+pub mod sandbox;
 pub mod sessions;
 pub mod tools;
 pub mod trust;

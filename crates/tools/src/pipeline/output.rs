@@ -54,7 +54,10 @@ impl ToolRuntime {
             Some(err) if body.trim().is_empty() => err,
             Some(err) => format!("{err}\n\nOutput before it stopped:\n{body}"),
         };
-        ran.result.output = kept;
+        // API keys never reach the model, whatever the tool printed.
+        let model_text =
+            podcode_sandbox::mask_secrets(&model_text, &self.opts.secrets).into_owned();
+        ran.result.output = podcode_sandbox::mask_secrets(&kept, &self.opts.secrets).into_owned();
         CallOutcome {
             call_id: s.ctx.call_id().to_string(),
             tool: s.id().to_string(),

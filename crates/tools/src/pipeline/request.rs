@@ -23,6 +23,11 @@ pub struct RuntimeOptions {
     /// First retry delay for idempotent tools; it quadruples per try.
     pub retry_backoff: Duration,
     pub max_retries: u32,
+    /// The sandbox spawned processes run in (`ToolContext::sandbox`); `None` runs them
+    /// as they are.
+    pub sandbox: Option<std::sync::Arc<podcode_sandbox::Sandbox>>,
+    /// Values masked in every model-facing output (provider API keys).
+    pub secrets: Vec<podcode_sandbox::Secret>,
 }
 
 impl RuntimeOptions {
@@ -35,6 +40,8 @@ impl RuntimeOptions {
             abort_grace: Duration::from_secs(3),
             retry_backoff: Duration::from_millis(100),
             max_retries: 2,
+            sandbox: None,
+            secrets: Vec::new(),
         }
     }
 }

@@ -109,6 +109,11 @@ pub fn harness(registry: ToolRegistry, setup: Setup) -> Harness {
         user.clone(),
     );
     let mut opts = RuntimeOptions::new(dir.path().join("data/tool-output"));
+    // Calls run in Podcode's default sandbox unless a test's `opts` changes it.
+    opts.sandbox = Some(Arc::new(super::default_sandbox(
+        &dir.path().join("data"),
+        &opts.spill_dir,
+    )));
     (setup.opts)(&mut opts);
     let runtime = ToolRuntime::new(registry, store.clone(), engine, setup.hooks, opts);
     let session = store

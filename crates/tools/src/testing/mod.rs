@@ -5,7 +5,9 @@
 //! `test-support` feature. `harness` runs calls through a real runtime and store.
 
 mod harness;
+mod sandbox;
 pub use harness::{Harness, ScriptedUser, Setup, harness, registry};
+pub use sandbox::{default_sandbox, sandbox_helper};
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,0 +1,374 @@
+//! The engine's side of the sandbox: the `[sandbox]` config (and an agent profile's
+//! override) turned into the `Sandbox` launchers the tool runtime (bash, executable tools)
+//! and the plugin host get, the provider API key variables hidden from them and masked in
+//! output, what this kernel enforces (`sandbox_report`, for `podcode sandbox status`), and
+//! the one-time warning when it cannot. The helper is the `podcode` binary itself
+//! (`podcode __sandbox-exec`), set by the front end with `use_sandbox_helper`; an engine
+//! without a helper runs commands unsandboxed and says so in its warnings.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use podcode_config::{Config, SandboxConfig, SandboxMode};
+use podcode_sandbox::{Mode, Sandbox, Secret, Settings};
+
+pub use podcode_sandbox::{
+    HELPER_SUBCOMMAND, KernelSupport, LandlockSupport, WRITABLE_DEVICES, run_helper,
+};
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+
+/// What `podcode sandbox status` shows.
+#[derive(Debug, Clone)]
+pub struct SandboxReport {
+    pub kernel: KernelSupport,
+    /// `read-only`, `workspace-write` or `full`.
+    pub mode: String,
+    pub command_network: bool,
+    pub plugin_network: bool,
+    /// The roots every sandboxed process may write (besides its session's directories).
+    pub writable: Vec<PathBuf>,
+    /// Where per-session temp dirs live.
+    pub temp_root: PathBuf,
+    /// The variables removed from sandboxed processes' environments.
+    pub hidden_env: Vec<String>,
+    /// Whether a helper is configured (false: nothing is sandboxed).
+    pub has_helper: bool,
+}
+
+fn mode_of(mode: SandboxMode) -> Mode {
+    match mode {
+        SandboxMode::ReadOnly => Mode::ReadOnly,
+        SandboxMode::WorkspaceWrite => Mode::WorkspaceWrite,
+        SandboxMode::Full => Mode::Full,
+    }
+}
+
+/// The provider API key variables: the built-in providers' and every `api_key_env`.
+pub(crate) fn key_variables(config: &Config) -> Vec<String> {
+    let mut names: Vec<String> = podcode_providers::BUILTIN_PROVIDERS
+        .iter()
+        .filter_map(|p| p.api_key_env.map(str::to_string))
+        .collect();
+    for p in config.provider.values() {
+        if let Some(name) = &p.api_key_env
+            && !names.contains(name)
+        {
+            names.push(name.clone());
+        }
+    }
+    names
+}
+
+/// Key variables removed from spawned processes: all but those `allow_env` passes.
+fn hidden_env(config: &Config) -> Vec<String> {
+    key_variables(config)
+        .into_iter()
+        .filter(|n| !config.sandbox.allow_env.contains(n))
+        .collect()
+}
+
+/// `~/x` → `<home>/x`; relative entries are taken from the workspace.
+fn expand(entry: &str, home: &Path, project: &Path) -> PathBuf {
+    match entry.strip_prefix("~/") {
+        Some(rest) => home.join(rest),
+        None => project.join(entry),
+    }
+}
+
+impl Engine {
+    /// Makes `helper` (normally this `podcode` binary) the sandbox helper. Until it is
+    /// called, nothing is sandboxed (and `sandbox_warnings` says so).
+    pub fn use_sandbox_helper(&mut self, helper: PathBuf) {
+        self.sandbox_helper = Some(helper);
+    }
+
+    fn sandbox_config(&self) -> &SandboxConfig {
+        &self.config().sandbox
+    }
+
+    /// The sandbox for `bash` and executable tools in a session of agent `agent` (its
+    /// profile may override mode and network).
+    pub(crate) fn command_sandbox(&self, agent: &str) -> Option<Arc<Sandbox>> {
+        let cfg = self.sandbox_config();
+        let over = self.config().agent.get(agent).and_then(|a| a.sandbox);
+        let settings = Settings {
+            mode: mode_of(over.and_then(|o| o.mode).unwrap_or(cfg.mode)),
+            network: over.and_then(|o| o.network).unwrap_or(cfg.network),
+        };
+        self.launcher(settings).map(Arc::new)
+    }
+
+    /// The sandbox the plugin sidecar runs in (its own network setting).
+    pub(crate) fn plugin_sandbox(&self) -> Option<Sandbox> {
+        let cfg = self.sandbox_config();
+        self.launcher(Settings {
+            mode: mode_of(cfg.mode),
+            network: cfg.plugin_network,
+        })
+    }
+
+    fn launcher(&self, settings: Settings) -> Option<Sandbox> {
+        let helper = self.sandbox_helper.clone()?;
+        Some(
+            Sandbox::new(helper, settings)
+                .with_writable(self.extra_writable())
+                .with_temp_root(self.dirs().data_dir.join("tmp"))
+                .with_hidden_env(hidden_env(self.config())),
+        )
+    }
+
+    fn extra_writable(&self) -> Vec<PathBuf> {
+        let mut roots = vec![self.dirs().spill_dir()];
+        roots.extend(
+            self.sandbox_config()
+                .writable
+                .iter()
+                .map(|w| expand(w, &self.dirs().home, self.project())),
+        );
+        roots
+    }
+
+    /// The key values masked in every tool output (allowed ones included).
+    pub(crate) fn secrets(&self) -> Vec<Secret> {
+        let names = key_variables(self.config());
+        podcode_sandbox::secrets_from_env(names.iter().map(String::as_str))
+    }
+
+    /// What the kernel enforces and what each kind of tool gets.
+    pub fn sandbox_report(&self) -> SandboxReport {
+        let cfg = self.sandbox_config();
+        SandboxReport {
+            kernel: KernelSupport::detect(),
+            mode: mode_of(cfg.mode).to_string(),
+            command_network: cfg.network,
+            plugin_network: cfg.plugin_network,
+            writable: self.extra_writable(),
+            temp_root: self.dirs().data_dir.join("tmp"),
+            hidden_env: hidden_env(self.config()),
+            has_helper: self.sandbox_helper.is_some(),
+        }
+    }
+
+    /// Said once at start: the protection this kernel cannot give (nothing in `full`).
+    pub fn sandbox_warnings(&self) -> Vec<String> {
+        if self.sandbox_config().mode == SandboxMode::Full {
+            return Vec::new();
+        }
+        if self.sandbox_helper.is_none() {
+            return vec![
+                "sandbox: no sandbox helper is set for this engine, so commands and plugins run unsandboxed".to_string(),
+            ];
+        }
+        KernelSupport::detect().missing_protection()
+    }
+}
+
+/// A command prepared by `Engine::sandbox_run`: spawn `command`, then `explain` its
+/// output if it failed.
+pub struct SandboxRun {
+    pub command: std::process::Command,
+    sandbox: Option<Sandbox>,
+    policy: Option<podcode_sandbox::Policy>,
+    dir: PathBuf,
+}
+
+impl SandboxRun {
+    /// When the output shows the sandbox refused something: what, and which setting
+    /// allows it.
+    pub fn explain(&self, output: &str) -> Option<String> {
+        let (sb, policy) = (self.sandbox.as_ref()?, self.policy.as_ref()?);
+        if !sb.is_active() {
+            return None;
+        }
+        let denial = podcode_sandbox::detect(output, policy, &self.dir)?;
+        Some(podcode_sandbox::denied_note(sb.mode(), &denial, false))
+    }
+
+    /// The policy the command runs under, as JSON (`None` when nothing is sandboxed).
+    pub fn policy_json(&self) -> Option<String> {
+        self.policy.as_ref().map(podcode_sandbox::Policy::to_json)
+    }
+}
+
+impl Engine {
+    /// `words` run the way the `bash` tool runs a command in a session of agent `agent`
+    /// (`build` when `None`): `$SHELL -c "words…"` in the working directory, in the same
+    /// sandbox, with the same environment changes and a temp dir of its own.
+    pub fn sandbox_run(
+        &self,
+        agent: Option<&str>,
+        words: &[String],
+    ) -> Result<SandboxRun, EngineError> {
+        let shell = std::env::var_os("SHELL")
+            .map(PathBuf::from)
+            .filter(|s| s.is_absolute() && s.is_file())
+            .unwrap_or_else(|| {
+                if Path::new("/bin/bash").is_file() {
+                    "/bin/bash".into()
+                } else {
+                    "/bin/sh".into()
+                }
+            });
+        let args: Vec<std::ffi::OsString> = vec!["-c".into(), words.join(" ").into()];
+        let sandbox = self
+            .command_sandbox(agent.unwrap_or("build"))
+            .map(|s| (*s).clone());
+        let mut command;
+        let mut policy = None;
+        match &sandbox {
+            Some(sb) => {
+                let temp = if sb.is_active() {
+                    sb.session_temp("sandbox-run").map_err(|e| {
+                        EngineError::Io(format!(
+                            "could not create the sandbox's temp directory: {e}"
+                        ))
+                    })?
+                } else {
+                    None
+                };
+                let roots = [self.cwd(), self.project()];
+                let p = sb.policy(roots.into_iter().chain(temp.as_deref()));
+                let (program, argv) = sb.wrap(&p, shell.as_os_str(), &args);
+                command = std::process::Command::new(program);
+                command.args(argv);
+                for name in sb.hidden_env() {
+                    command.env_remove(name);
+                }
+                if let Some(t) = temp {
+                    command.env("TMPDIR", t);
+                }
+                policy = Some(p);
+            }
+            None => {
+                command = std::process::Command::new(&shell);
+                command.args(&args);
+            }
+        }
+        command.current_dir(self.cwd());
+        Ok(SandboxRun {
+            command,
+            sandbox,
+            policy,
+            dir: self.cwd().to_path_buf(),
+        })
+    }
+}
+
+/// Removes per-session temp dirs not touched for a week (like spill files).
+pub(crate) fn clean_temp_dirs(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    let week = std::time::Duration::from_secs(7 * 24 * 3600);
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > week);
+        if old {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_variables_cover_builtin_and_configured_providers() {
+        let mut config = Config::default();
+        config.provider.insert(
+            "mine".into(),
+            podcode_config::ProviderConfig {
+                api_key_env: Some("MINE_KEY".into()),
+                ..Default::default()
+            },
+        );
+        config.sandbox.allow_env = vec!["GROQ_API_KEY".into()];
+        let keys = key_variables(&config);
+        for k in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "MINE_KEY",
+            "GROQ_API_KEY",
+        ] {
+            assert!(keys.contains(&k.to_string()), "{k}");
+        }
+        let hidden = hidden_env(&config);
+        assert!(hidden.contains(&"MINE_KEY".to_string()));
+        assert!(!hidden.contains(&"GROQ_API_KEY".to_string()));
+    }
+
+    #[test]
+    fn an_agent_profile_overrides_mode_and_network_and_full_mode_wraps_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let config_dir = root.path().join("config");
+        std::fs::create_dir_all(&config_dir).unwrap();
+        std::fs::create_dir_all(root.path().join("work")).unwrap();
+        std::fs::write(
+            config_dir.join("config.toml"),
+            "[sandbox]\nnetwork = true\nwritable = [\"~/.cache\"]\n\n[agent.plan.sandbox]\nmode = \"read-only\"\nnetwork = false\n",
+        )
+        .unwrap();
+        let dirs = podcode_config::Dirs {
+            config_dir,
+            data_dir: root.path().join("data"),
+            home: root.path().join("home"),
+        };
+        let mut engine = Engine::load_in(Some(root.path().join("work")), dirs).unwrap();
+        assert!(
+            engine.command_sandbox("build").is_none(),
+            "no helper, no sandbox"
+        );
+        assert_eq!(
+            engine.sandbox_warnings(),
+            vec!["sandbox: no sandbox helper is set for this engine, so commands and plugins run unsandboxed".to_string()]
+        );
+        engine.use_sandbox_helper(PathBuf::from("/bin/podcode"));
+        let build = engine.command_sandbox("build").unwrap();
+        assert_eq!(
+            build.settings(),
+            Settings {
+                mode: Mode::WorkspaceWrite,
+                network: true
+            }
+        );
+        let policy = build.policy([]);
+        assert!(policy.writable.contains(&root.path().join("home/.cache")));
+        assert!(
+            policy
+                .writable
+                .contains(&root.path().join("data/tool-output"))
+        );
+        let plan = engine.command_sandbox("plan").unwrap();
+        assert_eq!(
+            plan.settings(),
+            Settings {
+                mode: Mode::ReadOnly,
+                network: false
+            }
+        );
+        assert!(engine.plugin_sandbox().unwrap().settings().network);
+    }
+
+    #[test]
+    fn writable_entries_expand_home_and_the_workspace() {
+        assert_eq!(
+            expand("~/.cache", Path::new("/h"), Path::new("/w")),
+            PathBuf::from("/h/.cache")
+        );
+        assert_eq!(
+            expand("build", Path::new("/h"), Path::new("/w")),
+            PathBuf::from("/w/build")
+        );
+        assert_eq!(
+            expand("/abs", Path::new("/h"), Path::new("/w")),
+            PathBuf::from("/abs")
+        );
+    }
+}

@@ -1,0 +1,139 @@
+//! What this kernel can enforce, found by trying: Landlock by restricting a throwaway
+//! thread (the landlock crate reports the kernel's ABI; the thread ends at once, so
+//! nothing else is restricted), seccomp from `/proc/self/status`. Front ends show the
+//! result once at start (`missing_protection`) and in `podcode sandbox status`.
+
+use landlock::{ABI, Access, AccessFs, LandlockStatus, Ruleset, RulesetAttr};
+
+/// Kernel support for the sandbox's parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSupport {
+    pub landlock: LandlockSupport,
+    /// seccomp filters (`Seccomp:` in `/proc/self/status`).
+    pub seccomp: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LandlockSupport {
+    /// The kernel's Landlock ABI version.
+    Available(i32),
+    /// Built in but not enabled at boot (`lsm=` does not list it).
+    NotEnabled,
+    /// Not in this kernel (Linux before 5.13, or built without it).
+    NotImplemented,
+    /// The probe itself failed (the reason).
+    Unknown(&'static str),
+}
+
+impl KernelSupport {
+    /// Probes the running kernel (a few microseconds; no process is started).
+    pub fn detect() -> Self {
+        let landlock = std::thread::spawn(probe_landlock)
+            .join()
+            .unwrap_or(LandlockSupport::Unknown("the probe thread panicked"));
+        let seccomp = std::fs::read_to_string("/proc/self/status")
+            .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")));
+        KernelSupport { landlock, seccomp }
+    }
+
+    pub fn has_landlock(&self) -> bool {
+        matches!(self.landlock, LandlockSupport::Available(_))
+    }
+
+    /// One line per missing part: what is not protected and why. Empty when the kernel
+    /// supports everything.
+    pub fn missing_protection(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let why = match self.landlock {
+            LandlockSupport::Available(_) => None,
+            LandlockSupport::NotEnabled => Some(
+                "Landlock is built into this kernel but not enabled (add `landlock` to the `lsm=` boot parameter)",
+            ),
+            LandlockSupport::NotImplemented => {
+                Some("this kernel has no Landlock (it needs Linux 5.13 or later built with it)")
+            }
+            LandlockSupport::Unknown(reason) => Some(reason),
+        };
+        if let Some(why) = why {
+            out.push(format!(
+                "sandbox: {why}, so commands, executable tools and plugins can write anywhere you can; only the network filter and the removal of API keys from their environment apply"
+            ));
+        }
+        if !self.seccomp {
+            out.push(
+                "sandbox: this kernel has no seccomp filters, so `network = false` cannot stop commands from opening connections"
+                    .to_string(),
+            );
+        }
+        out
+    }
+}
+
+impl std::fmt::Display for LandlockSupport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LandlockSupport::Available(abi) => write!(f, "available (ABI {abi})"),
+            LandlockSupport::NotEnabled => f.write_str("built in but not enabled at boot"),
+            LandlockSupport::NotImplemented => f.write_str("not in this kernel"),
+            LandlockSupport::Unknown(why) => write!(f, "unknown ({why})"),
+        }
+    }
+}
+
+fn probe_landlock() -> LandlockSupport {
+    let ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .and_then(|r| r.create());
+    let status = match ruleset.and_then(|r| r.restrict_self()) {
+        Ok(s) => s.landlock,
+        Err(_) => return LandlockSupport::Unknown("creating a Landlock ruleset failed"),
+    };
+    match status {
+        LandlockStatus::Available {
+            effective_abi,
+            kernel_abi,
+        } => LandlockSupport::Available(kernel_abi.unwrap_or(effective_abi as i32)),
+        LandlockStatus::NotEnabled => LandlockSupport::NotEnabled,
+        LandlockStatus::NotImplemented => LandlockSupport::NotImplemented,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_protection_names_what_is_lost() {
+        let none = KernelSupport {
+            landlock: LandlockSupport::NotImplemented,
+            seccomp: false,
+        };
+        assert_eq!(
+            none.missing_protection(),
+            vec![
+                "sandbox: this kernel has no Landlock (it needs Linux 5.13 or later built with it), so commands, executable tools and plugins can write anywhere you can; only the network filter and the removal of API keys from their environment apply".to_string(),
+                "sandbox: this kernel has no seccomp filters, so `network = false` cannot stop commands from opening connections".to_string(),
+            ]
+        );
+        let all = KernelSupport {
+            landlock: LandlockSupport::Available(7),
+            seccomp: true,
+        };
+        assert!(all.missing_protection().is_empty());
+        assert_eq!(
+            LandlockSupport::Available(7).to_string(),
+            "available (ABI 7)"
+        );
+    }
+
+    #[test]
+    fn this_kernel_is_probed_without_restricting_the_caller() {
+        let support = KernelSupport::detect();
+        // Whatever the kernel says, the calling thread can still write a temp file.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("x"), "still writable").unwrap();
+        if let LandlockSupport::Available(abi) = support.landlock {
+            assert!(abi >= 1);
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! `Confinement`: how one call's spawned process runs in the runtime's sandbox (the bash
+//! tool and executable tools share it). The policy's writable roots are the call's
+//! workspace, session directory and git root, the session's temp dir, and the sandbox's
+//! own roots (the spill directory, configured ones); the environment loses the hidden
+//! variables (API keys) and gets `TMPDIR` pointed at the session's temp dir.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use podcode_sandbox::{Policy, Sandbox};
+
+use crate::context::ToolContext;
+use crate::tool::ToolError;
+
+/// How one call's spawned process is confined.
+pub struct Confinement {
+    pub sandbox: Arc<Sandbox>,
+    pub policy: Policy,
+    pub temp: Option<PathBuf>,
+}
+
+impl Confinement {
+    /// The call's confinement, or `None` when the runtime has no sandbox. A `full`
+    /// sandbox still hides API keys, so it is returned too.
+    pub fn for_call(ctx: &ToolContext) -> Result<Option<Self>, ToolError> {
+        let Some(sandbox) = ctx.sandbox() else {
+            return Ok(None);
+        };
+        let temp = if sandbox.is_active() {
+            sandbox.session_temp(ctx.session_id()).map_err(|e| {
+                ToolError::failed(format!(
+                    "could not create the session's temp directory for the sandbox: {e}"
+                ))
+            })?
+        } else {
+            None
+        };
+        let id = ctx.identity();
+        let roots = [
+            id.main_cwd.as_path(),
+            id.directory.as_path(),
+            id.worktree.as_path(),
+        ];
+        let policy = sandbox.policy(roots.into_iter().chain(temp.as_deref()));
+        Ok(Some(Confinement {
+            sandbox: sandbox.clone(),
+            policy,
+            temp,
+        }))
+    }
+
+    /// Adjusts the command's environment: hidden variables removed, `TMPDIR` set.
+    pub fn apply_env(&self, set: &mut Vec<(String, String)>, remove: &mut Vec<String>) {
+        let hidden = self.sandbox.hidden_env();
+        set.retain(|(k, _)| !hidden.contains(k));
+        for name in hidden {
+            if !remove.contains(name) {
+                remove.push(name.clone());
+            }
+        }
+        if let Some(temp) = &self.temp {
+            set.retain(|(k, _)| k != "TMPDIR");
+            set.push(("TMPDIR".into(), temp.to_string_lossy().into_owned()));
+        }
+    }
+
+    /// The program and arguments that run `program args…` in the sandbox; `None` in
+    /// `full` mode (run it as it is).
+    pub fn wrap(&self, program: &OsStr, args: &[OsString]) -> Option<(OsString, Vec<OsString>)> {
+        if !self.sandbox.is_active() {
+            return None;
+        }
+        Some(self.sandbox.wrap(&self.policy, program, args))
+    }
+
+    /// What the sandbox denied, read from a failed command's output.
+    pub fn denial(&self, output: &str, dir: &Path) -> Option<podcode_sandbox::Denial> {
+        if !self.sandbox.is_active() {
+            return None;
+        }
+        podcode_sandbox::detect(output, &self.policy, dir)
+    }
+}
