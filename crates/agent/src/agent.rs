@@ -53,6 +53,10 @@ pub struct AgentOptions {
     pub config_dir: Option<PathBuf>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// Set for a sub-agent session: the session that started it and the top of the tree
+    /// (tools see them as `ctx.parentID`/`ctx.rootID`).
+    pub parent_id: Option<String>,
+    pub root_id: Option<String>,
 }
 
 impl AgentOptions {
@@ -67,6 +71,8 @@ impl AgentOptions {
             config_dir: None,
             max_tokens: None,
             temperature: None,
+            parent_id: None,
+            root_id: None,
         }
     }
 }
@@ -177,6 +183,8 @@ impl Agent {
             main_cwd: self.opts.main_cwd.clone(),
             directory: self.opts.directory.clone(),
             worktree: self.opts.worktree.clone(),
+            parent_id: self.opts.parent_id.clone(),
+            root_id: self.opts.root_id.clone(),
             ..Default::default()
         };
         if !files.is_empty() {

@@ -12,7 +12,9 @@
 //! an abort or a killed process (every tool call gets a result).
 
 mod agent;
+mod agent_files;
 mod attach;
+mod catalog;
 mod calls;
 mod error;
 mod history;
@@ -29,6 +31,9 @@ pub use history::{
     History, PartKind, ReasoningData, StepData, StepStatus, StoredPart, TextData, ToolData,
     load_history,
 };
-pub use profile::{AgentProfile, filter_registry, resolve_profile};
+pub use agent_files::{AgentFile, parse as parse_agent_file};
+pub use catalog::{AgentCatalog, AgentDirs, AgentProblem, CatalogEntry};
+pub use podcode_config::AgentMode;
+pub use profile::{AgentProfile, EXPLORE_TOOLS, PLAN_TOOLS, filter_registry, resolve_profile};
 pub use prompt::{BASE_PROMPT, SystemContext, environment_facts, git_summary, system_prompt};
 pub use texts::*;

@@ -16,7 +16,8 @@ pub use dirs::{Dirs, project_config_file, project_root};
 pub use error::ConfigError;
 pub use load::{LoadedConfig, load, load_str, load_with_trust};
 pub use model::{
-    AgentConfig, Config, McpServerConfig, ProviderApi, ProviderConfig, ToolConfig, ToolFilter,
+    AgentConfig, AgentMode, Config, McpServerConfig, ProviderApi, ProviderConfig, TaskConfig,
+    ToolConfig, ToolFilter,
     ToolOutputConfig,
 };
 pub use trust::TrustList;

@@ -5,9 +5,8 @@
 //! engine's bus. Several sessions can run at once in one engine.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 
-use podcode_agent::{Agent, AgentOptions, AgentProfile, filter_registry, resolve_profile};
+use podcode_agent::{Agent, AgentOptions, AgentProfile, filter_registry};
 use podcode_protocol::{Event, Op, PermissionReply, StepUsage, TurnEnd, TurnSummary};
 use podcode_providers::{ModelClient, ProviderError};
 use podcode_tools::ToolRuntime;
@@ -17,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::asker::EventAsker;
 use crate::engine::{Engine, NewSessionSpec};
 use crate::error::EngineError;
-use crate::toolset::{SessionTools, ToolSets};
+use crate::toolset::ToolSets;
 
 /// Events a session's stream holds for a slow reader. A broadcast keeps that many of the
 /// newest events alive, so it is also what a long session costs in memory: the same as the
@@ -67,6 +66,13 @@ impl Port {
     }
     pub(crate) fn emit(&self, event: Event) {
         let _ = self.events.send(event);
+    }
+    /// `emit` as a shareable function (a `task` call's sub-agents report through it).
+    pub(crate) fn sink(&self) -> crate::task::EventSink {
+        let events = self.events.clone();
+        Arc::new(move |event| {
+            let _ = events.send(event);
+        })
     }
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.events.subscribe()
@@ -140,7 +146,7 @@ impl Engine {
         self: &Arc<Self>,
         opts: SessionOptions,
     ) -> Result<Session, EngineError> {
-        let profile = resolve_profile(self.config(), &opts.agent)?;
+        let profile = self.agents().resolve(&opts.agent)?;
         let wanted = opts.model.clone().or_else(|| profile.model.clone());
         let model = resolve_model(self, wanted.as_deref())?;
         let model_name = model.model().to_string();
@@ -331,7 +337,7 @@ impl Driver {
     }
 
     async fn set_agent(&self, name: &str) {
-        let profile = match resolve_profile(self.engine.config(), name) {
+        let profile = match self.engine.agents().resolve(name) {
             Ok(p) => p,
             Err(e) => return self.warn(format!("agent not changed: {e}")),
         };
@@ -357,8 +363,16 @@ impl Driver {
     /// finishes with the old one.
     fn rebuild(&self, cur: &mut Current, announce: bool) -> Result<(), EngineError> {
         let set = self.sets.latest();
+        let host = crate::task::TaskHost {
+            engine: self.engine.clone(),
+            sets: self.sets.clone(),
+            model: cur.model.clone(),
+            sink: self.port.sink(),
+            asker: self.port.asker(),
+        };
+        let (registry, tools) = crate::task::tools_for(&host, &set);
         let runtime = Arc::new(self.engine.runtime(
-            filter_registry(&set.registry, &cur.profile),
+            filter_registry(&registry, &cur.profile),
             set.hooks.clone(),
             self.port.asker(),
             &cur.profile.permission,
@@ -368,13 +382,10 @@ impl Driver {
         let mut opts =
             AgentOptions::new(engine.cwd().to_path_buf(), engine.project().to_path_buf());
         opts.config_dir = Some(engine.dirs().config_dir.clone());
-        if let Some(n) = self.max_steps {
+        opts.temperature = cur.profile.temperature;
+        if let Some(n) = self.max_steps.or(cur.profile.steps) {
             opts.max_steps = n;
         }
-        let tools = Arc::new(SessionTools {
-            sets: self.sets.clone(),
-            seen: AtomicU64::new(set.generation),
-        });
         cur.agent = Some(Arc::new(
             Agent::new(
                 runtime,

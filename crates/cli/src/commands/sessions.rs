@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use podcode_core::{Engine, format_time};
+use podcode_core::{Engine, SessionRow, format_time};
 use podcode_protocol::{sanitize_for_terminal as clean, sanitize_json};
 
 use crate::start::engine;
@@ -22,6 +22,9 @@ pub struct SessionsArgs {
     /// Machine-readable list.
     #[arg(long)]
     pub json: bool,
+    /// Show sub-agent sessions under the session whose `task` call started them.
+    #[arg(long)]
+    pub tree: bool,
 }
 
 #[derive(Subcommand)]
@@ -41,7 +44,7 @@ pub enum SessionsCommand {
 pub fn run(cwd: Option<PathBuf>, args: SessionsArgs) -> Result<ExitCode> {
     let engine = engine(cwd)?;
     match args.command {
-        None => list(&engine, args.all, args.json),
+        None => list(&engine, args.all, args.json, args.tree),
         Some(SessionsCommand::Show { id }) => {
             print!("{}", clean(&engine.session_text(&id)?));
             Ok(ExitCode::SUCCESS)
@@ -54,7 +57,7 @@ pub fn run(cwd: Option<PathBuf>, args: SessionsArgs) -> Result<ExitCode> {
     }
 }
 
-fn list(engine: &Engine, all: bool, json_out: bool) -> Result<ExitCode> {
+fn list(engine: &Engine, all: bool, json_out: bool, tree: bool) -> Result<ExitCode> {
     let sessions = engine.sessions(all)?;
     if json_out {
         println!(
@@ -67,15 +70,49 @@ fn list(engine: &Engine, all: bool, json_out: bool) -> Result<ExitCode> {
         eprintln!("no sessions yet; start one with `podcode run \"…\"`");
         return Ok(ExitCode::SUCCESS);
     }
+    if tree {
+        print_tree(&sessions);
+        return Ok(ExitCode::SUCCESS);
+    }
     for s in sessions {
-        println!(
-            "{}  {}  {:<6}  {:<28}  {}",
-            s.id,
-            format_time(s.updated_at),
-            s.agent,
-            clean(s.model.as_deref().unwrap_or("-")),
-            clean(&s.title)
-        );
+        println!("{}", line(&s, ""));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn line(s: &SessionRow, indent: &str) -> String {
+    format!(
+        "{indent}{}  {}  {:<7}  {:<28}  {}",
+        s.id,
+        format_time(s.updated_at),
+        clean(&s.agent),
+        clean(s.model.as_deref().unwrap_or("-")),
+        clean(&s.title)
+    )
+}
+
+/// Top sessions newest first, each followed by its sub-agents (oldest first, as they were
+/// started), indented one step per level. A child whose parent is not listed is a top.
+fn print_tree(sessions: &[SessionRow]) {
+    let ids: std::collections::HashSet<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+    let is_top = |s: &SessionRow| s.parent_id.as_deref().is_none_or(|p| !ids.contains(p));
+    fn walk(all: &[SessionRow], s: &SessionRow, depth: usize) {
+        let indent = if depth == 0 {
+            String::new()
+        } else {
+            format!("{}└─ ", "   ".repeat(depth - 1))
+        };
+        println!("{}", line(s, &indent));
+        let mut kids: Vec<&SessionRow> = all
+            .iter()
+            .filter(|c| c.parent_id.as_deref() == Some(s.id.as_str()))
+            .collect();
+        kids.sort_by_key(|c| c.created_at);
+        for k in kids {
+            walk(all, k, depth + 1);
+        }
+    }
+    for s in sessions.iter().filter(|s| is_top(s)) {
+        walk(sessions, s, 0);
+    }
 }
