@@ -50,7 +50,16 @@ pub fn parse(text: &str) -> Result<AgentFile, String> {
     let fm: FrontMatter = if front.trim().is_empty() {
         FrontMatter::default()
     } else {
-        serde_saphyr::from_str(front).map_err(|e| format!("invalid front matter: {e}"))?
+        serde_saphyr::from_str(front).map_err(|e| {
+            // One line for a listing; the location counts lines of the front matter.
+            let plain = e.without_snippet().to_string();
+            let plain: Vec<&str> = plain
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            format!("invalid front matter: {}", plain.join("; "))
+        })?
     };
     let body = body.trim();
     let prompt = match (fm.prompt, body.is_empty()) {
@@ -181,7 +190,10 @@ mod tests {
         assert_eq!((c.temperature, c.steps), (Some(0.1), Some(12)));
         assert_eq!(c.prompt.as_deref(), Some("You review code."));
         let tools = c.tools.as_ref().unwrap();
-        assert_eq!((tools.allow.clone(), tools.deny.clone()), (None, vec!["edit".to_string(), "write".to_string()]));
+        assert_eq!(
+            (tools.allow.clone(), tools.deny.clone()),
+            (None, vec!["edit".to_string(), "write".to_string()])
+        );
         let rules: Vec<_> = c
             .permission
             .iter()
@@ -199,9 +211,13 @@ mod tests {
 
     #[test]
     fn star_false_offers_only_the_tools_set_to_true() {
-        let f = parse("---\ntools:\n  \"*\": false\n  read: true\n  grep: true\n---\nbody").unwrap();
+        let f =
+            parse("---\ntools:\n  \"*\": false\n  read: true\n  grep: true\n---\nbody").unwrap();
         let tools = f.config.tools.unwrap();
-        assert_eq!(tools.allow, Some(vec!["grep".to_string(), "read".to_string()]));
+        assert_eq!(
+            tools.allow,
+            Some(vec!["grep".to_string(), "read".to_string()])
+        );
     }
 
     #[test]
@@ -221,7 +237,10 @@ mod tests {
         assert!(e.starts_with("invalid front matter: "), "{e}");
         assert!(e.contains("sometimes"), "{e}");
         let e = parse("---\npermission:\n  edit: maybe\n---\n").unwrap_err();
-        assert_eq!(e, "permission.edit: \"maybe\" is not one of allow, ask, deny");
+        assert_eq!(
+            e,
+            "permission.edit: \"maybe\" is not one of allow, ask, deny"
+        );
         let e = parse("---\ndescription: [unclosed\n---\n").unwrap_err();
         assert!(e.starts_with("invalid front matter: "), "{e}");
     }

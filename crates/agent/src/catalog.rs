@@ -234,9 +234,17 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let global = tmp.path().join("global/agents");
         let project = tmp.path().join("project/.opencode/agent");
-        write(&global, "review.md", "---\ndescription: Global review\nmode: subagent\n---\nReview.");
+        write(
+            &global,
+            "review.md",
+            "---\ndescription: Global review\nmode: subagent\n---\nReview.",
+        );
         write(&global, "broken.md", "---\nmode: [\n---\n");
-        write(&project, "review.md", "---\ndescription: Project review\n---\n");
+        write(
+            &project,
+            "review.md",
+            "---\ndescription: Project review\n---\n",
+        );
         write(&project, "explore.md", "---\nmodel: fast/model\n---\n");
         write(&project, "off.md", "---\ndisable: true\n---\n");
         let dirs = AgentDirs {
@@ -253,13 +261,30 @@ mod tests {
         assert_eq!((review.mode, review.steps), (AgentMode::Subagent, Some(3)));
         let explore = cat.resolve("explore").unwrap();
         assert_eq!(explore.model.as_deref(), Some("fast/model"));
-        assert!(!explore.offers("bash"), "a file refines the built-in, keeping its tools");
+        assert!(
+            !explore.offers("bash"),
+            "a file refines the built-in, keeping its tools"
+        );
         assert!(cat.resolve("off").is_err());
-        let entry = cat.entries().iter().find(|e| e.profile.name == "review").unwrap();
-        assert_eq!(entry.source, format!("{} + config", project.join("review.md").display()));
+        let entry = cat
+            .entries()
+            .iter()
+            .find(|e| e.profile.name == "review")
+            .unwrap();
+        assert_eq!(
+            entry.source,
+            format!("{} + config", project.join("review.md").display())
+        );
         assert_eq!(cat.problems().len(), 1);
-        assert_eq!(cat.problems()[0].file, global.join("broken.md").display().to_string());
-        assert!(cat.problems()[0].message.starts_with("invalid front matter"));
+        assert_eq!(
+            cat.problems()[0].file,
+            global.join("broken.md").display().to_string()
+        );
+        assert!(
+            cat.problems()[0]
+                .message
+                .starts_with("invalid front matter")
+        );
         let subs: Vec<&str> = cat.subagents().iter().map(|p| p.name.as_str()).collect();
         assert_eq!(subs, ["explore", "general", "review"]);
     }
@@ -268,7 +293,11 @@ mod tests {
     fn an_untrusted_project_s_agent_files_are_listed_and_not_loaded() {
         let tmp = tempfile::tempdir().unwrap();
         let project = tmp.path().join(".podcode/agents");
-        write(&project, "sneaky.md", "---\npermission:\n  bash: allow\n---\n");
+        write(
+            &project,
+            "sneaky.md",
+            "---\npermission:\n  bash: allow\n---\n",
+        );
         let dirs = AgentDirs {
             global: Vec::new(),
             project: vec![project.clone()],
@@ -291,7 +320,13 @@ mod tests {
             "OPENCODE_CONFIG_DIR" => Some("/oc".to_string()),
             _ => None,
         };
-        let d = AgentDirs::standard(Path::new("/h"), Path::new("/h/.config/podcode"), Path::new("/p"), true, env);
+        let d = AgentDirs::standard(
+            Path::new("/h"),
+            Path::new("/h/.config/podcode"),
+            Path::new("/p"),
+            true,
+            env,
+        );
         let shown: Vec<String> = d.global.iter().map(|p| p.display().to_string()).collect();
         assert_eq!(
             shown,
@@ -307,7 +342,12 @@ mod tests {
         let project: Vec<String> = d.project.iter().map(|p| p.display().to_string()).collect();
         assert_eq!(
             project,
-            ["/p/.opencode/agent", "/p/.opencode/agents", "/p/.podcode/agent", "/p/.podcode/agents"]
+            [
+                "/p/.opencode/agent",
+                "/p/.opencode/agents",
+                "/p/.podcode/agent",
+                "/p/.podcode/agents"
+            ]
         );
     }
 }

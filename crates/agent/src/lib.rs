@@ -14,8 +14,8 @@
 mod agent;
 mod agent_files;
 mod attach;
-mod catalog;
 mod calls;
+mod catalog;
 mod error;
 mod history;
 mod profile;
@@ -25,14 +25,14 @@ mod step;
 mod texts;
 
 pub use agent::{Agent, AgentOptions, ReloadedTools, ToolReloader};
+pub use agent_files::{AgentFile, parse as parse_agent_file};
 pub use attach::FileData;
+pub use catalog::{AgentCatalog, AgentDirs, AgentProblem, CatalogEntry};
 pub use error::AgentError;
 pub use history::{
     History, PartKind, ReasoningData, StepData, StepStatus, StoredPart, TextData, ToolData,
     load_history,
 };
-pub use agent_files::{AgentFile, parse as parse_agent_file};
-pub use catalog::{AgentCatalog, AgentDirs, AgentProblem, CatalogEntry};
 pub use podcode_config::AgentMode;
 pub use profile::{AgentProfile, EXPLORE_TOOLS, PLAN_TOOLS, filter_registry, resolve_profile};
 pub use prompt::{BASE_PROMPT, SystemContext, environment_facts, git_summary, system_prompt};

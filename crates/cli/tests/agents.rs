@@ -19,7 +19,10 @@ fn agents_lists_built_ins_files_and_broken_files_and_waits_for_trust_on_project_
     )
     .unwrap();
     std::fs::write(global.join("broken.md"), "---\nmode: sometimes\n---\n").unwrap();
-    let project_file = env.write(".podcode/agents/docs.md", "---\ndescription: Writes docs\n---\n");
+    let project_file = env.write(
+        ".podcode/agents/docs.md",
+        "---\ndescription: Writes docs\n---\n",
+    );
 
     let list = |env: &Env| -> Value {
         let out = env.run(&["agents", "--json"]);
@@ -43,11 +46,16 @@ fn agents_lists_built_ins_files_and_broken_files_and_waits_for_trust_on_project_
     );
     let problems = v["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 2, "{problems:?}");
-    assert_eq!(problems[0]["file"], global.join("broken.md").display().to_string());
-    assert!(problems[0]["message"]
-        .as_str()
-        .unwrap()
-        .starts_with("invalid front matter: "));
+    assert_eq!(
+        problems[0]["file"],
+        global.join("broken.md").display().to_string()
+    );
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid front matter: ")
+    );
     assert_eq!(problems[1]["file"], project_file.display().to_string());
     assert_eq!(
         problems[1]["message"],
@@ -63,7 +71,10 @@ fn agents_lists_built_ins_files_and_broken_files_and_waits_for_trust_on_project_
 
     let human = text(&env.run(&["agents"]).stdout);
     assert!(human.contains("explore  subagent  built-in"), "{human}");
-    assert!(human.contains("⚠ ") && human.contains("broken.md: invalid front matter"), "{human}");
+    assert!(
+        human.contains("⚠ ") && human.contains("broken.md: invalid front matter"),
+        "{human}"
+    );
 }
 
 #[test]
@@ -96,7 +107,10 @@ fn run_json_tags_sub_agent_events_and_sessions_tree_nests_the_child() {
         .iter()
         .map(|e| e["event"]["type"].as_str().unwrap())
         .collect();
-    assert!(inner.contains(&"turn_started") && inner.contains(&"turn_finished"), "{inner:?}");
+    assert!(
+        inner.contains(&"turn_started") && inner.contains(&"turn_finished"),
+        "{inner:?}"
+    );
     assert!(inner.contains(&"tool_finished"), "{inner:?}");
     let last = events.last().unwrap();
     assert_eq!(last["type"], "turn_finished");
@@ -107,5 +121,8 @@ fn run_json_tags_sub_agent_events_and_sessions_tree_nests_the_child() {
     assert_eq!(lines.len(), 2, "{tree}");
     assert!(lines[0].starts_with(parent), "{tree}");
     assert!(lines[1].starts_with(&format!("└─ {child}")), "{tree}");
-    assert!(lines[1].contains("explore") && lines[1].ends_with("Find notes"), "{tree}");
+    assert!(
+        lines[1].contains("explore") && lines[1].ends_with("Find notes"),
+        "{tree}"
+    );
 }

@@ -19,9 +19,11 @@ fn a_sub_agent_s_ask_is_answered_in_the_parent_s_modal() {
         "task",
         r#"{"description": "Edit notes", "prompt": "Write new to notes.txt.", "subagent_type": "general"}"#,
     ));
-    env.server.push(Reply::new().tool_call("w1", "write", &write));
+    env.server
+        .push(Reply::new().tool_call("w1", "write", &write));
     env.server.push(Reply::new().text("notes edited"));
-    env.server.push(Reply::new().text("The sub-agent edited the notes."));
+    env.server
+        .push(Reply::new().text("The sub-agent edited the notes."));
 
     let (screen, matched) = drive(
         &env,

@@ -17,7 +17,6 @@ pub use error::ConfigError;
 pub use load::{LoadedConfig, load, load_str, load_with_trust};
 pub use model::{
     AgentConfig, AgentMode, Config, McpServerConfig, ProviderApi, ProviderConfig, TaskConfig,
-    ToolConfig, ToolFilter,
-    ToolOutputConfig,
+    ToolConfig, ToolFilter, ToolOutputConfig,
 };
 pub use trust::TrustList;

@@ -106,7 +106,7 @@ async fn latency() {
     let mut events = s.subscribe();
     let mut samples = Vec::new();
     for i in 0..ROUNDS {
-        server.push(Reply::new().tool_call(&format!("t{i}"), "task", task()));
+        server.push(Reply::new().tool_call(format!("t{i}"), "task", task()));
         server.push(Reply::new().text("ok"));
         server.push(Reply::new().text("done"));
         prompt(&s);
@@ -115,8 +115,7 @@ async fn latency() {
             match next(&mut events).await {
                 Event::ToolStarted { tool, .. } if tool == "task" => started = Some(Instant::now()),
                 Event::Subagent { event, .. } => {
-                    if let (Event::StepStarted { .. }, Some(t)) = (event.as_ref(), started.take())
-                    {
+                    if let (Event::StepStarted { .. }, Some(t)) = (event.as_ref(), started.take()) {
                         samples.push(t.elapsed());
                     }
                 }
@@ -175,7 +174,7 @@ async fn memory() {
     let before = peak_mib();
     let mut calls = Reply::new();
     for i in 0..CHILDREN {
-        calls = calls.tool_call(&format!("t{i}"), "task", task());
+        calls = calls.tool_call(format!("t{i}"), "task", task());
     }
     server.push(calls);
     for _ in 0..CHILDREN {

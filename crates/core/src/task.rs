@@ -341,7 +341,8 @@ impl Tool for TaskTool {
             opts.max_steps = n;
         }
         let name = profile.name.clone();
-        let agent = Agent::new(runtime, model, store.clone(), profile, opts).with_reloader(reloader);
+        let agent =
+            Agent::new(runtime, model, store.clone(), profile, opts).with_reloader(reloader);
         let summary = agent
             .run_turn(&child_id, &a.prompt, ctx.abort().clone())
             .await
@@ -371,7 +372,9 @@ impl Tool for TaskTool {
             }
         );
         if summary.end == TurnEnd::MaxSteps {
-            output.push_str("The sub-agent stopped at its step limit; its answer is a progress summary.\n");
+            output.push_str(
+                "The sub-agent stopped at its step limit; its answer is a progress summary.\n",
+            );
         }
         output.push_str(&changed_files_text(&summary.files, &cwd));
         Ok(ToolResult {
@@ -491,7 +494,10 @@ mod tests {
     #[test]
     fn changed_files_are_listed_relative_to_the_session() {
         let cwd = std::path::Path::new("/w");
-        assert_eq!(changed_files_text(&[], cwd), "The sub-agent changed no files.");
+        assert_eq!(
+            changed_files_text(&[], cwd),
+            "The sub-agent changed no files."
+        );
         assert_eq!(
             changed_files_text(&["/w/a.rs".into(), "/x/b.rs".into()], cwd),
             "Files changed (2): a.rs, /x/b.rs"

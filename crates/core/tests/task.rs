@@ -47,7 +47,8 @@ impl Workspace {
     }
 }
 
-const ALLOW_BASH: &str = "[[permission]]\npermission = \"bash\"\npattern = \"*\"\naction = \"allow\"\n";
+const ALLOW_BASH: &str =
+    "[[permission]]\npermission = \"bash\"\npattern = \"*\"\naction = \"allow\"\n";
 
 async fn open(engine: &Arc<Engine>) -> Session {
     engine
@@ -186,12 +187,19 @@ async fn two_sub_agents_in_one_step_run_at_the_same_time() {
     let kids = children(&seen);
     assert_eq!(kids.len(), 2, "{kids:?}");
     for r in &results {
-        assert!(r.contains("<task_result>\nchild done\n</task_result>"), "{r}");
+        assert!(
+            r.contains("<task_result>\nchild done\n</task_result>"),
+            "{r}"
+        );
         assert!(r.contains("The sub-agent changed no files."), "{r}");
     }
     assert_ne!(results[0], results[1]);
     for kid in &kids {
-        assert!(results.iter().any(|r| r.starts_with(&format!("task_id: {kid} "))));
+        assert!(
+            results
+                .iter()
+                .any(|r| r.starts_with(&format!("task_id: {kid} ")))
+        );
         let row = engine.session(kid).unwrap();
         assert_eq!(row.parent_id.as_deref(), Some(session.id()));
         assert_eq!(row.root_id.as_deref(), Some(session.id()));
@@ -246,7 +254,11 @@ async fn a_sub_agent_s_ask_is_answered_on_the_parent_s_stream() {
     assert_eq!(tool, "bash");
     assert_eq!(request.metadata["subagent"], "general · Say hi");
     let shown = podcode_protocol::prompt_text(&tool, &request);
-    assert!(shown.title.starts_with("sub-agent general · Say hi: "), "{}", shown.title);
+    assert!(
+        shown.title.starts_with("sub-agent general · Say hi: "),
+        "{}",
+        shown.title
+    );
     session.send(Op::PermissionReply {
         request_id,
         reply: PermissionReply::Once,
@@ -312,7 +324,10 @@ async fn aborting_the_parent_stops_the_child_and_its_process() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(!pid.is_empty() && alive(&pid), "the child's command started");
+    assert!(
+        !pid.is_empty() && alive(&pid),
+        "the child's command started"
+    );
     session.send(Op::Abort {
         session_id: session.id().to_string(),
     });

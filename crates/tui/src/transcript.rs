@@ -413,7 +413,11 @@ mod tests {
             duration_ms: 1,
         }));
         assert_eq!(title(&t), "explore · Find callers — thinking · 1 tool call");
-        assert_eq!(t.entries.len(), 1, "the child's calls get no cards of their own");
+        assert_eq!(
+            t.entries.len(),
+            1,
+            "the child's calls get no cards of their own"
+        );
         assert_eq!(t.subagents["call_task"].session_id, "ses_child");
     }
 }

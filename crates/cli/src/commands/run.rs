@@ -36,7 +36,8 @@ pub struct RunArgs {
     /// Allow every permission ask (deny rules still hold).
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// The agent profile: `build` (all tools), `plan` (read-only) or one from config.
+    /// The agent profile: `build` (all tools), `plan` (read-only), or one from config or an
+    /// agent file (`podcode agents` lists them).
     #[arg(long, default_value = "build")]
     pub agent: String,
     /// The model as `provider/model-id` (overrides config and the agent profile).
