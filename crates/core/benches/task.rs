@@ -78,8 +78,9 @@ async fn session(engine: &Arc<Engine>) -> Session {
         .unwrap()
 }
 
-fn task() -> String {
-    json!({"description": "Bench child", "prompt": "Answer ok.", "subagent_type": "general"})
+/// Each call's arguments differ: three identical calls in a row would ask `doom_loop`.
+fn task(i: usize) -> String {
+    json!({"description": format!("Bench child {i}"), "prompt": "Answer ok.", "subagent_type": "general"})
         .to_string()
 }
 
@@ -106,7 +107,7 @@ async fn latency() {
     let mut events = s.subscribe();
     let mut samples = Vec::new();
     for i in 0..ROUNDS {
-        server.push(Reply::new().tool_call(format!("t{i}"), "task", task()));
+        server.push(Reply::new().tool_call(format!("t{i}"), "task", task(i)));
         server.push(Reply::new().text("ok"));
         server.push(Reply::new().text("done"));
         prompt(&s);
@@ -114,8 +115,8 @@ async fn latency() {
         loop {
             match next(&mut events).await {
                 Event::ToolStarted { tool, .. } if tool == "task" => started = Some(Instant::now()),
-                Event::Subagent { event, .. } => {
-                    if let (Event::StepStarted { .. }, Some(t)) = (event.as_ref(), started.take()) {
+                Event::Subagent { event, .. } if matches!(*event, Event::StepStarted { .. }) => {
+                    if let Some(t) = started.take() {
                         samples.push(t.elapsed());
                     }
                 }
@@ -174,7 +175,7 @@ async fn memory() {
     let before = peak_mib();
     let mut calls = Reply::new();
     for i in 0..CHILDREN {
-        calls = calls.tool_call(format!("t{i}"), "task", task());
+        calls = calls.tool_call(format!("t{i}"), "task", task(i));
     }
     server.push(calls);
     for _ in 0..CHILDREN {
