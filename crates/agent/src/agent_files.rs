@@ -50,8 +50,9 @@ pub fn parse(text: &str) -> Result<AgentFile, String> {
     let fm: FrontMatter = if front.trim().is_empty() {
         FrontMatter::default()
     } else {
-        serde_saphyr::from_str(front).map_err(|e| {
-            // One line for a listing; the location counts lines of the front matter.
+        // A leading newline stands for the opening `---`, so error lines match the file's.
+        serde_saphyr::from_str(&format!("\n{front}")).map_err(|e| {
+            // One line for a listing.
             let plain = e.without_snippet().to_string();
             let plain: Vec<&str> = plain
                 .lines()
@@ -233,9 +234,10 @@ mod tests {
             parse("---\nmode: subagent\nno end").unwrap_err(),
             "the front matter opened with `---` is never closed by a `---` line"
         );
-        let e = parse("---\nmode: sometimes\n---\n").unwrap_err();
-        assert!(e.starts_with("invalid front matter: "), "{e}");
-        assert!(e.contains("sometimes"), "{e}");
+        assert_eq!(
+            parse("---\nmode: sometimes\n---\n").unwrap_err(),
+            "invalid front matter: unknown variant `sometimes`, expected one of primary, subagent, all at line 2, column 7"
+        );
         let e = parse("---\npermission:\n  edit: maybe\n---\n").unwrap_err();
         assert_eq!(
             e,
