@@ -63,6 +63,10 @@ pub struct AgentOptions {
     pub model_info: ModelInfo,
     /// When the conversation is compacted (`[compaction]`).
     pub compaction: CompactionConfig,
+    /// Set for a sub-agent session: the session that started it and the top of the tree
+    /// (tools see them as `ctx.parentID`/`ctx.rootID`).
+    pub parent_id: Option<String>,
+    pub root_id: Option<String>,
 }
 
 impl AgentOptions {
@@ -79,6 +83,8 @@ impl AgentOptions {
             temperature: None,
             model_info: ModelInfo::fallback(),
             compaction: CompactionConfig::default(),
+            parent_id: None,
+            root_id: None,
         }
     }
 }
@@ -201,6 +207,8 @@ impl Agent {
             main_cwd: self.opts.main_cwd.clone(),
             directory: self.opts.directory.clone(),
             worktree: self.opts.worktree.clone(),
+            parent_id: self.opts.parent_id.clone(),
+            root_id: self.opts.root_id.clone(),
             ..Default::default()
         };
         if !files.is_empty() {

@@ -1,10 +1,10 @@
 //! Running the tool calls of one response. Each call is resolved and parsed once
 //! (`ToolRuntime::prepare`); what that says (idempotent? the same as the last two calls?)
 //! plans the run, and the pipeline runs the prepared call without doing either again.
-//! Consecutive calls to idempotent tools run in parallel; every other call runs alone, in
-//! order. Results come back in call order, one per call, always: a call the user's abort
-//! stopped before it started, or a third identical call in a row whose `doom_loop` ask was
-//! rejected, is settled here with its own text and recorded by the tool runtime.
+//! Consecutive calls to idempotent tools (and `task` calls) run in parallel; every other
+//! call runs alone, in order. Results come back in call order, one per call, always: a call
+//! the user's abort stopped before it started, or a third identical call in a row whose
+//! `doom_loop` ask was rejected, is settled here with its own text and recorded by the tool runtime.
 
 use std::sync::Arc;
 
@@ -80,7 +80,12 @@ impl Calls<'_> {
             .iter()
             .map(|c| Some(runtime.prepare(&c.name, RawArgs::Text(c.arguments.clone()))))
             .collect();
-        let idempotent = |p: &Option<PreparedCall>| p.as_ref().is_some_and(|p| p.is_idempotent());
+        // Idempotent calls may overlap; so may `task` calls: each drives its own sub-agent
+        // session, and several in one response are meant to work at the same time.
+        let idempotent = |p: &Option<PreparedCall>| {
+            p.as_ref()
+                .is_some_and(|p| p.is_idempotent() || p.tool_id() == "task")
+        };
         let mut done: Vec<Option<CallDone>> = vec![None; calls.len()];
         let mut i = 0;
         while i < calls.len() {

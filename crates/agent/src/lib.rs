@@ -17,9 +17,11 @@
 //! an abort or a killed process (every tool call gets a result).
 
 mod agent;
+mod agent_files;
 mod attach;
 mod budget;
 mod calls;
+mod catalog;
 mod compaction;
 mod error;
 mod history;
@@ -30,14 +32,17 @@ mod step;
 mod texts;
 
 pub use agent::{Agent, AgentOptions, ReloadedTools, ToolReloader};
+pub use agent_files::{AgentFile, parse as parse_agent_file};
 pub use attach::FileData;
 pub use budget::{Budget, estimate_fixed, estimate_messages, estimate_part};
+pub use catalog::{AgentCatalog, AgentDirs, AgentProblem, CatalogEntry};
 pub use compaction::{PROTECTED_MESSAGES, Reason as CompactionReason};
 pub use error::AgentError;
 pub use history::{
     History, PartKind, ReasoningData, StepData, StepStatus, StoredPart, TextData, ToolData,
     load_history,
 };
-pub use profile::{AgentProfile, filter_registry, resolve_profile};
+pub use podcode_config::AgentMode;
+pub use profile::{AgentProfile, EXPLORE_TOOLS, PLAN_TOOLS, filter_registry, resolve_profile};
 pub use prompt::{BASE_PROMPT, SystemContext, environment_facts, git_summary, system_prompt};
 pub use texts::*;

@@ -261,14 +261,15 @@ async fn the_plan_profile_offers_read_only_built_ins_and_other_tools_fail_as_unk
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     tools.sort();
-    // read list glob grep, plus symbols and webfetch in builds that have them.
+    // read list glob grep bash (each command asks), plus symbols and webfetch in builds
+    // that have them.
     let mut core: Vec<&str> = tools
         .iter()
         .copied()
         .filter(|t| !["symbols", "webfetch"].contains(t))
         .collect();
     core.sort();
-    assert_eq!(core, ["glob", "grep", "list", "read"], "{tools:?}");
+    assert_eq!(core, ["bash", "glob", "grep", "list", "read"], "{tools:?}");
     let (_, text) = &tool_messages(&reqs[1])[0];
     assert!(text.starts_with("Unknown tool \"write\""), "{text}");
     assert!(!w.work.join("x.txt").exists());

@@ -17,8 +17,8 @@ pub use dirs::{Dirs, project_config_file, project_root};
 pub use error::ConfigError;
 pub use load::{LoadedConfig, load, load_str, load_with_trust};
 pub use model::{
-    AgentConfig, CompactionConfig, Config, CostOverride, McpServerConfig, ModelOverride,
-    ProviderApi, ProviderConfig, ToolConfig, ToolFilter, ToolOutputConfig,
+    AgentConfig, AgentMode, CompactionConfig, Config, CostOverride, McpServerConfig, ModelOverride,
+    ProviderApi, ProviderConfig, TaskConfig, ToolConfig, ToolFilter, ToolOutputConfig,
 };
 pub use sandbox::{SandboxConfig, SandboxMode, SandboxOverride};
 pub use trust::TrustList;

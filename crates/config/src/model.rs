@@ -26,6 +26,8 @@ pub struct Config {
     pub plugin_config: BTreeMap<String, serde_json::Value>,
     /// Agent profiles by name.
     pub agent: BTreeMap<String, AgentConfig>,
+    /// Sub-agent settings (`task` tool).
+    pub task: TaskConfig,
     /// Model providers by name.
     pub provider: BTreeMap<String, ProviderConfig>,
     /// MCP servers by name; their tools are named `<server>_<tool>`.
@@ -139,6 +141,52 @@ pub struct AgentConfig {
     /// This profile's sandbox mode and network setting, when they differ from `[sandbox]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::SandboxOverride>,
+    /// One line saying what the agent is for (the `task` tool lists it for sub-agents).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `primary` (the user picks it), `subagent` (only `task` starts it) or `all`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<AgentMode>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    /// Model requests with tools per turn before the agent must summarize.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u32>,
+}
+
+/// Who may use an agent profile: the user (`primary`), the `task` tool (`subagent`), or both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentMode {
+    Primary,
+    Subagent,
+    #[default]
+    All,
+}
+
+impl AgentMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentMode::Primary => "primary",
+            AgentMode::Subagent => "subagent",
+            AgentMode::All => "all",
+        }
+    }
+}
+
+/// Sub-agent settings: `[task]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct TaskConfig {
+    /// How deep sub-agents may nest: 1 lets the user's session start sub-agents, 2 lets
+    /// those start their own, and so on.
+    pub max_depth: u32,
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        Self { max_depth: 2 }
+    }
 }
 
 /// Which tools an agent is offered: `allow` (when set) is the only ids offered; `deny` is

@@ -300,7 +300,7 @@ timeout = 5
 retries = 2
 
 [agent.build]
-mode = "primary"
+colour = "blue"
 tools = { allowed = ["read"] }
 
 [[permission]]
@@ -323,7 +323,7 @@ free = "form, never warned"
     assert_eq!(
         warnings,
         vec![
-            "/home/u/.config/podcode/config.toml: unknown key `agent.build.mode` ignored",
+            "/home/u/.config/podcode/config.toml: unknown key `agent.build.colour` ignored",
             "/home/u/.config/podcode/config.toml: unknown key `agent.build.tools.allowed` ignored",
             "/home/u/.config/podcode/config.toml: unknown key `colour` ignored",
             "/home/u/.config/podcode/config.toml: unknown key `mcp.\"my.server\".wat` ignored",

@@ -43,35 +43,26 @@ impl Engine {
         items
     }
 
-    /// `build`, `plan`, then the profiles the config defines.
+    /// The profiles a user can pick (mode `primary` or `all`, not hidden): the built-ins,
+    /// then agent files and config, each with the first line of its description.
     pub fn agent_choices(&self) -> Vec<Choice> {
-        let mut items = vec![
-            Choice {
-                value: "build".into(),
-                detail: "every tool; edits and commands ask as configured".into(),
-            },
-            Choice {
-                value: "plan".into(),
-                detail: "read-only: no edits, no shell".into(),
-            },
-        ];
-        for (name, agent) in &self.config().agent {
-            if items.iter().any(|i| &i.value == name) {
-                continue;
-            }
-            let detail = agent
-                .prompt
-                .as_deref()
-                .and_then(|p| p.lines().next())
-                .unwrap_or("from config")
-                .chars()
-                .take(60)
-                .collect::<String>();
-            items.push(Choice {
-                value: name.clone(),
-                detail,
-            });
-        }
-        items
+        self.agents()
+            .entries()
+            .iter()
+            .filter(|e| !e.disabled && e.profile.is_primary() && !e.profile.hidden)
+            .map(|e| Choice {
+                value: e.profile.name.clone(),
+                detail: e
+                    .profile
+                    .description
+                    .as_deref()
+                    .or(e.profile.prompt.as_deref())
+                    .and_then(|p| p.lines().next())
+                    .unwrap_or("from config")
+                    .chars()
+                    .take(60)
+                    .collect(),
+            })
+            .collect()
     }
 }

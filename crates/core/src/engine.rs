@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use podcode_agent::{AgentCatalog, AgentDirs};
 use podcode_config::{Config, Dirs, TrustList, project_config_file, project_root};
 use podcode_protocol::{Event, PermissionRule};
 use podcode_store::{NewSession, Store};
@@ -32,6 +33,8 @@ pub struct Engine {
     bus: broadcast::Sender<Event>,
     /// The sandbox helper (`sandbox.rs`); `PODCODE_SANDBOX_HELPER` or `use_sandbox_helper`.
     pub(crate) sandbox_helper: Option<PathBuf>,
+    /// Agent profiles (built-ins, agent files, config), read on first use.
+    agents: OnceLock<Arc<AgentCatalog>>,
 }
 
 /// What a session records about where it runs.
@@ -78,6 +81,7 @@ impl Engine {
             tools: OnceCell::new(),
             bus,
             sandbox_helper: std::env::var_os("PODCODE_SANDBOX_HELPER").map(PathBuf::from),
+            agents: OnceLock::new(),
         })
     }
 
@@ -130,7 +134,26 @@ impl Engine {
             Some(&project_config_file(&self.project)),
         )?;
         self.config = loaded.config;
+        self.agents = OnceLock::new();
         Ok(())
+    }
+
+    /// Every agent profile of this workspace: the built-ins, agent files (global, and the
+    /// project's when it is trusted) and `[agent.NAME]` in config, with the files that
+    /// could not be used.
+    pub fn agents(&self) -> Arc<AgentCatalog> {
+        self.agents
+            .get_or_init(|| {
+                let dirs = AgentDirs::standard(
+                    &self.dirs.home,
+                    &self.dirs.config_dir,
+                    &self.project,
+                    self.is_trusted(),
+                    |k| std::env::var(k).ok(),
+                );
+                Arc::new(AgentCatalog::load(&self.config, &dirs))
+            })
+            .clone()
     }
 
     /// Every trusted workspace root.
@@ -274,6 +297,12 @@ impl Engine {
     ) -> Result<ToolRuntime, EngineError> {
         let store = self.store()?;
         let mut rules = podcode_builtins::default_rules();
+        // Starting a sub-agent needs no ask of its own: what it does asks as usual.
+        rules.push(PermissionRule::new(
+            "task",
+            "*",
+            podcode_protocol::PermissionAction::Allow,
+        ));
         rules.extend(self.config.permission.iter().cloned());
         rules.extend(extra_rules.iter().cloned());
         let engine = PermissionEngine::new(rules, store.clone(), self.project_key(), asker);

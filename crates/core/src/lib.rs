@@ -17,6 +17,7 @@ mod listing;
 mod sandbox;
 mod session;
 mod sources;
+mod task;
 mod tool_session;
 mod toolset;
 mod worktree;
@@ -39,10 +40,13 @@ pub use session::{Port, Session, SessionOptions, SessionPick};
 pub use sources::{
     Builtins, Executables, Mcp, PluginSettings, PluginState, Plugins, SourceLoad, ToolSource,
 };
+pub use task::{depth_limit_text, foreign_task_text, task_description, unknown_subagent_text};
 pub use tool_session::ToolSession;
 pub use toolset::{SessionTools, ToolSet, ToolSets};
 pub use worktree::{PruneNote, WorktreeInfo, fork as fork_worktree};
 
+/// Agent profiles as front ends list them (`podcode agents`).
+pub use podcode_agent::{AgentCatalog, AgentMode, AgentProblem, AgentProfile, CatalogEntry};
 /// Stored rows and tool-call types front ends read through the engine.
 pub use podcode_config::Dirs;
 pub use podcode_mcp::ServerStatus;

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use podcode_agent::{Agent, AgentOptions, AgentProfile, filter_registry, resolve_profile};
+use podcode_agent::{Agent, AgentOptions, AgentProfile, filter_registry};
 use podcode_protocol::{Event, Op, PermissionReply, StepUsage, TurnEnd, TurnSummary};
 use podcode_providers::{ModelClient, ProviderError};
 use podcode_tools::ToolRuntime;
@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::asker::EventAsker;
 use crate::engine::{Engine, NewSessionSpec};
 use crate::error::EngineError;
-use crate::toolset::{SessionTools, ToolSets};
+use crate::toolset::ToolSets;
 use crate::worktree::Place;
 
 /// Events a session's stream holds for a slow reader. A broadcast keeps that many of the
@@ -71,6 +71,13 @@ impl Port {
     }
     pub(crate) fn emit(&self, event: Event) {
         let _ = self.events.send(event);
+    }
+    /// `emit` as a shareable function (a `task` call's sub-agents report through it).
+    pub(crate) fn sink(&self) -> crate::task::EventSink {
+        let events = self.events.clone();
+        Arc::new(move |event| {
+            let _ = events.send(event);
+        })
     }
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.events.subscribe()
@@ -154,7 +161,7 @@ impl Engine {
         self: &Arc<Self>,
         opts: SessionOptions,
     ) -> Result<Session, EngineError> {
-        let profile = resolve_profile(self.config(), &opts.agent)?;
+        let profile = self.agents().resolve(&opts.agent)?;
         let wanted = opts.model.clone().or_else(|| profile.model.clone());
         let model = resolve_model(self, wanted.as_deref())?;
         let model_name = model.model().to_string();
@@ -387,7 +394,7 @@ impl Driver {
     }
 
     async fn set_agent(&self, name: &str) {
-        let profile = match resolve_profile(self.engine.config(), name) {
+        let profile = match self.engine.agents().resolve(name) {
             Ok(p) => p,
             Err(e) => return self.warn(format!("agent not changed: {e}")),
         };
@@ -413,7 +420,15 @@ impl Driver {
     /// finishes with the old one.
     fn rebuild(&self, cur: &mut Current, announce: bool) -> Result<(), EngineError> {
         let set = self.sets.latest();
-        let mut registry = filter_registry(&set.registry, &cur.profile);
+        let host = crate::task::TaskHost {
+            engine: self.engine.clone(),
+            sets: self.sets.clone(),
+            model: cur.model.clone(),
+            sink: self.port.sink(),
+            asker: self.port.asker(),
+        };
+        let (registry, tools) = crate::task::tools_for(&host, &set);
+        let mut registry = filter_registry(&registry, &cur.profile);
         if !self.place.in_worktree {
             registry = crate::worktree::without_sync(&registry);
         }
@@ -431,13 +446,10 @@ impl Driver {
         opts.config_dir = Some(engine.dirs().config_dir.clone());
         opts.model_info = podcode_providers::model_info(engine.config(), cur.model.model());
         opts.compaction = engine.config().compaction;
-        if let Some(n) = self.max_steps {
+        opts.temperature = cur.profile.temperature;
+        if let Some(n) = self.max_steps.or(cur.profile.steps) {
             opts.max_steps = n;
         }
-        let tools = Arc::new(SessionTools {
-            sets: self.sets.clone(),
-            seen: AtomicU64::new(set.generation),
-        });
         cur.agent = Some(Arc::new(
             Agent::new(
                 runtime,

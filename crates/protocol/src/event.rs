@@ -178,6 +178,23 @@ pub enum Event {
         session_id: String,
         summary: TurnSummary,
     },
+    /// An event of a sub-agent session that a `task` call of this session runs: the child's
+    /// own event, tagged with the child's session id (a grandchild's arrives wrapped twice).
+    /// Its permission asks are not wrapped: they arrive as `PermissionAsked` naming the
+    /// child's session, with `metadata.subagent` saying which sub-agent asks.
+    Subagent {
+        /// The child session.
+        session_id: String,
+        /// The session whose `task` call started it.
+        parent_id: String,
+        /// That `task` call.
+        call_id: String,
+        /// The child's agent profile.
+        agent: String,
+        /// The `task` call's short description (the card title).
+        description: String,
+        event: Box<Event>,
+    },
 }
 
 /// Tokens (and cost, when the provider reports it) of one step or a whole turn.

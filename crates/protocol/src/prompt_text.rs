@@ -66,6 +66,11 @@ pub fn prompt_text(tool: &str, request: &PermissionRequest) -> PromptText {
         )
     };
     let meta = &request.metadata;
+    // An ask from a sub-agent names it first: the user answers it in the parent's front end.
+    let title = match meta.get("subagent").and_then(Value::as_str) {
+        Some(who) => format!("sub-agent {who}: {title}"),
+        None => title,
+    };
     let mut sections: Vec<PromptSection> = DETAIL_KEYS
         .iter()
         .filter_map(|key| {
@@ -189,6 +194,20 @@ mod tests {
             always: always.iter().map(|s| s.to_string()).collect(),
             metadata,
         }
+    }
+
+    #[test]
+    fn an_ask_from_a_sub_agent_names_it_first() {
+        let r = req(
+            "bash",
+            &["ls"],
+            &["ls *"],
+            json!({"command": "ls", "subagent": "general · Find callers"}),
+        );
+        assert_eq!(
+            prompt_text("bash", &r).title,
+            "sub-agent general · Find callers: bash asks for bash: ls"
+        );
     }
 
     #[test]

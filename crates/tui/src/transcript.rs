@@ -80,6 +80,27 @@ pub struct Transcript {
     pub frame: u64,
     /// Rendered transcript entries, reused across frames (see `transcript_cache`).
     pub render_cache: RefCell<TranscriptCache>,
+    /// Live progress of each sub-agent, by the `task` call that started it.
+    pub subagents: std::collections::HashMap<String, SubagentProgress>,
+}
+
+/// What a sub-agent is doing, shown as its `task` card's title while it runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SubagentProgress {
+    pub session_id: String,
+    pub tool_calls: u32,
+    /// The tool running now, if any.
+    pub current: Option<String>,
+}
+
+/// `general · Look left — bash · 3 tool calls` (`— thinking` between tools).
+pub fn subagent_title(agent: &str, description: &str, p: &SubagentProgress) -> String {
+    let now = p.current.as_deref().unwrap_or("thinking");
+    let n = p.tool_calls;
+    format!(
+        "{agent} · {description} — {now} · {n} tool call{}",
+        if n == 1 { "" } else { "s" }
+    )
 }
 
 impl Transcript {
@@ -194,6 +215,33 @@ impl Transcript {
                     c.status = failure_kind(error);
                     c.output = error.clone();
                     c.elapsed_ms = *duration_ms;
+                }
+            }
+            Event::Subagent {
+                session_id,
+                call_id,
+                agent,
+                description,
+                event,
+                ..
+            } => {
+                let p = self.subagents.entry(call_id.clone()).or_default();
+                p.session_id = session_id.clone();
+                match event.as_ref() {
+                    Event::ToolStarted { tool, .. } => {
+                        p.tool_calls += 1;
+                        p.current = Some(tool.clone());
+                    }
+                    Event::ToolFinished { .. } | Event::ToolFailed { .. } => p.current = None,
+                    // A grandchild at work: this sub-agent is in its `task` call.
+                    Event::Subagent { .. } => p.current = Some("task".into()),
+                    _ => {}
+                }
+                let title = subagent_title(agent, description, p);
+                if let Some(c) = self.card(call_id)
+                    && c.status == ToolStatus::Running
+                {
+                    c.title = title;
                 }
             }
             Event::Warning { message } => self.notice(format!("⚠ {message}")),
@@ -334,5 +382,56 @@ fn failure_kind(error: &str) -> ToolStatus {
         ToolStatus::TimedOut
     } else {
         ToolStatus::Failed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sub(inner: Event) -> Event {
+        Event::Subagent {
+            session_id: "ses_child".into(),
+            parent_id: "ses_parent".into(),
+            call_id: "call_task".into(),
+            agent: "explore".into(),
+            description: "Find callers".into(),
+            event: Box::new(inner),
+        }
+    }
+
+    #[test]
+    fn a_sub_agent_s_task_card_shows_its_current_tool_and_call_count() {
+        let mut t = Transcript::default();
+        t.apply_event(&Event::ToolStarted {
+            session_id: "ses_parent".into(),
+            call_id: "call_task".into(),
+            tool: "task".into(),
+            args: serde_json::Value::Null,
+        });
+        t.apply_event(&sub(Event::ToolStarted {
+            session_id: "ses_child".into(),
+            call_id: "c1".into(),
+            tool: "grep".into(),
+            args: serde_json::Value::Null,
+        }));
+        let title = |t: &Transcript| match &t.entries[0] {
+            Entry::Tool(c) => c.title.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(title(&t), "explore · Find callers — grep · 1 tool call");
+        t.apply_event(&sub(Event::ToolFailed {
+            call_id: "c1".into(),
+            tool: "grep".into(),
+            error: "x".into(),
+            duration_ms: 1,
+        }));
+        assert_eq!(title(&t), "explore · Find callers — thinking · 1 tool call");
+        assert_eq!(
+            t.entries.len(),
+            1,
+            "the child's calls get no cards of their own"
+        );
+        assert_eq!(t.subagents["call_task"].session_id, "ses_child");
     }
 }

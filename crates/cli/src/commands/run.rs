@@ -1,7 +1,8 @@
 //! `podcode run "prompt"`: one non-interactive agent turn. Assistant text streams to
 //! stdout, each tool call is a one-line card on stderr (tool, title, status, duration), and
 //! a closing summary (steps, tokens, cost, changed files) follows on stderr. With
-//! `--format json` stdout carries the event stream instead, one JSON event per line.
+//! `--format json` stdout carries the event stream instead, one JSON event per line; a
+//! sub-agent's events arrive as `subagent` events tagged with its session id.
 //! Exit status: 0 answered (or summarized at the step limit), 1 error, 130 aborted,
 //! 2 when no model is configured.
 
@@ -37,7 +38,8 @@ pub struct RunArgs {
     /// Allow every permission ask (deny rules still hold).
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// The agent profile: `build` (all tools), `plan` (read-only) or one from config.
+    /// The agent profile: `build` (all tools), `plan` (read-only), or one from config or an
+    /// agent file (`podcode agents` lists them).
     #[arg(long, default_value = "build")]
     pub agent: String,
     /// The model as `provider/model-id` (overrides config and the agent profile).
@@ -257,7 +259,62 @@ fn render_text(
             let note = compacted_text(reason, *pruned, *summarized, *tokens_before, *tokens_after);
             eprintln!("{note}");
         }
+        Event::Subagent { .. } => {
+            if let Some(line) = subagent_line(event, "") {
+                end_line(at_line_start);
+                eprintln!("{}", clean(&line));
+            }
+        }
         _ => {}
+    }
+}
+
+/// A sub-agent's start, tool calls and end, one line each on stderr (its text stays in its
+/// own session: `podcode sessions show <id>`).
+fn subagent_line(event: &Event, outer: &str) -> Option<String> {
+    let Event::Subagent {
+        session_id,
+        agent,
+        description,
+        event,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    let who = format!("{outer}↳ {agent} · {description}");
+    match event.as_ref() {
+        Event::TurnStarted { .. } => Some(format!("{who}: started ({session_id})")),
+        Event::ToolFinished {
+            tool,
+            result,
+            duration_ms,
+            ..
+        } => Some(format!(
+            "{who}: {}",
+            card("✓", tool, &result.title, "completed", *duration_ms)
+        )),
+        Event::ToolFailed {
+            tool,
+            error,
+            duration_ms,
+            ..
+        } => {
+            let first = clip(error.lines().next().unwrap_or(""), 80);
+            Some(format!(
+                "{who}: {}",
+                card("✗", tool, &first, "failed", *duration_ms)
+            ))
+        }
+        Event::TurnFinished { summary, .. } => Some(format!(
+            "{who}: finished · {} step{} · {} tool call{}",
+            summary.steps,
+            plural(summary.steps as usize),
+            summary.tool_calls,
+            plural(summary.tool_calls as usize)
+        )),
+        inner @ Event::Subagent { .. } => subagent_line(inner, &format!("{outer}  ")),
+        _ => None,
     }
 }
 

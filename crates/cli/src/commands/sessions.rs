@@ -10,7 +10,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::collections::HashMap;
 
-use podcode_core::{Engine, WorktreeInfo, format_time};
+use podcode_core::{Engine, SessionRow, WorktreeInfo, format_time};
 use podcode_protocol::{sanitize_for_terminal as clean, sanitize_json, tokens};
 
 use crate::start::engine;
@@ -25,6 +25,9 @@ pub struct SessionsArgs {
     /// Machine-readable list.
     #[arg(long)]
     pub json: bool,
+    /// Show sub-agent sessions under the session whose `task` call started them.
+    #[arg(long)]
+    pub tree: bool,
 }
 
 #[derive(Subcommand)]
@@ -54,7 +57,7 @@ pub enum SessionsCommand {
 pub fn run(cwd: Option<PathBuf>, args: SessionsArgs) -> Result<ExitCode> {
     let engine = engine(cwd)?;
     match args.command {
-        None => list(&engine, args.all, args.json),
+        None => list(&engine, args.all, args.json, args.tree),
         Some(SessionsCommand::Show { id }) => {
             print!("{}", clean(&engine.session_text(&id)?));
             Ok(ExitCode::SUCCESS)
@@ -99,7 +102,7 @@ fn worktree_line(w: &WorktreeInfo) -> String {
     format!("  worktree {} (branch {}): {state}", w.path, w.branch)
 }
 
-fn list(engine: &Engine, all: bool, json_out: bool) -> Result<ExitCode> {
+fn list(engine: &Engine, all: bool, json_out: bool, tree: bool) -> Result<ExitCode> {
     let sessions = engine.sessions(all)?;
     let worktrees: HashMap<String, WorktreeInfo> = engine
         .worktrees()?
@@ -124,28 +127,75 @@ fn list(engine: &Engine, all: bool, json_out: bool) -> Result<ExitCode> {
         eprintln!("no sessions yet; start one with `podcode run \"…\"`");
         return Ok(ExitCode::SUCCESS);
     }
+    let mut spent = HashMap::new();
+    for s in &sessions {
+        spent.insert(s.id.clone(), spent_text(engine, &s.id)?);
+    }
+    if tree {
+        print_tree(&sessions, &spent);
+        return Ok(ExitCode::SUCCESS);
+    }
     for s in sessions {
-        let usage = engine.session_usage(&s.id)?;
-        let mut spent = format!(
-            "{}↑ {}↓",
-            tokens(usage.input_tokens),
-            tokens(usage.output_tokens)
-        );
-        if let Some(c) = usage.cost {
-            spent.push_str(&format!(" ${c:.2}"));
-        }
         println!(
-            "{}  {}  {:<6}  {:<28}  {:<20}  {}",
-            s.id,
-            format_time(s.updated_at),
-            s.agent,
-            clean(s.model.as_deref().unwrap_or("-")),
-            spent,
-            clean(&s.title)
+            "{}",
+            line(&s, spent.get(&s.id).map_or("", String::as_str), "")
         );
         if let Some(w) = worktrees.get(&s.id) {
             println!("{}", clean(&worktree_line(w)));
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Tokens in and out, and the cost when a price is known: `12.3k↑ 1.2k↓ $0.04`.
+fn spent_text(engine: &Engine, id: &str) -> Result<String> {
+    let usage = engine.session_usage(id)?;
+    let mut spent = format!(
+        "{}↑ {}↓",
+        tokens(usage.input_tokens),
+        tokens(usage.output_tokens)
+    );
+    if let Some(c) = usage.cost {
+        spent.push_str(&format!(" ${c:.2}"));
+    }
+    Ok(spent)
+}
+
+fn line(s: &SessionRow, spent: &str, indent: &str) -> String {
+    format!(
+        "{indent}{}  {}  {:<7}  {:<28}  {:<20}  {}",
+        s.id,
+        format_time(s.updated_at),
+        clean(&s.agent),
+        clean(s.model.as_deref().unwrap_or("-")),
+        spent,
+        clean(&s.title)
+    )
+}
+
+/// Top sessions newest first, each followed by its sub-agents (oldest first, as they were
+/// started), indented one step per level. A child whose parent is not listed is a top.
+fn print_tree(sessions: &[SessionRow], spent: &HashMap<String, String>) {
+    let ids: std::collections::HashSet<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+    let is_top = |s: &SessionRow| s.parent_id.as_deref().is_none_or(|p| !ids.contains(p));
+    fn walk(all: &[SessionRow], spent: &HashMap<String, String>, s: &SessionRow, depth: usize) {
+        let indent = if depth == 0 {
+            String::new()
+        } else {
+            format!("{}└─ ", "   ".repeat(depth - 1))
+        };
+        let empty = String::new();
+        println!("{}", line(s, spent.get(&s.id).unwrap_or(&empty), &indent));
+        let mut kids: Vec<&SessionRow> = all
+            .iter()
+            .filter(|c| c.parent_id.as_deref() == Some(s.id.as_str()))
+            .collect();
+        kids.sort_by_key(|c| c.created_at);
+        for k in kids {
+            walk(all, spent, k, depth + 1);
+        }
+    }
+    for s in sessions.iter().filter(|s| is_top(s)) {
+        walk(sessions, spent, s, 0);
+    }
 }

@@ -23,7 +23,8 @@ pub const KEYS_HELP: &str = "Inside the UI:
 
 #[derive(Args, Default)]
 pub struct TuiArgs {
-    /// The agent profile: `build` (all tools), `plan` (read-only) or one from config.
+    /// The agent profile: `build` (all tools), `plan` (read-only), or one from config or an
+    /// agent file (`podcode agents` lists them).
     #[arg(long, default_value = "build")]
     pub agent: String,
     /// The model as `provider/model-id` (overrides config and the agent profile).

@@ -1,0 +1,128 @@
+//! `podcode agents` lists agent profiles from every layer and says which agent files could
+//! not be used and why; `podcode run --format json` tags a sub-agent's events with its
+//! session id, and `podcode sessions --tree` shows the child under its parent.
+
+mod common;
+use common::*;
+
+use podcode_providers::testing::Reply;
+use serde_json::Value;
+
+#[test]
+fn agents_lists_built_ins_files_and_broken_files_and_waits_for_trust_on_project_files() {
+    let env = Env::new(vec![]);
+    let global = env.root.path().join("home/.config/opencode/agent");
+    std::fs::create_dir_all(&global).unwrap();
+    std::fs::write(
+        global.join("review.md"),
+        "---\ndescription: Reviews diffs\nmode: subagent\ntools:\n  write: false\n---\nReview.\n",
+    )
+    .unwrap();
+    std::fs::write(global.join("broken.md"), "---\nmode: sometimes\n---\n").unwrap();
+    let project_file = env.write(
+        ".podcode/agents/docs.md",
+        "---\ndescription: Writes docs\n---\n",
+    );
+
+    let list = |env: &Env| -> Value {
+        let out = env.run(&["agents", "--json"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = list(&env);
+    let names: Vec<&str> = v["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["build", "plan", "explore", "general", "review"]);
+    let review = &v["agents"][4];
+    assert_eq!(review["mode"], "subagent");
+    assert_eq!(review["description"], "Reviews diffs");
+    assert_eq!(
+        review["source"],
+        global.join("review.md").display().to_string()
+    );
+    let problems = v["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert_eq!(
+        problems[0]["file"],
+        global.join("broken.md").display().to_string()
+    );
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid front matter: ")
+    );
+    assert_eq!(problems[1]["file"], project_file.display().to_string());
+    assert_eq!(
+        problems[1]["message"],
+        "not loaded: this workspace is not trusted (run `podcode trust` to use the project's agent files)"
+    );
+
+    assert!(env.run(&["trust"]).status.success());
+    let v = list(&env);
+    assert_eq!(v["agents"].as_array().unwrap().len(), 6);
+    assert_eq!(v["agents"][5]["name"], "docs");
+    assert_eq!(v["agents"][5]["mode"], "all");
+    assert_eq!(v["problems"].as_array().unwrap().len(), 1);
+
+    let human = text(&env.run(&["agents"]).stdout);
+    assert!(human.contains("explore  subagent  built-in"), "{human}");
+    assert!(
+        human.contains("⚠ ") && human.contains("broken.md: invalid front matter"),
+        "{human}"
+    );
+}
+
+#[test]
+fn run_json_tags_sub_agent_events_and_sessions_tree_nests_the_child() {
+    let env = Env::new(vec![
+        Reply::new().tool_call(
+            "t1",
+            "task",
+            r#"{"description": "Find notes", "prompt": "List the files.", "subagent_type": "explore"}"#,
+        ),
+        Reply::new().tool_call("l1", "list", "{}"),
+        Reply::new().text("There are no notes."),
+        Reply::new().text("The explorer found no notes."),
+    ]);
+    let out = env.run(&["run", "--format", "json", "--yes", "find notes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let tagged: Vec<&Value> = events.iter().filter(|e| e["type"] == "subagent").collect();
+    assert!(!tagged.is_empty());
+    let child = tagged[0]["session_id"].as_str().unwrap().to_string();
+    for e in &tagged {
+        assert_eq!(e["session_id"], child.as_str());
+        assert_eq!(e["agent"], "explore");
+        assert_eq!(e["description"], "Find notes");
+    }
+    let inner: Vec<&str> = tagged
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    assert!(
+        inner.contains(&"turn_started") && inner.contains(&"turn_finished"),
+        "{inner:?}"
+    );
+    assert!(inner.contains(&"tool_finished"), "{inner:?}");
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "turn_finished");
+    let parent = last["session_id"].as_str().unwrap();
+
+    let tree = text(&env.run(&["sessions", "--tree"]).stdout);
+    let lines: Vec<&str> = tree.lines().collect();
+    assert_eq!(lines.len(), 2, "{tree}");
+    assert!(lines[0].starts_with(parent), "{tree}");
+    assert!(lines[1].starts_with(&format!("└─ {child}")), "{tree}");
+    assert!(
+        lines[1].contains("explore") && lines[1].ends_with("Find notes"),
+        "{tree}"
+    );
+}
