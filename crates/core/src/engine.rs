@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use podcode_config::{Config, Dirs, TrustList, project_config_file, project_root};
+use podcode_config::{Config, Dirs, OpencodeDirs, TrustList, project_config_file, project_root};
 use podcode_protocol::{Event, PermissionRule};
 use podcode_store::{NewSession, Store};
 use podcode_tools::{Asker, PermissionEngine, RuntimeOptions, ToolHook, ToolRegistry, ToolRuntime};
@@ -26,6 +26,8 @@ pub struct Engine {
     config: Config,
     trusted: AtomicBool,
     warnings: Vec<String>,
+    /// What each opencode config file gave (`podcode plugins` reports it).
+    opencode: Vec<podcode_config::OpencodeImport>,
     store: Mutex<Option<Arc<Store>>>,
     mcp: OnceLock<Arc<podcode_mcp::McpSource>>,
     tools: OnceCell<Arc<ToolSets>>,
@@ -58,11 +60,7 @@ impl Engine {
         let project = project_root(&cwd);
         let trusted = TrustList::load(&dirs.data_dir)?.is_trusted(&project);
         // An untrusted project's config may only narrow (ask/deny), never allow.
-        let loaded = podcode_config::load_with_trust(
-            &dirs.global_config_file(),
-            Some(&project_config_file(&project)),
-            trusted,
-        )?;
+        let loaded = load_config(&dirs, &cwd, &project, trusted)?;
         let (bus, _) = broadcast::channel(4096);
         Ok(Engine {
             dirs,
@@ -71,11 +69,17 @@ impl Engine {
             config: loaded.config,
             trusted: AtomicBool::new(trusted),
             warnings: loaded.warnings,
+            opencode: loaded.opencode,
             store: Mutex::new(None),
             mcp: OnceLock::new(),
             tools: OnceCell::new(),
             bus,
         })
+    }
+
+    /// What was taken from each opencode config file (`opencode.json(c)`), in merge order.
+    pub fn opencode_imports(&self) -> &[podcode_config::OpencodeImport] {
+        &self.opencode
     }
 
     /// Config warnings (unknown keys, deprecated settings) for the front end to show once.
@@ -122,11 +126,9 @@ impl Engine {
     /// project's config, which applies whole from here on.
     pub fn trust_now(&mut self) -> Result<(), EngineError> {
         self.set_trusted(true)?;
-        let loaded = podcode_config::load(
-            &self.dirs.global_config_file(),
-            Some(&project_config_file(&self.project)),
-        )?;
+        let loaded = load_config(&self.dirs, &self.cwd, &self.project, true)?;
         self.config = loaded.config;
+        self.opencode = loaded.opencode;
         Ok(())
     }
 
@@ -249,7 +251,11 @@ impl Engine {
         self.tools
             .get_or_init(|| async {
                 let (sources, plugins) = self.sources();
-                Arc::new(ToolSets::start(sources, Some(plugins), self.bus.clone()).await)
+                let switches = self.config.tools.clone();
+                Arc::new(
+                    ToolSets::start_switched(sources, Some(plugins), self.bus.clone(), switches)
+                        .await,
+                )
             })
             .await
             .clone()
@@ -311,4 +317,21 @@ impl Engine {
         source.start_and_wait().await;
         source.status()
     }
+}
+
+/// The workspace's config: opencode's files (`opencode.json(c)`: global, `$OPENCODE_CONFIG`,
+/// `$OPENCODE_CONFIG_DIR`, project) as layers under Podcode's global and project files.
+fn load_config(
+    dirs: &Dirs,
+    cwd: &Path,
+    project: &Path,
+    trusted: bool,
+) -> Result<podcode_config::LoadedConfig, EngineError> {
+    let opencode = podcode_config::opencode_files(&OpencodeDirs::from_env(), cwd, project);
+    Ok(podcode_config::load_workspace(
+        &dirs.global_config_file(),
+        Some(&project_config_file(project)),
+        &opencode,
+        trusted,
+    )?)
 }
