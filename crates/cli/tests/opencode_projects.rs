@@ -279,6 +279,15 @@ fn an_opencode_project_offers_what_opencode_offers() {
         text.contains("           took plugin file:./opencode-hello-1.0.5.tgz"),
         "{text}"
     );
+    assert!(
+        text.contains("           note: zod is not installed beside this file"),
+        "{text}"
+    );
+    let tools = String::from_utf8(ws.run(&["tools"]).stdout).unwrap();
+    assert!(
+        tools.contains("  mytools_a (from ") && tools.contains("; entry \"mytools_*\")"),
+        "{tools}"
+    );
 }
 
 #[test]

@@ -132,9 +132,9 @@ pub(crate) fn translate(
             "permission" => {
                 let rules = t.permission(&value, "permission");
                 if !rules.is_empty() {
-                    t.report
-                        .taken
-                        .push(format!("permission ({} rules)", rules.len()));
+                    let n = rules.len();
+                    let s = if n == 1 { "" } else { "s" };
+                    t.report.taken.push(format!("permission ({n} rule{s})"));
                     t.table
                         .insert("permission".into(), toml::Value::Array(rules));
                 }

@@ -63,7 +63,8 @@ pub fn detect_runtime() -> Option<JsRuntime> {
 /// One call a plugin made to the opencode `client` while it loaded.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientCall {
-    /// `log` (`client.app.log`) or `toast` (`client.tui.showToast`).
+    /// `log` (`client.app.log`), `toast` (`client.tui.showToast`), or `host` (a note from
+    /// the host about the load, e.g. that its zod stood in for a missing one).
     pub kind: String,
     /// The log level, or the toast's variant.
     pub level: String,
@@ -78,6 +79,9 @@ pub struct ClientCall {
 impl ClientCall {
     /// One line for `podcode plugins`: `log info wakelock: Plugin initializing`.
     pub fn line(&self) -> String {
+        if self.kind == "host" {
+            return format!("note: {}", self.message);
+        }
         let who = if self.service.is_empty() {
             String::new()
         } else {
