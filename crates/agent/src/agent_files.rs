@@ -81,6 +81,7 @@ pub fn parse(text: &str) -> Result<AgentFile, String> {
         mode: fm.mode,
         temperature: fm.temperature,
         steps: fm.steps,
+        sandbox: None,
     };
     Ok(AgentFile {
         config,

@@ -70,6 +70,51 @@ impl Dirs {
     }
 }
 
+/// opencode's own user-level config places, read so an opencode setup works unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpencodeDirs {
+    /// opencode's global config dir: `$XDG_CONFIG_HOME/opencode`, else
+    /// `$HOME/.config/opencode` (holds `opencode.json`, `plugin/`, `tool/`).
+    pub config_dir: PathBuf,
+    /// `$OPENCODE_CONFIG`: one more config file.
+    pub config_file: Option<PathBuf>,
+    /// `$OPENCODE_CONFIG_DIR`: a config dir like `.opencode/` (config, plugins, tools,
+    /// its own `package.json`), chosen by the user.
+    pub custom_dir: Option<PathBuf>,
+}
+
+impl OpencodeDirs {
+    /// From the process environment.
+    pub fn from_env() -> OpencodeDirs {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// From variables supplied by `get` (empty ones count as unset; a relative
+    /// `XDG_CONFIG_HOME` is ignored, as in [`Dirs::from_vars`]).
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> OpencodeDirs {
+        let var = |name: &str| get(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let home = var("HOME")
+            .or_else(|| var("USERPROFILE"))
+            .unwrap_or_else(|| PathBuf::from("."));
+        let config_dir = var("XDG_CONFIG_HOME")
+            .filter(|p| p.is_absolute())
+            .map(|p| p.join("opencode"))
+            .unwrap_or_else(|| home.join(".config").join("opencode"));
+        OpencodeDirs {
+            config_dir,
+            config_file: var("OPENCODE_CONFIG"),
+            custom_dir: var("OPENCODE_CONFIG_DIR"),
+        }
+    }
+
+    /// The user-level config dirs, lowest precedence first (global, then the custom one).
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        std::iter::once(self.config_dir.clone())
+            .chain(self.custom_dir.clone())
+            .collect()
+    }
+}
+
 /// The project root for a working directory: the nearest ancestor (including cwd) containing
 /// `.git` (dir or file), else cwd itself.
 pub fn project_root(cwd: &Path) -> PathBuf {
@@ -166,6 +211,32 @@ mod tests {
         // A `.git` file (worktree or submodule) counts too, and the nearest one wins.
         std::fs::write(root.join("a").join(".git"), "gitdir: elsewhere\n").unwrap();
         assert_eq!(project_root(&nested), root.join("a"));
+    }
+
+    #[test]
+    fn opencode_dirs_follow_xdg_and_its_own_variables() {
+        let get = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let d = OpencodeDirs::from_vars(get(&[("HOME", "/home/u")]));
+        assert_eq!(d.config_dir, PathBuf::from("/home/u/.config/opencode"));
+        assert_eq!((d.config_file, d.custom_dir), (None, None));
+        let d = OpencodeDirs::from_vars(get(&[
+            ("HOME", "/home/u"),
+            ("XDG_CONFIG_HOME", "/xdg"),
+            ("OPENCODE_CONFIG", "/etc/oc.json"),
+            ("OPENCODE_CONFIG_DIR", "/opt/kit"),
+        ]));
+        assert_eq!(d.config_dir, PathBuf::from("/xdg/opencode"));
+        assert_eq!(d.config_file, Some(PathBuf::from("/etc/oc.json")));
+        assert_eq!(
+            d.dirs(),
+            [PathBuf::from("/xdg/opencode"), PathBuf::from("/opt/kit")]
+        );
     }
 
     #[test]

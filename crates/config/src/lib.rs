@@ -3,22 +3,28 @@
 //!
 //! Errors name the file, line, column and key; unknown keys are warnings, never errors. In a
 //! workspace the user has not trusted, the project's file may only narrow (`untrusted`).
+//! opencode's `opencode.json(c)` files are read too and mapped onto the same shape (`opencode`).
 
 mod dirs;
 mod error;
 mod load;
 mod locate;
 mod model;
+mod opencode;
 mod sandbox;
 mod trust;
 mod untrusted;
 
-pub use dirs::{Dirs, project_config_file, project_root};
+pub use dirs::{Dirs, OpencodeDirs, project_config_file, project_root};
 pub use error::ConfigError;
-pub use load::{LoadedConfig, load, load_str, load_with_trust};
+pub use load::{
+    ConfigFile, LoadedConfig, load, load_files, load_str, load_with_trust, load_workspace,
+};
 pub use model::{
     AgentConfig, AgentMode, CompactionConfig, Config, CostOverride, McpServerConfig, ModelOverride,
     ProviderApi, ProviderConfig, TaskConfig, ToolConfig, ToolFilter, ToolOutputConfig,
+    ToolSwitches,
 };
+pub use opencode::{OpencodeImport, files as opencode_files};
 pub use sandbox::{SandboxConfig, SandboxMode, SandboxOverride};
 pub use trust::TrustList;

@@ -26,6 +26,8 @@ pub struct LoadedConfig {
     pub warnings: Vec<String>,
     /// Files that existed and were read, in merge order.
     pub files: Vec<PathBuf>,
+    /// What each opencode config file among them gave, in merge order.
+    pub opencode: Vec<crate::opencode::OpencodeImport>,
 }
 
 /// Loads the global config file and then the project config file (when given) over the
@@ -45,21 +47,100 @@ pub fn load_with_trust(
 ) -> Result<LoadedConfig, ConfigError> {
     // When both paths name the same file, read it once so its permission rules are not doubled.
     let project = project.filter(|p| !same_file(global, p));
+    let mut files = vec![ConfigFile::podcode(global, false)];
+    files.extend(project.map(|p| ConfigFile::podcode(p, true)));
+    load_files(&files, project_trusted, &|name| std::env::var(name).ok())
+}
+
+/// One file taking part in a load, in merge order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigFile {
+    pub path: PathBuf,
+    /// The project's (may only narrow in an untrusted workspace) rather than the user's.
+    pub project: bool,
+    /// An opencode `opencode.json(c)` rather than a Podcode `config.toml`.
+    pub opencode: bool,
+}
+
+impl ConfigFile {
+    pub fn podcode(path: &Path, project: bool) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            project,
+            opencode: false,
+        }
+    }
+}
+
+/// The config of a workspace as a user who also uses opencode expects it: opencode's global
+/// files, Podcode's global file, the project's opencode files, then the project's
+/// `.podcode/config.toml` — so Podcode's own file wins over opencode's at each level, and
+/// the project refines the user's. `opencode` is what [`crate::opencode_files`] found.
+pub fn load_workspace(
+    global: &Path,
+    project: Option<&Path>,
+    opencode: &[(PathBuf, bool)],
+    project_trusted: bool,
+) -> Result<LoadedConfig, ConfigError> {
+    let project = project.filter(|p| !same_file(global, p));
+    let oc = |want_project: bool| {
+        opencode
+            .iter()
+            .filter(move |(_, p)| *p == want_project)
+            .map(|(path, p)| ConfigFile {
+                path: path.clone(),
+                project: *p,
+                opencode: true,
+            })
+    };
+    let mut files: Vec<ConfigFile> = oc(false).collect();
+    files.push(ConfigFile::podcode(global, false));
+    files.extend(oc(true));
+    files.extend(project.map(|p| ConfigFile::podcode(p, true)));
+    load_files(&files, project_trusted, &|name| std::env::var(name).ok())
+}
+
+/// Loads `files` in order over the defaults; `env` answers opencode's `{env:VAR}`.
+pub fn load_files(
+    files: &[ConfigFile],
+    project_trusted: bool,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<LoadedConfig, ConfigError> {
     let mut merged = toml::Table::new();
     let mut loaded = LoadedConfig::default();
-    for file in std::iter::once(global).chain(project) {
+    for source in files {
+        let file = source.path.as_path();
         let Some(text) = read_optional(file)? else {
             continue;
         };
-        let mut layer = parse_layer(file, &text)?;
-        if !project_trusted && file != global {
-            let dropped = crate::untrusted::narrow(&mut layer.table, &merged);
+        let mut layer = if source.opencode {
+            let (table, report) = crate::opencode::translate(file, &text, source.project, env)?;
+            let config = check_layer(file, &table)?;
+            loaded.opencode.push(report);
+            Layer {
+                config,
+                table,
+                warnings: Vec::new(),
+            }
+        } else {
+            parse_layer(file, &text)?
+        };
+        if !project_trusted && source.project {
+            let mut dropped = crate::untrusted::narrow(&mut layer.table, &merged);
+            // The engine skips an untrusted project's own `[mcp]` servers by name; opencode's
+            // are dropped here instead, so no server of the repository's choosing starts.
+            if source.opencode
+                && let Some(toml::Value::Table(servers)) = layer.table.remove("mcp")
+            {
+                dropped.extend(servers.keys().map(|k| format!("mcp {k}")));
+            }
             if !dropped.is_empty() {
                 loaded
                     .warnings
                     .push(crate::untrusted::warning(file, &dropped));
             }
         }
+        accumulate(&merged, &mut layer.table, source.opencode);
         merge_tables(&mut merged, layer.table, true);
         loaded.warnings.extend(layer.warnings);
         loaded.files.push(file.to_path_buf());
@@ -81,6 +162,45 @@ pub fn load_with_trust(
         })?;
     }
     Ok(loaded)
+}
+
+/// Lists that add up across files instead of being replaced: `tools.disable` always (a
+/// tool switched off stays off), and `plugins` when the layer is opencode's (opencode
+/// concatenates its `plugin` lists). The earlier entries go first, without repeats.
+fn accumulate(base: &toml::Table, layer: &mut toml::Table, opencode: bool) {
+    let join = |before: Option<&toml::Value>, now: Option<&mut toml::Value>| {
+        if let (Some(toml::Value::Array(before)), Some(toml::Value::Array(now))) = (before, now) {
+            let mine = std::mem::take(now);
+            now.extend(before.iter().cloned());
+            for item in mine {
+                if !now.contains(&item) {
+                    now.push(item);
+                }
+            }
+        }
+    };
+    let base_disable = base.get("tools").and_then(|t| t.get("disable"));
+    join(
+        base_disable,
+        layer
+            .get_mut("tools")
+            .and_then(|t| t.as_table_mut())
+            .and_then(|t| t.get_mut("disable")),
+    );
+    if opencode {
+        join(base.get("plugins"), layer.get_mut("plugins"));
+    }
+}
+
+/// A translated opencode layer must deserialize on its own, so a bad value names its file.
+fn check_layer(file: &Path, table: &toml::Table) -> Result<Config, ConfigError> {
+    Config::deserialize(toml::Value::Table(table.clone())).map_err(|e| ConfigError::Parse {
+        file: file.to_path_buf(),
+        line: 1,
+        column: 1,
+        key: None,
+        message: e.message().trim_end().to_string(),
+    })
 }
 
 /// Parses one config file's text on its own (no merging), returning the config and the

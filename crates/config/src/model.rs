@@ -38,6 +38,8 @@ pub struct Config {
     pub compaction: CompactionConfig,
     /// The sandbox for `bash`, executable tools and the plugin host.
     pub sandbox: crate::SandboxConfig,
+    /// Tools switched off for every agent (opencode's `tools: {"name": false}`).
+    pub tools: ToolSwitches,
 }
 
 /// `[compaction]`: before a request whose prompt would pass `threshold` of the model's
@@ -93,6 +95,44 @@ pub struct CostOverride {
     pub cache_read: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_write: Option<f64>,
+}
+
+/// `[tools]`: tools no agent is offered, whatever their source (built-ins too).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct ToolSwitches {
+    /// Tool ids or wildcard patterns (`github_*`); every file's entries add up.
+    pub disable: Vec<String>,
+}
+
+impl ToolSwitches {
+    /// The first entry that switches `id` off, if any. `*` matches any run of characters.
+    pub fn switched_off_by(&self, id: &str) -> Option<&str> {
+        self.disable
+            .iter()
+            .find(|p| wildcard(p, id))
+            .map(String::as_str)
+    }
+}
+
+/// `*`-only wildcard match (opencode's tool switches know no other wildcard).
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// Limits past which tool output is truncated and spilled to a file.
@@ -348,6 +388,26 @@ mod tests {
             c.plugin_config["p"],
             json!({"when": "1979-05-27T07:32:00Z", "nested": {"list": [1, 2.5, true], "s": "x"}})
         );
+    }
+
+    #[test]
+    fn tool_switches_match_ids_and_star_patterns() {
+        let s = ToolSwitches {
+            disable: vec![
+                "write".into(),
+                "github_*".into(),
+                "*_debug".into(),
+                "a*b*c".into(),
+            ],
+        };
+        assert_eq!(s.switched_off_by("write"), Some("write"));
+        assert_eq!(s.switched_off_by("writer"), None);
+        assert_eq!(s.switched_off_by("github_issues"), Some("github_*"));
+        assert_eq!(s.switched_off_by("github"), None);
+        assert_eq!(s.switched_off_by("x_debug"), Some("*_debug"));
+        assert_eq!(s.switched_off_by("abxc"), Some("a*b*c"));
+        assert_eq!(s.switched_off_by("acb"), None);
+        assert_eq!(s.switched_off_by("read"), None);
     }
 
     #[test]

@@ -87,9 +87,11 @@ fn no_files_gives_defaults() {
         config,
         warnings,
         files,
+        opencode,
     } = load(&tmp.path().join("config.toml"), None).unwrap();
     assert!(warnings.is_empty());
     assert!(files.is_empty());
+    assert!(opencode.is_empty());
     assert_eq!(config.model, None);
     assert_eq!(config.tool_output.max_lines, 2000);
     assert_eq!(config.tool_output.max_bytes, 51200);

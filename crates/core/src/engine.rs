@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use podcode_agent::{AgentCatalog, AgentDirs};
-use podcode_config::{Config, Dirs, TrustList, project_config_file, project_root};
+use podcode_config::{Config, Dirs, OpencodeDirs, TrustList, project_config_file, project_root};
 use podcode_protocol::{Event, PermissionRule};
 use podcode_store::{NewSession, Store};
 use podcode_tools::{Asker, PermissionEngine, RuntimeOptions, ToolHook, ToolRegistry, ToolRuntime};
@@ -27,6 +27,8 @@ pub struct Engine {
     config: Config,
     trusted: AtomicBool,
     warnings: Vec<String>,
+    /// What each opencode config file gave (`podcode plugins` reports it).
+    opencode: Vec<podcode_config::OpencodeImport>,
     store: Mutex<Option<Arc<Store>>>,
     mcp: OnceLock<Arc<podcode_mcp::McpSource>>,
     tools: OnceCell<Arc<ToolSets>>,
@@ -63,11 +65,7 @@ impl Engine {
         let project = project_root(&cwd);
         let trusted = TrustList::load(&dirs.data_dir)?.is_trusted(&project);
         // An untrusted project's config may only narrow (ask/deny), never allow.
-        let loaded = podcode_config::load_with_trust(
-            &dirs.global_config_file(),
-            Some(&project_config_file(&project)),
-            trusted,
-        )?;
+        let loaded = load_config(&dirs, &cwd, &project, trusted)?;
         let (bus, _) = broadcast::channel(4096);
         Ok(Engine {
             dirs,
@@ -76,6 +74,7 @@ impl Engine {
             config: loaded.config,
             trusted: AtomicBool::new(trusted),
             warnings: loaded.warnings,
+            opencode: loaded.opencode,
             store: Mutex::new(None),
             mcp: OnceLock::new(),
             tools: OnceCell::new(),
@@ -83,6 +82,11 @@ impl Engine {
             sandbox_helper: std::env::var_os("PODCODE_SANDBOX_HELPER").map(PathBuf::from),
             agents: OnceLock::new(),
         })
+    }
+
+    /// What was taken from each opencode config file (`opencode.json(c)`), in merge order.
+    pub fn opencode_imports(&self) -> &[podcode_config::OpencodeImport] {
+        &self.opencode
     }
 
     /// Config warnings (unknown keys, deprecated settings) for the front end to show once.
@@ -129,12 +133,10 @@ impl Engine {
     /// project's config, which applies whole from here on.
     pub fn trust_now(&mut self) -> Result<(), EngineError> {
         self.set_trusted(true)?;
-        let loaded = podcode_config::load(
-            &self.dirs.global_config_file(),
-            Some(&project_config_file(&self.project)),
-        )?;
+        let loaded = load_config(&self.dirs, &self.cwd, &self.project, true)?;
         self.config = loaded.config;
         self.agents = OnceLock::new();
+        self.opencode = loaded.opencode;
         Ok(())
     }
 
@@ -278,7 +280,11 @@ impl Engine {
                 let temp = self.dirs.data_dir.join("tmp");
                 std::thread::spawn(move || crate::sandbox::clean_temp_dirs(&temp));
                 let (sources, plugins) = self.sources();
-                Arc::new(ToolSets::start(sources, Some(plugins), self.bus.clone()).await)
+                let switches = self.config.tools.clone();
+                Arc::new(
+                    ToolSets::start_switched(sources, Some(plugins), self.bus.clone(), switches)
+                        .await,
+                )
             })
             .await
             .clone()
@@ -350,4 +356,21 @@ impl Engine {
         source.start_and_wait().await;
         source.status()
     }
+}
+
+/// The workspace's config: opencode's files (`opencode.json(c)`: global, `$OPENCODE_CONFIG`,
+/// `$OPENCODE_CONFIG_DIR`, project) as layers under Podcode's global and project files.
+fn load_config(
+    dirs: &Dirs,
+    cwd: &Path,
+    project: &Path,
+    trusted: bool,
+) -> Result<podcode_config::LoadedConfig, EngineError> {
+    let opencode = podcode_config::opencode_files(&OpencodeDirs::from_env(), cwd, project);
+    Ok(podcode_config::load_workspace(
+        &dirs.global_config_file(),
+        Some(&project_config_file(project)),
+        &opencode,
+        trusted,
+    )?)
 }

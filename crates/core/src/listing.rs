@@ -4,7 +4,7 @@
 
 use podcode_plugins::FileStatus;
 use podcode_protocol::Truncation;
-use podcode_tools::{LoadProblem, ToolRegistry, ToolSource as SourceLabel};
+use podcode_tools::{LoadProblem, SwitchedOff, ToolRegistry, ToolSource as SourceLabel};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -28,6 +28,8 @@ pub struct ToolInfo {
 pub struct ToolListing {
     pub tools: Vec<ToolInfo>,
     pub problems: Vec<LoadProblem>,
+    /// Tools the config switched off (opencode's `tools: {"name": false}`): not offered.
+    pub switched_off: Vec<SwitchedOff>,
 }
 
 fn listing(registry: &ToolRegistry) -> ToolListing {
@@ -50,10 +52,18 @@ fn listing(registry: &ToolRegistry) -> ToolListing {
             })
             .collect(),
         problems: registry.problems().to_vec(),
+        switched_off: registry.switched_off().to_vec(),
     }
 }
 
 fn fate(registry: &ToolRegistry, file: &str, id: &str) -> &'static str {
+    if registry
+        .switched_off()
+        .iter()
+        .any(|t| t.id == id && t.source == file)
+    {
+        return "switched off by config";
+    }
     match registry.get(id) {
         Some(t) if t.source.name == file => "loaded",
         Some(t) if t.protected => "refused (protected built-in)",
@@ -117,6 +127,27 @@ pub fn plugin_lines(registry: &ToolRegistry, state: Option<&PluginState>) -> Vec
         for w in &r.warnings {
             out.push(format!("           warning: {w}"));
         }
+        for call in &r.logs {
+            out.push(format!("           {}", call.line()));
+        }
+    }
+    out
+}
+
+/// What each opencode config file gave, for the end of the `podcode plugins` report.
+pub fn opencode_lines(imports: &[podcode_config::OpencodeImport]) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in imports {
+        out.push(format!("opencode config {}", i.file.display()));
+        if i.taken.is_empty() {
+            out.push("           nothing Podcode uses".into());
+        }
+        for t in &i.taken {
+            out.push(format!("           took {t}"));
+        }
+        if !i.not_used.is_empty() {
+            out.push(format!("           not used: {}", i.not_used.join(", ")));
+        }
     }
     out
 }
@@ -172,12 +203,16 @@ impl Engine {
     pub async fn plugin_report(&self) -> Vec<String> {
         let sets = self.tool_sets().await;
         let state = sets.plugins().and_then(|p| p.state());
-        plugin_lines(&sets.latest().registry, state.as_deref())
+        let mut lines = plugin_lines(&sets.latest().registry, state.as_deref());
+        lines.extend(opencode_lines(self.opencode_imports()));
+        lines
     }
 
     pub async fn plugin_report_json(&self) -> Value {
         let sets = self.tool_sets().await;
         let state = sets.plugins().and_then(|p| p.state());
-        plugin_json(&sets.latest().registry, state.as_deref())
+        let mut report = plugin_json(&sets.latest().registry, state.as_deref());
+        report["opencode_config"] = json!(self.opencode_imports());
+        report
     }
 }

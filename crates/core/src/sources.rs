@@ -94,6 +94,7 @@ impl PluginSettings {
     fn plugin_dirs(&self) -> PluginDirs {
         PluginDirs {
             home: self.dirs.home.clone(),
+            opencode: podcode_config::OpencodeDirs::from_env().dirs(),
             podcode_config: self.dirs.config_dir.clone(),
             project_root: self.project.clone(),
         }
@@ -174,7 +175,12 @@ impl ToolSource for Plugins {
             },
         );
         let dirs = s.plugin_dirs();
-        let (mut files, npm_errors) = podcode_plugins::resolve_npm_plugins(&s.npm_plugins, &dirs);
+        let (mut files, npm_errors) = podcode_plugins::resolve_npm_plugins_installing(
+            &s.npm_plugins,
+            &dirs,
+            &s.dirs.data_dir.join("cache/npm"),
+        )
+        .await;
         files.extend(podcode_plugins::find_plugin_files(&dirs));
         let mut cache = ManifestCache::load(s.dirs.data_dir.join("cache/manifests.json"));
         let plugins = podcode_plugins::load_plugin_tools(

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use podcode_agent::{ReloadedTools, ToolReloader};
+use podcode_config::ToolSwitches;
 use podcode_protocol::Event;
 use podcode_tools::{SourceKind, ToolHook, ToolRegistry};
 use tokio::sync::{Mutex, broadcast};
@@ -30,6 +31,15 @@ pub struct ToolSet {
 impl ToolSet {
     /// Loads every source in order and merges what they offer.
     pub async fn build(sources: &[Arc<dyn ToolSource>]) -> ToolSet {
+        Self::build_switched(sources, &ToolSwitches::default()).await
+    }
+
+    /// [`Self::build`], then the tools `switches` names are taken out (they stay listed as
+    /// switched off, so `podcode tools` can say why they are missing).
+    pub async fn build_switched(
+        sources: &[Arc<dyn ToolSource>],
+        switches: &ToolSwitches,
+    ) -> ToolSet {
         let mut registry = ToolRegistry::new();
         let mut hooks = Vec::new();
         for source in sources {
@@ -48,6 +58,9 @@ impl ToolSet {
             }
             hooks.extend(load.hooks);
         }
+        if !switches.disable.is_empty() {
+            registry.switch_off(|id| switches.switched_off_by(id).map(str::to_string));
+        }
         ToolSet {
             registry: Arc::new(registry),
             hooks,
@@ -65,6 +78,8 @@ fn stamp_of(sources: &[Arc<dyn ToolSource>]) -> u64 {
 /// The engine's live tool set and the sources it is built from.
 pub struct ToolSets {
     sources: Vec<Arc<dyn ToolSource>>,
+    /// Tools the config switched off (`[tools] disable`, opencode's `tools`).
+    switches: ToolSwitches,
     plugins: Option<Arc<Plugins>>,
     stamp: std::sync::Mutex<u64>,
     latest: std::sync::Mutex<ToolSet>,
@@ -92,10 +107,21 @@ impl ToolSets {
         plugins: Option<Arc<Plugins>>,
         bus: broadcast::Sender<Event>,
     ) -> Self {
+        Self::start_switched(sources, plugins, bus, ToolSwitches::default()).await
+    }
+
+    /// [`Self::start`] with tools switched off in every set it builds.
+    pub async fn start_switched(
+        sources: Vec<Arc<dyn ToolSource>>,
+        plugins: Option<Arc<Plugins>>,
+        bus: broadcast::Sender<Event>,
+        switches: ToolSwitches,
+    ) -> Self {
         let stamp = stamp_of(&sources);
-        let set = ToolSet::build(&sources).await;
+        let set = ToolSet::build_switched(&sources, &switches).await;
         let sets = Self {
             sources,
+            switches,
             plugins,
             stamp: std::sync::Mutex::new(stamp),
             latest: std::sync::Mutex::new(set),
@@ -131,7 +157,7 @@ impl ToolSets {
         if *lock(&self.stamp) == now {
             return self.latest();
         }
-        let mut set = ToolSet::build(&self.sources).await;
+        let mut set = ToolSet::build_switched(&self.sources, &self.switches).await;
         set.generation = lock(&self.latest).generation + 1;
         *lock(&self.latest) = set.clone();
         *lock(&self.stamp) = now;

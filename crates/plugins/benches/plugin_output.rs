@@ -111,6 +111,7 @@ async fn child() {
     );
     let files = find_plugin_files(&PluginDirs {
         home: ws.path().join("home"),
+        opencode: vec![ws.path().join("home/.config/opencode")],
         podcode_config: ws.path().join("cfg"),
         project_root: ws.path().to_path_buf(),
     });

@@ -55,6 +55,7 @@ async fn load(
     );
     let files = find_plugin_files(&PluginDirs {
         home: ws.join("home"),
+        opencode: vec![ws.join("home/.config/opencode")],
         podcode_config: ws.join("cfg"),
         project_root: ws.to_path_buf(),
     });

@@ -13,6 +13,9 @@
 // shim are never hooked, so Bun loads them as usual (CommonJS helpers included). The hook
 // matches a `?v=<n>` query, which is how the host busts Bun's module cache on reload.
 //
+// A bare `zod` import that the file's own folder cannot resolve is rewritten the same way to
+// the host's zod (3.25.76, vendor/zod.mjs), as the specification promises plugins zod@^3.
+//
 // Bun must not auto-install packages a plugin imports: bunfig.toml beside host.mjs sets
 // `install.auto = "disable"` (Bun reads it from the cwd, which is the host dir).
 
@@ -20,10 +23,12 @@ import { readFileSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
 
 const SPECIFIER_RE = /(\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)(["'])(@opencode-ai\/plugin(?:\/tool)?|@podcode\/plugin)\2/g;
+const ZOD_RE = /(\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)(["'])(zod(?:\/v3)?)\2/g;
 const RELATIVE_RE = /(?:\bfrom\s*|\bimport\s*\(?\s*)(["'])(\.{1,2}\/[^"'\n]+)\1/g;
 const SOURCE_RE = /\.(?:[mc]?[jt]s|[jt]sx)$/;
 
 let shimPath = null;
+let hostZodPath = null;
 const hooked = new Set();
 
 function escapeRe(s) {
@@ -41,14 +46,41 @@ function namesShim(source) {
   return source.includes("@opencode-ai/plugin") || source.includes("@podcode/plugin");
 }
 
-/** Rewrites the shim specifiers in `source` to `shim` (exported for tests). */
-export function rewriteShimImports(source, shim) {
-  if (!namesShim(source)) return source;
-  return source.replace(SPECIFIER_RE, (_all, lead) => `${lead}${JSON.stringify(shim)}`);
+/** Does `file` import a bare `zod` its own folder cannot resolve? Then it gets the host's. */
+function needsHostZod(file, source) {
+  if (!hostZodPath || !source.includes("zod")) return false;
+  ZOD_RE.lastIndex = 0;
+  if (!ZOD_RE.test(source)) return false;
+  try {
+    globalThis.Bun.resolveSync("zod", dirname(file));
+    return false;
+  } catch {
+    return true;
+  }
 }
 
-export function installBunResolution({ shimPath: shim }) {
+/** Rewrites the shim specifiers in `source` to `shim`, and a bare `zod` to `zod` when given
+ * (exported for tests). */
+export function rewriteShimImports(source, shim, zod) {
+  let out = source;
+  if (namesShim(out)) out = out.replace(SPECIFIER_RE, (_all, lead) => `${lead}${JSON.stringify(shim)}`);
+  if (zod) out = out.replace(ZOD_RE, (_all, lead) => `${lead}${JSON.stringify(zod)}`);
+  return out;
+}
+
+export function installBunResolution({ shimPath: shim, hostZodPath: zod }) {
   shimPath = shim;
+  hostZodPath = zod ?? null;
+}
+
+const zodFallback = new Set(); // files whose bare `zod` is rewritten to the host's
+
+function realOrSelf(file) {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
 }
 
 /** Hooks `entry` and the relative modules it reaches that import the shim packages. */
@@ -66,7 +98,12 @@ export function prepareBunImport(entry) {
     } catch {
       continue;
     }
-    if (namesShim(source) && !hooked.has(file)) fresh.push(file);
+    const zod = needsHostZod(file, source);
+    for (const name of [file, realOrSelf(file)]) {
+      if (zod) zodFallback.add(name);
+      else zodFallback.delete(name);
+    }
+    if ((namesShim(source) || zod) && !hooked.has(file)) fresh.push(file);
     for (const m of source.matchAll(RELATIVE_RE)) {
       try {
         const target = globalThis.Bun.resolveSync(m[2], dirname(file));
@@ -93,7 +130,8 @@ export function prepareBunImport(entry) {
     setup(build) {
       build.onLoad({ filter }, (args) => {
         const file = args.path.replace(/\?.*$/, "");
-        return { contents: rewriteShimImports(readFileSync(file, "utf8"), shimPath), loader: loaderFor(file) };
+        const zod = zodFallback.has(file) ? hostZodPath : undefined;
+        return { contents: rewriteShimImports(readFileSync(file, "utf8"), shimPath, zod), loader: loaderFor(file) };
       });
     },
   });

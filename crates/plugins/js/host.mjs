@@ -11,12 +11,14 @@ import { flushAndExit, logErr, respond, respondError, startReading, streamOutput
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { IS_BUN, callError } from "./errors.mjs";
+import { setClientLogFile } from "./client.mjs";
 import { buildCtx, normaliseResult } from "./context.mjs";
 import { HostError, findTool, hooksForErrors, importHooks, loadPlugin, registry } from "./plugins.mjs";
 import { validateArgs } from "./validate.mjs";
 
 const HOST_DIR = fileURLToPath(new URL(".", import.meta.url)).replace(/\/$/, "");
 const SHIM_URL = new URL("./shim/plugin.mjs", import.meta.url);
+const HOST_ZOD_URL = new URL("./vendor/zod.mjs", import.meta.url);
 
 process.on("uncaughtException", (err) => logErr("podcode plugin host: uncaught exception:", err));
 process.on("unhandledRejection", (err) => logErr("podcode plugin host: unhandled rejection:", err));
@@ -25,12 +27,12 @@ hooksForErrors.hostDir = HOST_DIR;
 
 if (IS_BUN) {
   const { installBunResolution, prepareBunImport } = await import("./bun_resolve.mjs");
-  installBunResolution({ shimPath: fileURLToPath(SHIM_URL) });
+  installBunResolution({ shimPath: fileURLToPath(SHIM_URL), hostZodPath: fileURLToPath(HOST_ZOD_URL) });
   importHooks.beforeImport = prepareBunImport;
 } else {
   const { register } = await import("node:module");
   const { sucraseOptions } = await import("./node_loader.mjs");
-  register(new URL("./node_loader.mjs", import.meta.url), { parentURL: import.meta.url, data: { shimURL: SHIM_URL.href } });
+  register(new URL("./node_loader.mjs", import.meta.url), { parentURL: import.meta.url, data: { shimURL: SHIM_URL.href, hostZodURL: HOST_ZOD_URL.href } });
   // V8 reports no location for a syntax error in an ES module; errors.mjs then runs
   // `node --check` on the JavaScript, which for a .ts file is its type-stripped text.
   // sucrase (bundled in vendor/) is imported on this thread only once a load fails.
@@ -52,10 +54,11 @@ if (IS_BUN) {
 const calls = new Map(); // callId → AbortController
 
 const methods = {
-  async initialize({ protocolVersion } = {}) {
+  async initialize({ protocolVersion, logFile } = {}) {
     if (protocolVersion !== undefined && protocolVersion !== 1) {
       throw new HostError(`unsupported plugin host protocol version ${protocolVersion} (this host speaks 1)`, {});
     }
+    if (typeof logFile === "string" && logFile !== "") setClientLogFile(logFile);
     return { runtime: IS_BUN ? "bun" : "node", version: IS_BUN ? process.versions.bun : process.versions.node };
   },
 

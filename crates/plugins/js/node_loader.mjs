@@ -4,6 +4,7 @@
 // - resolve: `@opencode-ai/plugin`, `@opencode-ai/plugin/tool`, `@podcode/plugin` → the host's
 //   shim (so they work when not installed beside the plugin); `bun` / `bun:*` → a clear
 //   "<file> needs Bun (it uses bun:sqlite); install it with npm install -g bun" error;
+//   a bare `zod` (or `zod/v3`) that the plugin's folder cannot resolve → the host's zod 3;
 //   TypeScript-style relative specifiers from a .ts file (`./x`, `./x.js` meaning `./x.ts`);
 //   everything else through Node's own resolution from the importing file's location.
 // - load: `.ts` / `.mts` / `.tsx` files are stripped of types with sucrase (line numbers kept)
@@ -17,11 +18,16 @@ const SHIM_NAMES = new Set(["@opencode-ai/plugin", "@opencode-ai/plugin/tool", "
 const TS_RE = /\.(ts|mts|tsx)$/;
 
 let shimURL = null;
+let hostZodURL = null;
 let sucrase = null;
 
 export async function initialize(data) {
   shimURL = data?.shimURL ?? null;
+  hostZodURL = data?.hostZodURL ?? null;
 }
+
+/** `zod` and `zod/v3` name the host's zod (3.25.76) when the plugin's folder has none. */
+const HOST_ZOD_NAMES = new Set(["zod", "zod/v3"]);
 
 function pathOf(url) {
   try {
@@ -62,6 +68,9 @@ export async function resolve(specifier, context, nextResolve) {
   try {
     return await nextResolve(specifier, context);
   } catch (err) {
+    if (HOST_ZOD_NAMES.has(specifier) && hostZodURL && err?.code === "ERR_MODULE_NOT_FOUND") {
+      return { url: hostZodURL, format: "module", shortCircuit: true };
+    }
     const parent = context.parentURL;
     if (parent && parent.startsWith("file:") && /^\.{1,2}\//.test(specifier) && TS_RE.test(pathOf(parent))) {
       for (const cand of tsCandidates(specifier)) {

@@ -2,18 +2,24 @@
 //
 // Owns: the fresh import of a file (`?v=<mtimeNs>-<size>` so a changed file reloads), the formats
 // ("podcode", "opencode-tools", "opencode-plugin", and "plugin" = decide by shape), pluginConfig[id]
-// as a podcode server()'s config, the plugin `input` (`$`, `client` stub),
+// as a podcode server()'s config, the plugin `input` (`$`, `client` from client.mjs, whose
+// calls during the load are returned as `logs`),
 // turning each tool into a ToolManifest (JSON Schema parameters, truncation, idempotent,
 // timeout), and the registry `path → {tools, hookSets, bunApis}` used by validate / execute /
 // hook. Failures throw a HostError carrying the protocol `{message, data}`; both a result and
 // a failure carry `dependencies` (deps.mjs) for the Rust side's cache.
 
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
+import { collectingClientCalls, makeClient } from "./client.mjs";
 import { dependenciesOf } from "./deps.mjs";
 import { IS_BUN, NEEDS_BUN_HINT, bunApisIn, callError, loadError } from "./errors.mjs";
 import { isRawShape, isZodSchema, toJsonSchema } from "./zod_schema.mjs";
+
+/** The zod bundled in vendor/ (package.json pins it). */
+const HOST_ZOD_VERSION = "3.25.76";
 
 /** An error with the protocol's `data` ({file, line, column, stack, ...}) attached. */
 export class HostError extends Error {
@@ -23,23 +29,6 @@ export class HostError extends Error {
     this.original = original;
   }
 }
-
-const CLIENT_MESSAGE = "the opencode client is not available in Podcode plugins";
-
-/** An object whose every (string-keyed) property access throws. Symbol keys (inspection,
- * `await` probing by Symbol-based protocols) read as undefined so logging it does not crash. */
-export const clientStub = new Proxy(Object.create(null), {
-  get(_t, key) {
-    if (typeof key === "symbol") return undefined;
-    throw new Error(CLIENT_MESSAGE);
-  },
-  has() {
-    throw new Error(CLIENT_MESSAGE);
-  },
-  set() {
-    throw new Error(CLIENT_MESSAGE);
-  },
-});
 
 /** path → {format, tools: Map<id, ToolDef>, hookSets: object[], bunApis: string[]} */
 export const registry = new Map();
@@ -51,10 +40,10 @@ export const hooksForErrors = { hostDir: undefined, strippedSource: undefined, p
 /** Set by host.mjs on Bun: prepares the shim mapping for a file before it is imported. */
 export const importHooks = { beforeImport: undefined };
 
-function pluginInput(input) {
+function pluginInput(input, path) {
   const base = input && typeof input === "object" ? { ...input } : {};
   if (IS_BUN && globalThis.Bun?.$) base.$ = globalThis.Bun.$;
-  base.client = clientStub;
+  base.client = makeClient(path);
   return base;
 }
 
@@ -149,6 +138,31 @@ function configFor(pluginId, pluginConfig, legacyConfig) {
   return legacyConfig; // an older Rust side sent the plugin's own table as `config`
 }
 
+const BARE_ZOD_RE = /(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["']zod(?:\/v3)?["']/;
+
+/** When `path` imports a bare `zod` its folder cannot resolve, the module hooks gave it the
+ * host's zod: say so (`podcode plugins` prints it). */
+function hostZodNote(path) {
+  let source;
+  try {
+    source = readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+  if (!BARE_ZOD_RE.test(source)) return null;
+  try {
+    createRequire(path).resolve("zod");
+    return null;
+  } catch {
+    return {
+      kind: "host",
+      level: "info",
+      service: "",
+      message: `zod is not installed beside this file, so it uses Podcode's zod ${HOST_ZOD_VERSION} (run \`npm install zod\` in its folder to choose another)`,
+    };
+  }
+}
+
 /** Imports and registers `path`; returns the protocol LoadResult. */
 export async function loadPlugin(params) {
   const path = params?.path;
@@ -156,8 +170,11 @@ export async function loadPlugin(params) {
   // What the load depends on keys the Rust side's manifest cache, for failures too (a
   // missing package is retried once its node_modules changes).
   const dependencies = dependenciesOf(path);
+  const calls = { file: path, entries: [] };
   try {
-    return { ...(await loadUnregistered(params)), dependencies };
+    const result = await collectingClientCalls(calls, () => loadUnregistered(params));
+    const zodNote = hostZodNote(path);
+    return { ...result, logs: zodNote ? [zodNote, ...calls.entries] : calls.entries, dependencies };
   } catch (err) {
     registry.delete(path); // a failed reload leaves nothing half-registered
     if (!(err instanceof HostError)) {
@@ -177,7 +194,7 @@ async function loadUnregistered({ path, format: requested, pluginConfig, config,
   const mod = await freshImport(path);
   // "plugin": a file from a plugins/ folder; its shape decides.
   const format = requested === "plugin" ? (isPodcodePlugin(mod) ? "podcode" : "opencode-plugin") : requested;
-  const pin = pluginInput(input);
+  const pin = pluginInput(input, path);
   const warnings = [];
   const candidates = []; // [id, rawToolDef, schemaKey]
   const hookSets = [];

@@ -27,11 +27,24 @@ export function isRawShape(x) {
   return Object.values(x).every(isZodSchema);
 }
 
-/** Converts a Zod schema or raw shape. Anything else becomes `{}`. */
+export const SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
+
+/** Converts a Zod schema or raw shape to the JSON Schema a tool's parameters are sent as:
+ * the bytes opencode sends for the same tool (zod 4.1's `z.toJSONSchema(z.object(args),
+ * {io: "input"})`): `$schema` first, `description` before the other keywords, a wrapper's own
+ * keywords before its inner schema's, nullable as `anyOf [.., {type: "null"}]`, records with
+ * `propertyNames`, and no empty `required`. Anything else becomes `{$schema}` only. */
 export function toJsonSchema(schemaOrShape) {
-  if (isRawShape(schemaOrShape)) return objectFromShape(schemaOrShape, {}, newState());
-  if (!isZodSchema(schemaOrShape)) return {};
-  return convert(schemaOrShape, newState());
+  let body = {};
+  if (isRawShape(schemaOrShape)) body = objectFromShape(schemaOrShape, {}, newState());
+  else if (isZodSchema(schemaOrShape)) body = convert(schemaOrShape, newState());
+  return { $schema: SCHEMA_DIALECT, ...body };
+}
+
+/** The same conversion without the top-level `$schema` (nested use, tests). */
+export function toJsonSchemaBody(schemaOrShape) {
+  const { $schema: _dialect, ...body } = toJsonSchema(schemaOrShape);
+  return body;
 }
 
 function newState() {
@@ -56,6 +69,13 @@ export function isOptionalInput(schema) {
     // isOptional() runs safeParse(undefined); an async refinement throws — treat as required.
   }
   return false;
+}
+
+/** May an object leave this key out? As zod 4 says (the reference); zod 3 also calls a bare
+ * `any` / `unknown` optional, zod 4 (and so opencode) lists it as required. */
+function isOptionalKey(schema) {
+  if (isZodV3(schema) && (schema._def.typeName === "ZodAny" || schema._def.typeName === "ZodUnknown")) return false;
+  return isOptionalInput(schema);
 }
 
 /** `.describe()` text of a schema, from any copy of zod. */
@@ -100,9 +120,24 @@ function convert(schema, state) {
   } finally {
     state.stack.delete(schema);
   }
-  const desc = descriptionOf(schema);
-  if (desc !== undefined) out = { ...out, description: desc };
+  const desc = ownDescription(schema);
+  if (desc !== undefined) {
+    const { description: _inner, ...rest } = out;
+    out = { description: desc, ...rest };
+  }
   return out;
+}
+
+const V3_WRAPPERS = new Set(["ZodOptional", "ZodNullable", "ZodDefault", "ZodCatch", "ZodReadonly", "ZodBranded"]);
+
+/** A schema's own description. zod 3 copies the inner schema's description onto the
+ * wrappers `.optional()`, `.nullable()`, `.default()` make; zod 4 does not, and zod 4's output
+ * is the reference, so a copied description counts as the inner schema's only. */
+function ownDescription(schema) {
+  const desc = descriptionOf(schema);
+  if (desc === undefined || !isZodV3(schema) || !V3_WRAPPERS.has(schema._def.typeName)) return desc;
+  const inner = schema._def.innerType ?? schema._def.type;
+  return isZodSchema(inner) && descriptionOf(inner) === desc ? undefined : desc;
 }
 
 function lazy(getter, state) {
@@ -120,30 +155,24 @@ function objectFromShape(shape, extra, state) {
   const required = [];
   for (const [key, value] of Object.entries(shape)) {
     properties[key] = convert(value, state);
-    if (!isOptionalInput(value)) required.push(key);
+    if (!isOptionalKey(value)) required.push(key);
   }
-  return { type: "object", properties, required, ...extra };
+  return required.length ? { type: "object", properties, required, ...extra } : { type: "object", properties, ...extra };
 }
 
 function withDefault(js, value) {
   try {
     const v = typeof value === "function" ? value() : value;
     if (v === undefined || JSON.stringify(v) === undefined) return js;
-    return { ...js, default: JSON.parse(JSON.stringify(v)) };
+    const { default: _inner, ...rest } = js;
+    return { default: JSON.parse(JSON.stringify(v)), ...rest };
   } catch {
     return js;
   }
 }
 
 function nullable(js) {
-  const { description, ...rest } = js;
-  const d = description !== undefined ? { description } : {};
-  if (typeof rest.type === "string" && rest.const === undefined) {
-    const out = { ...rest, type: [rest.type, "null"], ...d };
-    if (Array.isArray(rest.enum)) out.enum = [...rest.enum, null];
-    return out;
-  }
-  return { anyOf: [rest, { type: "null" }], ...d };
+  return { anyOf: [js, { type: "null" }] };
 }
 
 function literal(values) {
@@ -207,11 +236,12 @@ function convertV3(s, state) {
     case "ZodEnum": return { type: "string", enum: [...def.values] };
     case "ZodNativeEnum": return literal(enumValues(def.values));
     case "ZodArray": {
-      const js = { type: "array", items: convert(def.type, state) };
+      // zod 4 writes the length keywords before `type` and `items`.
+      const js = {};
       if (def.minLength) js.minItems = def.minLength.value;
       if (def.maxLength) js.maxItems = def.maxLength.value;
       if (def.exactLength) js.minItems = js.maxItems = def.exactLength.value;
-      return js;
+      return { ...js, type: "array", items: convert(def.type, state) };
     }
     case "ZodObject": {
       const shape = typeof def.shape === "function" ? def.shape() : def.shape;
@@ -247,13 +277,9 @@ function convertV3(s, state) {
 }
 
 function record(keyType, valueType, state) {
-  const js = { type: "object", additionalProperties: valueType ? convert(valueType, state) : {} };
-  if (keyType) {
-    const keys = convert(keyType, state);
-    delete keys.description;
-    if (keys.enum || keys.pattern || keys.const !== undefined) js.propertyNames = keys;
-  }
-  return js;
+  const keys = keyType ? convert(keyType, state) : { type: "string" };
+  delete keys.description;
+  return { type: "object", propertyNames: keys, additionalProperties: valueType ? convert(valueType, state) : {} };
 }
 
 function tuple(items, rest, state) {
@@ -327,7 +353,12 @@ function convertV4(s, state) {
       return values.every((v) => typeof v === "string") ? { type: "string", enum: values } : literal(values);
     }
     case "template_literal": return def.pattern instanceof RegExp ? { type: "string", pattern: def.pattern.source } : { type: "string" };
-    case "array": return applyV4Checks({ type: "array", items: convert(def.element, state) }, def);
+    case "array": {
+      // zod 4 writes the length keywords before `type` and `items`.
+      const lengths = applyV4Checks({ type: "array" }, def);
+      delete lengths.type;
+      return { ...lengths, type: "array", items: convert(def.element, state) };
+    }
     case "set": return { type: "array", uniqueItems: true, items: convert(def.valueType, state) };
     case "object": {
       const extra = {};

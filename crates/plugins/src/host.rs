@@ -60,6 +60,37 @@ pub fn detect_runtime() -> Option<JsRuntime> {
     }
 }
 
+/// One call a plugin made to the opencode `client` while it loaded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientCall {
+    /// `log` (`client.app.log`), `toast` (`client.tui.showToast`), or `host` (a note from
+    /// the host about the load, e.g. that its zod stood in for a missing one).
+    pub kind: String,
+    /// The log level, or the toast's variant.
+    pub level: String,
+    /// The log's service, or the toast's title.
+    #[serde(default)]
+    pub service: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
+}
+
+impl ClientCall {
+    /// One line for `podcode plugins`: `log info wakelock: Plugin initializing`.
+    pub fn line(&self) -> String {
+        if self.kind == "host" {
+            return format!("note: {}", self.message);
+        }
+        let who = if self.service.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", self.service)
+        };
+        format!("{} {} {who}{}", self.kind, self.level, self.message)
+    }
+}
+
 /// What loading one file produced (cached with what it depended on, see `plugin_source`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -74,6 +105,10 @@ pub struct LoadResult {
     pub hooks: Vec<String>,
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// What the plugin told the opencode `client` while it loaded (`client.app.log`,
+    /// `client.tui.showToast`), in call order.
+    #[serde(default)]
+    pub logs: Vec<ClientCall>,
     #[serde(default, skip_serializing)]
     pub dependencies: Dependencies,
 }
@@ -212,9 +247,14 @@ impl PluginHost {
         )
         .map_err(|e| format!("could not start {}: {e}", runtime.program().display()))?;
         self.spawns.fetch_add(1, Ordering::SeqCst);
-        sc.request("initialize", json!({"protocolVersion": 1, "hostDir": dir}))
-            .await
-            .map_err(|e| format!("the plugin host did not start: {e}"))?;
+        // What plugins tell the opencode `client` after loading goes to this log file.
+        let log_file = self.opts.data_dir.join("logs").join("plugins.log");
+        sc.request(
+            "initialize",
+            json!({"protocolVersion": 1, "hostDir": dir, "logFile": log_file}),
+        )
+        .await
+        .map_err(|e| format!("the plugin host did not start: {e}"))?;
         state.sidecar = Some(sc.clone());
         Ok(sc)
     }

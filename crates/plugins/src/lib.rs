@@ -8,6 +8,7 @@ mod executable;
 mod frames;
 mod host;
 mod manifest_cache;
+mod npm_install;
 mod plugin_deps;
 mod plugin_files;
 mod plugin_source;
@@ -17,10 +18,13 @@ mod sidecar;
 pub use discovery::{Discovered, DiscoveryOptions, discover};
 pub use executable::{ExecutableTool, describe_executable};
 pub use host::{
-    Dependencies, HOST_FILES, HostOptions, JsRuntime, LoadError, LoadResult, PackageDep,
-    PluginHost, ToolManifest, detect_runtime, file_stamp,
+    ClientCall, Dependencies, HOST_FILES, HostOptions, JsRuntime, LoadError, LoadResult,
+    PackageDep, PluginHost, ToolManifest, detect_runtime, file_stamp,
 };
 pub use manifest_cache::{CachedEntry, ManifestCache};
+pub use npm_install::{
+    ensure_installed, install_dir, resolve_npm_plugins_installing, spec_has_version, spec_name,
+};
 pub use plugin_files::{
     PluginDirs, PluginFile, PluginFormat, find_plugin_files, fingerprint, plugin_dirs,
     resolve_npm_plugins,

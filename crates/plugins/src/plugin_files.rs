@@ -1,5 +1,6 @@
 //! Where JS/TS plugin and tool files are found (DESIGN.md §4), in precedence order — later
-//! wins on an id collision: global opencode folders, global podcode folders, then the
+//! wins on an id collision: global opencode folders (`$XDG_CONFIG_HOME/opencode` or
+//! `~/.config/opencode`, then `$OPENCODE_CONFIG_DIR`), global podcode folders, then the
 //! project's `.opencode/` and `.podcode/` folders (only in a trusted workspace).
 
 use std::path::{Path, PathBuf};
@@ -32,6 +33,8 @@ pub struct PluginFile {
 
 pub struct PluginDirs {
     pub home: PathBuf,
+    /// opencode's user-level config dirs, lowest precedence first (`OpencodeDirs::dirs`).
+    pub opencode: Vec<PathBuf>,
     /// The global podcode config folder (`~/.config/podcode`).
     pub podcode_config: PathBuf,
     pub project_root: PathBuf,
@@ -69,9 +72,9 @@ fn modules_in(dir: &Path) -> Vec<PathBuf> {
 /// Every plugin and tool folder, lowest precedence first: `(dir, format, project)`.
 pub fn plugin_dirs(d: &PluginDirs) -> Vec<(PathBuf, PluginFormat, bool)> {
     use PluginFormat::*;
-    let oc_global = d.home.join(".config/opencode");
     let mut dirs = Vec::new();
-    for (base, project) in [(oc_global, false), (d.podcode_config.clone(), false)] {
+    let globals = d.opencode.iter().chain(std::iter::once(&d.podcode_config));
+    for (base, project) in globals.map(|b| (b.clone(), false)) {
         dirs.push((base.join("tool"), ToolFile, project));
         dirs.push((base.join("tools"), ToolFile, project));
         dirs.push((base.join("plugin"), Plugin, project));
@@ -160,7 +163,7 @@ pub fn resolve_npm_plugins(
 }
 
 /// The ESM entry of a package: `exports` (string, or `.` → import/default), `module`, `main`, `index.js`.
-fn package_entry(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn package_entry(dir: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
     let pkg: serde_json::Value = serde_json::from_str(&text).ok()?;
     let pick = |v: &serde_json::Value| -> Option<String> {
@@ -222,6 +225,7 @@ mod tests {
     fn dirs(root: &Path) -> PluginDirs {
         PluginDirs {
             home: root.join("home"),
+            opencode: vec![root.join("home/.config/opencode")],
             podcode_config: root.join("cfg"),
             project_root: root.join("repo"),
         }

@@ -20,7 +20,7 @@ use podcode_tools::{LoadProblem, ProblemLevel, SourceKind, Tool, ToolSource};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::host::{LoadError, LoadResult, PluginHost};
+use crate::host::{ClientCall, LoadError, LoadResult, PluginHost};
 use crate::manifest_cache::ManifestCache;
 use crate::plugin_deps::{set_watched, watch_list};
 use crate::plugin_files::PluginFile;
@@ -48,6 +48,9 @@ pub struct FileReport {
     #[serde(flatten)]
     pub status: FileStatus,
     pub warnings: Vec<String>,
+    /// What the plugin told the opencode `client` while it loaded, and host notes (the
+    /// host's zod stood in for a missing one).
+    pub logs: Vec<ClientCall>,
     /// How long importing the file took (when it was imported, possibly in an earlier run).
     pub load_ms: Option<u64>,
     /// The result came from the manifest cache: nothing was imported this time.
@@ -162,6 +165,7 @@ pub async fn load_plugin_tools(
                 file: file.clone(),
                 status: FileStatus::Skipped { reason },
                 warnings: vec![],
+                logs: vec![],
                 load_ms: None,
                 cached: false,
             });
@@ -184,6 +188,7 @@ pub async fn load_plugin_tools(
                     file: file.clone(),
                     status: FileStatus::Failed { message },
                     warnings: vec![],
+                    logs: vec![],
                     load_ms,
                     cached,
                 });
@@ -235,6 +240,7 @@ pub async fn load_plugin_tools(
                         hooks: result.hooks.clone(),
                     },
                     warnings: result.warnings.clone(),
+                    logs: result.logs.clone(),
                     load_ms,
                     cached,
                 });

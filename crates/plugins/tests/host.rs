@@ -104,6 +104,7 @@ async fn load_with(
     );
     let files = find_plugin_files(&PluginDirs {
         home: ws.root().join("home"),
+        opencode: vec![ws.root().join("home/.config/opencode")],
         podcode_config: ws.root().join("global-config"),
         project_root: ws.root().to_path_buf(),
     });
@@ -572,7 +573,7 @@ async fn protected_ids_are_refused_and_hooks_run_around_calls() {
     let env = h.call("use_client", "{}").await;
     assert!(
         env.model_text
-            .contains("the opencode client is not available in Podcode plugins"),
+            .contains("client.session.prompt is not supported in Podcode (it offers client.app.log and client.tui.showToast)"),
         "{}",
         env.model_text
     );

@@ -66,6 +66,7 @@ async fn load(root: &Path, data: &Path, runtime: Option<JsRuntime>, cache: &Path
     );
     let files = find_plugin_files(&PluginDirs {
         home: root.join("home"),
+        opencode: vec![root.join("home/.config/opencode")],
         podcode_config: root.join("global-config"),
         project_root: root.to_path_buf(),
     });

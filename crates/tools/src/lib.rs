@@ -36,8 +36,8 @@ pub use pipeline::{
 pub use podcode_protocol::{PromptSection, PromptText, argument_lines, prompt_text};
 pub use recover::recover_interrupted_writes;
 pub use registry::{
-    LoadProblem, PROTECTED_TOOL_IDS, ProblemLevel, RegisteredTool, SourceKind, ToolRegistry,
-    ToolSource, is_protected,
+    LoadProblem, PROTECTED_TOOL_IDS, ProblemLevel, RegisteredTool, SourceKind, SwitchedOff,
+    ToolRegistry, ToolSource, is_protected,
 };
 pub use revert::{RevertError, RevertOptions, RevertOutcome, RevertTarget, revert, unified_diff};
 pub use schema::{ArgIssue, apply_defaults, validate_args};

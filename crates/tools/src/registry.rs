@@ -129,9 +129,19 @@ impl RegisteredTool {
     }
 }
 
+/// A tool the config switched off (opencode's `tools: {"name": false}`): loaded, not offered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SwitchedOff {
+    pub id: String,
+    pub source: String,
+    /// The config entry that switched it off (an id or a `prefix_*` pattern).
+    pub by: String,
+}
+
 #[derive(Default)]
 pub struct ToolRegistry {
     tools: Vec<RegisteredTool>,
+    switched_off: Vec<SwitchedOff>,
     index: HashMap<String, usize>,
     problems: Vec<LoadProblem>,
 }
@@ -224,12 +234,43 @@ impl ToolRegistry {
         &self.problems
     }
 
+    /// Removes every tool `by` names an entry for (built-ins and protected ones too:
+    /// switching a tool off only narrows what the model is offered), remembering each.
+    pub fn switch_off(&mut self, by: impl Fn(&str) -> Option<String>) {
+        let tools = std::mem::take(&mut self.tools);
+        self.index.clear();
+        for t in tools {
+            match by(t.id()) {
+                Some(entry) => self.switched_off.push(SwitchedOff {
+                    id: t.id().to_string(),
+                    source: t.source.name.clone(),
+                    by: entry,
+                }),
+                None => {
+                    self.index.insert(t.id().to_string(), self.tools.len());
+                    self.tools.push(t);
+                }
+            }
+        }
+    }
+
+    /// The tools [`Self::switch_off`] removed, in load order.
+    pub fn switched_off(&self) -> &[SwitchedOff] {
+        &self.switched_off
+    }
+
     /// One `id · source` line per tool, then one `⚠ problem (source)` line per load
     /// problem: what front ends show as the merged tool list.
     pub fn listing(&self) -> Vec<String> {
         self.tools
             .iter()
             .map(|t| format!("{} · {}", t.id(), t.source.name))
+            .chain(self.switched_off.iter().map(|t| {
+                format!(
+                    "○ {} · {} (switched off by tools entry \"{}\")",
+                    t.id, t.source, t.by
+                )
+            }))
             .chain(
                 self.problems
                     .iter()

@@ -117,3 +117,45 @@ fn ambiguous_case_insensitive_names_are_not_guessed() {
         "Unknown tool \"DEPLOY\": it matches several tools when case is ignored (Deploy, deploy). Call one of them by its exact id."
     );
 }
+
+#[test]
+fn switched_off_tools_leave_the_set_and_are_listed_with_the_entry() {
+    let mut r = ToolRegistry::new();
+    r.register_builtin(testing::noop("grep"));
+    r.register_builtin(testing::noop("write"));
+    r.merge(
+        source("gh.mjs"),
+        vec![testing::echo("github_issues"), testing::echo("deploy")],
+    );
+    r.switch_off(|id| match id {
+        "write" => Some("write".into()),
+        id if id.starts_with("github_") => Some("github_*".into()),
+        _ => None,
+    });
+    let ids: Vec<&str> = r.tools().iter().map(|t| t.id()).collect();
+    assert_eq!(ids, ["grep", "deploy"]);
+    assert!(r.get("write").is_none() && r.get("deploy").is_some());
+    assert!(
+        r.resolve("github_issues").is_err(),
+        "a switched-off tool is unknown"
+    );
+    assert_eq!(
+        r.switched_off(),
+        [
+            SwitchedOff {
+                id: "write".into(),
+                source: "built-in".into(),
+                by: "write".into()
+            },
+            SwitchedOff {
+                id: "github_issues".into(),
+                source: "gh.mjs".into(),
+                by: "github_*".into()
+            },
+        ]
+    );
+    assert!(
+        r.listing()
+            .contains(&"○ write · built-in (switched off by tools entry \"write\")".to_string())
+    );
+}

@@ -54,6 +54,15 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
             podcode_protocol::sanitize_for_terminal(first)
         );
     }
+    if !listing.switched_off.is_empty() {
+        println!(
+            "\nSwitched off by config (tools.disable, or opencode's \"tools\": {{\"name\": false}}):"
+        );
+        for t in &listing.switched_off {
+            let text = format!("{} (from {}; entry \"{}\")", t.id, t.source, t.by);
+            println!("  {}", podcode_protocol::sanitize_for_terminal(&text));
+        }
+    }
     if !listing.problems.is_empty() {
         println!("\nProblems:");
         for p in &listing.problems {

@@ -38,7 +38,7 @@ export function protocolSuite(runtime, skip) {
       const tail = r.tools.find((t) => t.id === "tail_tool");
       assert.deepEqual(tail, {
         id: "tail_tool", description: "fixture tool tail_tool",
-        parameters: { type: "object", properties: {}, required: [] },
+        parameters: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: {} },
         truncation: "tail", idempotent: true, timeout: 1234,
       });
       const n = r.tools.find((t) => t.id === "ret_number");
@@ -178,7 +178,7 @@ export function protocolSuite(runtime, skip) {
       assert.equal(e.message, "blocked by the hooks-demo policy");
     });
 
-    test("opencode plugin: .env guard blocks by throwing; the client stub fails clearly", async () => {
+    test("opencode plugin: .env guard blocks by throwing; the client logs and rejects what it does not offer", async () => {
       const GUARD = fixture(".opencode/plugins/env-guard.ts");
       const r = await load(client, GUARD, "opencode-plugin");
       assert.deepEqual(r.tools.map((t) => t.id).sort(), ["plugin_input", "use_client"]);
@@ -187,7 +187,7 @@ export function protocolSuite(runtime, skip) {
       assert.equal((await rejection(hook({ filePath: "/w/.env" }))).message, "Do not read .env files");
       assert.deepEqual(await hook({ filePath: "/w/src/main.rs" }), { output: { args: { filePath: "/w/src/main.rs" } } });
       const e = await rejection(execute(client, GUARD, "use_client"));
-      assert.equal(e.message, "the opencode client is not available in Podcode plugins");
+      assert.equal(e.message, "client.session.prompt is not supported in Podcode (it offers client.app.log and client.tui.showToast)");
       const info = JSON.parse((await execute(client, GUARD, "plugin_input")).output);
       assert.deepEqual(info, { root: INPUT.project.root, directory: INPUT.directory, worktree: INPUT.worktree, hasShell: runtime === "bun" });
     });

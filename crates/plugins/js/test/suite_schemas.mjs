@@ -10,7 +10,8 @@ import { HostClient, ensureFixtureDeps, fixture, load, makeHostDir } from "./har
 
 const obj = (properties, required, extra = {}) => ({ type: "object", properties, required, ...extra });
 
-export const SINK_SCHEMA = obj({
+const DIALECT = "https://json-schema.org/draft/2020-12/schema";
+export const SINK_SCHEMA = { $schema: DIALECT, ...obj({
   s: { type: "string", minLength: 2, maxLength: 10, pattern: "^[a-z]+$", description: "a string" },
   n: { type: "number", minimum: 0, maximum: 100, description: "a number" },
   i: { type: "integer", description: "an int" },
@@ -21,7 +22,7 @@ export const SINK_SCHEMA = obj({
   o: obj({ inner: { type: "string", description: "an inner field" } }, ["inner"], { additionalProperties: false, description: "a strict object" }),
   opt: { type: "string", description: "an optional" },
   def: { type: "number", default: 5, description: "a default" },
-  nul: { type: ["string", "null"], description: "a nullable" },
+  nul: { anyOf: [{ type: "string" }, { type: "null" }], description: "a nullable" },
   u: { anyOf: [{ type: "string" }, { type: "number" }], description: "a union" },
   du: {
     anyOf: [
@@ -30,7 +31,7 @@ export const SINK_SCHEMA = obj({
     ],
     description: "a discriminated union",
   },
-  r: { type: "object", additionalProperties: { type: "number" }, description: "a record" },
+  r: { type: "object", propertyNames: { type: "string" }, additionalProperties: { type: "number" }, description: "a record" },
   t: { type: "string", description: "a transform" },
   lz: { type: "string", description: "a lazy" },
   any: { description: "anything" },
@@ -41,7 +42,7 @@ export const SINK_SCHEMA = obj({
     default: [],
     description: "tags",
   },
-}, ["s", "n", "i", "b", "e", "l", "a", "o", "nul", "u", "du", "r", "t", "lz", "ne"]);
+}, ["s", "n", "i", "b", "e", "l", "a", "o", "nul", "u", "du", "r", "t", "lz", "ne"]) };
 
 const GOOD = {
   s: "abc", n: 5, i: 3, b: true, e: "red", l: "fixed", a: ["x"], o: { inner: "y" }, nul: null, u: 1,
@@ -95,11 +96,11 @@ export function schemaSuite(runtime, skip) {
       const r = await load(client, SHAPES, "opencode-tools");
       // A module namespace lists its exports in code-point order, hence v3 before v4.
       assert.deepEqual(r.tools.map((t) => t.id), ["zod4-shape_v3", "zod4-shape_v4"]);
-      const expected = obj({
+      const expected = { $schema: DIALECT, ...obj({
         name: { type: "string", minLength: 1, description: "A name" },
         count: { type: "integer", default: 3, description: "How many" },
         tags: { type: "array", items: obj({ name: { type: "string" } }, ["name"]), description: "Tags" },
-      }, ["name"]);
+      }, ["name"]) };
       for (const t of r.tools) assert.deepEqual(t.parameters, expected, t.id);
       for (const tool of ["zod4-shape_v3", "zod4-shape_v4"]) {
         assert.deepEqual(await client.request("validate", { path: SHAPES, tool, args: { name: "x", other: 1 } }), { ok: true, args: { name: "x", count: 3 } });

@@ -45,7 +45,7 @@ export function seedSuite(runtime, skip) {
     const DEPLOY_MANIFEST = {
       id: "deploy_status",
       description: "Check the current deployment status of a service. Returns the live release tag, health, and the time of the last deploy.",
-      parameters: { type: "object", properties: { service: { type: "string", description: "Service name, e.g. 'api' or 'web'." } }, required: ["service"] },
+      parameters: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { service: { type: "string", description: "Service name, e.g. 'api' or 'web'." } }, required: ["service"] },
       truncation: "head",
       idempotent: true,
     };
@@ -58,7 +58,7 @@ export function seedSuite(runtime, skip) {
         const { dependencies, ...r } = await load(client, path, "podcode", { "deploy-status": { endpoint } });
         assert.deepEqual(dependencies.files, [path]);
         assert.deepEqual(dependencies.packages.map((p) => [p.name, p.version]), [["zod", "3.25.76"]]);
-        assert.deepEqual(r, { pluginId: "deploy-status", format: "podcode", tools: [DEPLOY_MANIFEST], hooks: [], warnings: [] });
+        assert.deepEqual(r, { pluginId: "deploy-status", format: "podcode", tools: [DEPLOY_MANIFEST], hooks: [], warnings: [], logs: [] });
         assert.deepEqual(await client.request("validate", { path, tool: "deploy_status", args: { service: "api", junk: 1 } }), { ok: true, args: { service: "api" } });
         assert.deepEqual(await client.request("validate", { path, tool: "deploy_status", args: {} }), { ok: false, issues: [{ path: "service", message: "Required" }] });
         assert.deepEqual(await execute(client, path, "deploy_status", { service: "api" }), {
@@ -112,7 +112,7 @@ export function seedSuite(runtime, skip) {
       const path = fixture(".opencode/tools/database.ts");
       const r = await load(client, path, "opencode-tools");
       assert.deepEqual(r.tools.map((t) => t.id), ["database"]);
-      assert.deepEqual(r.tools[0].parameters, { type: "object", properties: { query: { type: "string", description: "SQL query to execute" } }, required: ["query"] });
+      assert.deepEqual(r.tools[0].parameters, { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { query: { type: "string", description: "SQL query to execute" } }, required: ["query"] });
       assert.deepEqual(await execute(client, path, "database", { query: "select 1" }), { output: "Executed query: select 1" });
     });
 
@@ -224,7 +224,7 @@ export function seedSuite(runtime, skip) {
       const path = fixture(".opencode/plugins/my-tools.ts");
       const r = await load(client, path, "opencode-plugin");
       assert.deepEqual(r.tools.map((t) => t.id), ["greet", "calculate"]);
-      assert.deepEqual(r.tools[0].parameters, { type: "object", properties: { name: { type: "string", description: "Name to greet" } }, required: ["name"] });
+      assert.deepEqual(r.tools[0].parameters, { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { name: { type: "string", description: "Name to greet" } }, required: ["name"] });
       assert.deepEqual(await execute(client, path, "greet", { name: "Ada" }), { output: "Hello, Ada!" });
       assert.deepEqual(await execute(client, path, "calculate", { expression: "6 * 7" }), { output: "Result: 42" });
       assert.match((await execute(client, path, "calculate", { expression: "6 *" })).output, /^Error: /);
@@ -233,7 +233,7 @@ export function seedSuite(runtime, skip) {
     test("plain zod object (no tool() helper) and the validation examples", async () => {
       const plain = fixture(".opencode/tools/plain-zod.ts");
       let r = await load(client, plain, "opencode-tools");
-      assert.deepEqual(r.tools.map((t) => [t.id, t.parameters]), [["plain-zod", { type: "object", properties: { param: { type: "string", description: "Parameter description" } }, required: ["param"] }]]);
+      assert.deepEqual(r.tools.map((t) => [t.id, t.parameters]), [["plain-zod", { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { param: { type: "string", description: "Parameter description" } }, required: ["param"] }]]);
       assert.deepEqual(await execute(client, plain, "plain-zod", { param: "x" }), { output: "result" });
       const vi = fixture(".opencode/tools/validate-inputs.ts");
       r = await load(client, vi, "opencode-tools");
@@ -253,7 +253,7 @@ export function seedSuite(runtime, skip) {
     test("a file that exports no tool is a warning; relative .ts imports work", async () => {
       const none = fixture(".opencode/tools/helpers-only.ts");
       const { dependencies: _, ...noneResult } = await load(client, none, "opencode-tools");
-      assert.deepEqual(noneResult, { pluginId: null, format: "opencode-tools", tools: [], hooks: [], warnings: [`${none} exports no tool`] });
+      assert.deepEqual(noneResult, { pluginId: null, format: "opencode-tools", tools: [], hooks: [], warnings: [`${none} exports no tool`], logs: [] });
       const uses = fixture(".opencode/tools/uses-helper.ts");
       const r = await load(client, uses, "opencode-tools");
       // Every helper it imports, transitively and however the specifier is spelled, is a

@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { FIXTURES, ensureFixtureDeps } from "./harness.mjs";
-import { isRawShape, isZodSchema, toJsonSchema } from "../zod_schema.mjs";
+import { isRawShape, isZodSchema, toJsonSchemaBody as toJsonSchema } from "../zod_schema.mjs";
 import { formatPath, validateArgs } from "../validate.mjs";
 
 ensureFixtureDeps();
@@ -55,12 +55,12 @@ for (const [name, z] of [["zod 3", z3], ["zod 4", z4], ["zod 4 (bundled in 3.25)
       required: ["a"],
     });
     eq(z.object({ a: z.string() }).strict(), { type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: false });
-    eq(z.object({}).passthrough(), { type: "object", properties: {}, required: [] });
-    eq(z.object({}).catchall(z.number()), { type: "object", properties: {}, required: [], additionalProperties: { type: "number" } });
+    eq(z.object({}).passthrough(), { type: "object", properties: {} });
+    eq(z.object({}).catchall(z.number()), { type: "object", properties: {}, additionalProperties: { type: "number" } });
     eq(z.array(z.number()).min(1).max(4), { type: "array", items: { type: "number" }, minItems: 1, maxItems: 4 });
     eq(z.array(z.number()).length(2), { type: "array", items: { type: "number" }, minItems: 2, maxItems: 2 });
-    eq(z.string().nullable(), { type: ["string", "null"] });
-    eq(z.enum(["a"]).nullable(), { type: ["string", "null"], enum: ["a", null] });
+    eq(z.string().nullable(), { anyOf: [{ type: "string" }, { type: "null" }] });
+    eq(z.enum(["a"]).nullable(), { anyOf: [{ type: "string", enum: ["a"] }, { type: "null" }] });
     eq(z.union([z.string(), z.number()]).nullable(), { anyOf: [{ anyOf: [{ type: "string" }, { type: "number" }] }, { type: "null" }] });
     eq(z.string().default(() => "gen"), { type: "string", default: "gen" });
     eq(z.string().describe("inner").optional(), { type: "string", description: "inner" });
@@ -76,7 +76,7 @@ for (const [name, z] of [["zod 3", z3], ["zod 4", z4], ["zod 4 (bundled in 3.25)
         { type: "object", properties: { k: { type: "string", const: "b" } }, required: ["k"] },
       ],
     });
-    eq(z.record(z.string(), z.number()), { type: "object", additionalProperties: { type: "number" } });
+    eq(z.record(z.string(), z.number()), { type: "object", propertyNames: { type: "string" }, additionalProperties: { type: "number" } });
     eq(z.record(z.enum(["x", "y"]), z.string()), { type: "object", additionalProperties: { type: "string" }, propertyNames: { type: "string", enum: ["x", "y"] } });
     eq(z.tuple([z.string(), z.number()]), { type: "array", prefixItems: [{ type: "string" }, { type: "number" }], minItems: 2, items: false, maxItems: 2 });
     eq(z.intersection(z.object({ a: z.string() }), z.object({ b: z.string() })), {
