@@ -73,6 +73,7 @@ async fn session(engine: &Arc<Engine>) -> Session {
             agent: "build".into(),
             model: None,
             max_steps: None,
+            worktree: false,
         })
         .await
         .unwrap()

@@ -322,10 +322,12 @@ impl Tool for TaskTool {
         let runtime = Arc::new(
             engine
                 .runtime(
-                    filter_registry(&registry, &profile),
+                    // A sub-agent never syncs a worktree back: the session that owns it does.
+                    crate::worktree::without_sync(&filter_registry(&registry, &profile)),
                     set.hooks.clone(),
                     asker,
                     &profile.permission,
+                    &profile.name,
                 )
                 .map_err(failed)?,
         );
@@ -336,6 +338,8 @@ impl Tool for TaskTool {
         opts.config_dir = Some(engine.dirs().config_dir.clone());
         opts.parent_id = Some(parent_id.clone());
         opts.root_id = Some(root_id);
+        opts.model_info = podcode_providers::model_info(engine.config(), model.model());
+        opts.compaction = engine.config().compaction;
         opts.temperature = profile.temperature;
         if let Some(n) = profile.steps {
             opts.max_steps = n;

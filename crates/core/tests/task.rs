@@ -59,6 +59,7 @@ async fn open(engine: &Arc<Engine>) -> Session {
             agent: "build".into(),
             model: None,
             max_steps: None,
+            worktree: false,
         })
         .await
         .unwrap()
