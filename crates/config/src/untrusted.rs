@@ -40,6 +40,12 @@ pub(crate) fn narrow(project: &mut toml::Table, base: &toml::Table) -> Vec<Strin
             }
         }
     }
+    // A browser binary named by a repository would run as the user.
+    if let Some(toml::Value::Table(browser)) = project.get_mut("browser")
+        && browser.remove("executable").is_some()
+    {
+        dropped.push("browser.executable".into());
+    }
     if let Some(toml::Value::Array(plugins)) = project.get_mut("plugins") {
         let enabled = base.get("plugins").and_then(toml::Value::as_array);
         plugins.retain(|p| {
