@@ -32,13 +32,30 @@ async fn main() {
     let mut registry = podcode_tools::ToolRegistry::new();
     podcode_browser::register(&mut registry);
     let mut rules = podcode_builtins::default_rules();
-    rules.push(PermissionRule::new("browser_private", "127.0.0.1", PermissionAction::Allow));
-    rules.push(PermissionRule::new("browser", "127.0.0.1", PermissionAction::Allow));
-    let h = harness(registry, Setup { rules, ..Default::default() });
+    rules.push(PermissionRule::new(
+        "browser_private",
+        "127.0.0.1",
+        PermissionAction::Allow,
+    ));
+    rules.push(PermissionRule::new(
+        "browser",
+        "127.0.0.1",
+        PermissionAction::Allow,
+    ));
+    let h = harness(
+        registry,
+        Setup {
+            rules,
+            ..Default::default()
+        },
+    );
 
     let t = Instant::now();
     let nav = h
-        .call_json("browser_navigate", json!({ "url": format!("http://{addr}/") }))
+        .call_json(
+            "browser_navigate",
+            json!({ "url": format!("http://{addr}/") }),
+        )
         .await;
     let cold = t.elapsed();
     assert_eq!(nav.status, CallStatus::Completed, "{}", nav.model_text);
@@ -65,7 +82,10 @@ async fn main() {
     }
     let processes = podcode_browser::process_tree(pid).len();
     podcode_browser::close_session(&h.session).await;
-    println!("first browser_* call (cold Chromium + navigate + snapshot): {:.0} ms", cold.as_secs_f64() * 1000.0);
+    println!(
+        "first browser_* call (cold Chromium + navigate + snapshot): {:.0} ms",
+        cold.as_secs_f64() * 1000.0
+    );
     println!(
         "warm browser_click + browser_snapshot: median {:.1} ms (min {:.1}, max {:.1})",
         median(clicks.clone()).as_secs_f64() * 1000.0,

@@ -91,7 +91,8 @@ fn is_executable(path: &Path) -> bool {
 pub(crate) async fn launch(settings: &BrowserSettings) -> Result<Launched, ToolError> {
     let exe = find_executable(settings)?;
     let shown = exe.display().to_string();
-    let failed = |e: &dyn std::fmt::Display| ToolError::failed(texts::launch_failed(&shown, &e.to_string()));
+    let failed =
+        |e: &dyn std::fmt::Display| ToolError::failed(texts::launch_failed(&shown, &e.to_string()));
     let profile = tempfile::Builder::new()
         .prefix("podcode-browser-")
         .tempdir()
@@ -102,7 +103,10 @@ pub(crate) async fn launch(settings: &BrowserSettings) -> Result<Launched, ToolE
         .no_sandbox()
         .disable_default_args()
         .args(FLAGS)
-        .arg(("disable-features", "Translate,MediaRouter,OptimizationHints"))
+        .arg((
+            "disable-features",
+            "Translate,MediaRouter,OptimizationHints",
+        ))
         .viewport(None::<chromiumoxide::handler::viewport::Viewport>)
         .launch_timeout(Duration::from_secs(20))
         // A navigation waits while the user answers a permission prompt; the tool's own
@@ -120,9 +124,7 @@ pub(crate) async fn launch(settings: &BrowserSettings) -> Result<Launched, ToolE
             }
         }
     });
-    let pid = browser
-        .get_mut_child()
-        .and_then(|c| c.as_mut_inner().id());
+    let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
     let page = match browser.new_page("about:blank").await {
         Ok(page) => page,
         Err(e) => {
@@ -144,6 +146,16 @@ impl Launched {
     /// False once the process exited or the DevTools connection is gone.
     pub(crate) fn alive(&mut self) -> bool {
         !self.handler.is_finished() && matches!(self.browser.try_wait(), Ok(None))
+    }
+
+    /// `alive`, and answering a DevTools call (a killed browser can look alive until its
+    /// connection is noticed closed).
+    pub(crate) async fn responds(&mut self) -> bool {
+        self.alive()
+            && matches!(
+                tokio::time::timeout(Duration::from_secs(3), self.browser.version()).await,
+                Ok(Ok(_))
+            )
     }
 
     /// Asks Chromium to close, waits a little, then kills what is left of its process tree.
@@ -177,7 +189,11 @@ pub(crate) fn process_tree(root: u32) -> Vec<u32> {
     let mut parents: Vec<(u32, u32)> = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for entry in dir.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
                 continue;
             };
             if let Some(ppid) = parent_of(pid) {

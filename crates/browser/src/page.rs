@@ -31,7 +31,7 @@ use chromiumoxide::cdp::browser_protocol::network::{
 };
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat, CaptureScreenshotParams,
-    Viewport,
+    GetNavigationHistoryParams, NavigateParams, NavigateToHistoryEntryParams, Viewport,
 };
 use chromiumoxide::cdp::browser_protocol::target::{CloseTargetParams, EventTargetCreated};
 use chromiumoxide::cdp::js_protocol::runtime::{CallArgument, CallFunctionOnParams};
@@ -117,11 +117,15 @@ impl Tab {
                         if gate.check(&url, main).await.is_ok() {
                             let _ = page.execute(ContinueRequestParams::new(id)).await;
                         } else {
-                            // Aborted, not blocked: Chromium keeps the current page instead
-                            // of showing an error page.
-                            let _ = page
-                                .execute(FailRequestParams::new(id, ErrorReason::Aborted))
-                                .await;
+                            // A main-frame navigation ends on Chromium's error page (the
+                            // action then goes back, see `leave_error_page`); an aborted one
+                            // would leave `Page.navigate` unanswered.
+                            let reason = if main {
+                                ErrorReason::BlockedByClient
+                            } else {
+                                ErrorReason::Aborted
+                            };
+                            let _ = page.execute(FailRequestParams::new(id, reason)).await;
                         }
                     });
                 }
@@ -160,9 +164,13 @@ impl Tab {
             handle_auth_requests: None,
         };
         page.execute(fetch).await.map_err(cdp_error)?;
-        page.execute(DomEnable::default()).await.map_err(cdp_error)?;
+        page.execute(DomEnable::default())
+            .await
+            .map_err(cdp_error)?;
         browser
-            .execute(SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny))
+            .execute(SetDownloadBehaviorParams::new(
+                SetDownloadBehaviorBehavior::Deny,
+            ))
             .await
             .map_err(cdp_error)?;
         page.execute(AddScriptToEvaluateOnNewDocumentParams::new(
@@ -342,9 +350,7 @@ impl Tab {
         if let Some(ex) = out.exception_details {
             return Err(ToolError::failed(format!(
                 "the page threw: {}",
-                ex.exception
-                    .and_then(|e| e.description)
-                    .unwrap_or(ex.text)
+                ex.exception.and_then(|e| e.description).unwrap_or(ex.text)
             )));
         }
         Ok(out.result.value.unwrap_or(Value::Null))
@@ -378,6 +384,36 @@ impl Tab {
         s.0 = s.1.take();
         s.1 = Some(text.to_string());
         s.0.clone()
+    }
+
+    /// After a refused navigation Chromium shows its error page: go back to the page before.
+    pub(crate) async fn leave_error_page(&self) {
+        let on_error = self
+            .eval("location.href")
+            .await
+            .ok()
+            .and_then(|v| v.as_str().map(|s| s.starts_with("chrome-error:")))
+            .unwrap_or(false);
+        if !on_error {
+            return;
+        }
+        let back = match self.call(GetNavigationHistoryParams::default()).await {
+            Ok(h) if h.current_index > 0 => {
+                h.entries.get(h.current_index as usize - 1).map(|e| e.id)
+            }
+            _ => None,
+        };
+        let _ = match back {
+            Some(id) => self
+                .call(NavigateToHistoryEntryParams::new(id))
+                .await
+                .map(|_| ()),
+            None => self
+                .call(NavigateParams::new("about:blank"))
+                .await
+                .map(|_| ()),
+        };
+        let _ = self.settle(Duration::from_secs(5)).await;
     }
 
     pub(crate) fn last_snapshot(&self) -> Option<String> {

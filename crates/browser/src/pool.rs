@@ -58,9 +58,11 @@ impl Pool {
         let slot = self.slot(session);
         let mut guard = slot.clone().lock_owned().await;
         let mut note = None;
-        if let Some(live) = guard.live.as_mut()
-            && !live.launched.alive()
-        {
+        let dead = match guard.live.as_mut() {
+            Some(live) => !live.launched.responds().await,
+            None => false,
+        };
+        if dead {
             if let Some(old) = guard.live.take() {
                 let Live { tab, launched } = old;
                 drop(tab);
@@ -125,7 +127,11 @@ impl Pool {
     pub(crate) fn pids(&self) -> Vec<u32> {
         self.live_slots()
             .iter()
-            .filter_map(|s| s.try_lock().ok().and_then(|g| g.live.as_ref()?.launched.pid))
+            .filter_map(|s| {
+                s.try_lock()
+                    .ok()
+                    .and_then(|g| g.live.as_ref()?.launched.pid)
+            })
             .collect()
     }
 }

@@ -8,9 +8,7 @@
 
 use std::collections::HashMap;
 
-use chromiumoxide::cdp::browser_protocol::accessibility::{
-    AxNode, AxValue, GetFullAxTreeParams,
-};
+use chromiumoxide::cdp::browser_protocol::accessibility::{AxNode, AxValue, GetFullAxTreeParams};
 use podcode_tools::ToolError;
 use serde_json::Value;
 
@@ -76,7 +74,10 @@ fn quoted(s: &str) -> String {
 }
 
 fn render(tab: &Tab, nodes: &[AxNode]) -> String {
-    let by_id: HashMap<&str, &AxNode> = nodes.iter().map(|n| (n.node_id.inner().as_str(), n)).collect();
+    let by_id: HashMap<&str, &AxNode> = nodes
+        .iter()
+        .map(|n| (n.node_id.inner().as_str(), n))
+        .collect();
     let Some(root) = nodes.iter().find(|n| n.parent_id.is_none()) else {
         return String::from("(empty page)");
     };

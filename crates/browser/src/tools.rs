@@ -144,17 +144,52 @@ pub(crate) struct BrowserTool {
 pub(crate) fn all(pool: Arc<Pool>) -> Vec<BrowserTool> {
     use Kind::*;
     let specs: [(&str, &str, Value, Kind); 11] = [
-        ("browser_navigate", texts::NAVIGATE, schema::<NavigateArgs>(), Navigate),
-        ("browser_snapshot", texts::SNAPSHOT, schema::<NoArgs>(), Snapshot),
+        (
+            "browser_navigate",
+            texts::NAVIGATE,
+            schema::<NavigateArgs>(),
+            Navigate,
+        ),
+        (
+            "browser_snapshot",
+            texts::SNAPSHOT,
+            schema::<NoArgs>(),
+            Snapshot,
+        ),
         ("browser_click", texts::CLICK, schema::<RefArgs>(), Click),
         ("browser_type", texts::TYPE, schema::<TypeArgs>(), Type),
-        ("browser_select", texts::SELECT, schema::<SelectArgs>(), Select),
-        ("browser_scroll", texts::SCROLL, schema::<ScrollArgs>(), Scroll),
-        ("browser_screenshot", texts::SCREENSHOT, schema::<ScreenshotArgs>(), Screenshot),
+        (
+            "browser_select",
+            texts::SELECT,
+            schema::<SelectArgs>(),
+            Select,
+        ),
+        (
+            "browser_scroll",
+            texts::SCROLL,
+            schema::<ScrollArgs>(),
+            Scroll,
+        ),
+        (
+            "browser_screenshot",
+            texts::SCREENSHOT,
+            schema::<ScreenshotArgs>(),
+            Screenshot,
+        ),
         ("browser_look", texts::LOOK, schema::<LookArgs>(), Look),
-        ("browser_measure", texts::MEASURE, schema::<RefArgs>(), Measure),
+        (
+            "browser_measure",
+            texts::MEASURE,
+            schema::<RefArgs>(),
+            Measure,
+        ),
         ("browser_diff", texts::DIFF, schema::<NoArgs>(), Diff),
-        ("browser_resize", texts::RESIZE, schema::<ResizeArgs>(), Resize),
+        (
+            "browser_resize",
+            texts::RESIZE,
+            schema::<ResizeArgs>(),
+            Resize,
+        ),
     ];
     specs
         .into_iter()

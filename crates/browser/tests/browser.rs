@@ -136,8 +136,16 @@ fn rule(permission: &str, pattern: &str, action: PermissionAction) -> Permission
 /// but allowed, and not a browser target yet (asks).
 fn setup(extra: Vec<PermissionRule>, replies: Vec<PermissionReply>) -> Harness {
     let mut rules = podcode_builtins::default_rules();
-    rules.push(rule("browser_private", "127.0.0.1", PermissionAction::Allow));
-    rules.push(rule("browser_private", "localhost", PermissionAction::Allow));
+    rules.push(rule(
+        "browser_private",
+        "127.0.0.1",
+        PermissionAction::Allow,
+    ));
+    rules.push(rule(
+        "browser_private",
+        "localhost",
+        PermissionAction::Allow,
+    ));
     rules.push(rule("browser", "127.0.0.1", PermissionAction::Allow));
     rules.extend(extra);
     harness(
@@ -193,7 +201,9 @@ async fn close_and_check(h: &Harness, tree: Vec<u32>) {
 
 fn browser_pid(h: &Harness, out: &podcode_tools::CallOutcome) -> u32 {
     let _ = h;
-    out.result.metadata["browserPid"].as_u64().expect("browserPid") as u32
+    out.result.metadata["browserPid"]
+        .as_u64()
+        .expect("browserPid") as u32
 }
 
 #[test]
@@ -227,7 +237,10 @@ async fn a_form_is_filled_a_select_chosen_and_submitted() {
     let addr = serve().await;
     let h = setup(vec![], vec![]);
     let nav = h
-        .call_json("browser_navigate", json!({ "url": format!("http://{addr}/form") }))
+        .call_json(
+            "browser_navigate",
+            json!({ "url": format!("http://{addr}/form") }),
+        )
         .await;
     assert_eq!(nav.status, CallStatus::Completed, "{}", nav.model_text);
     let page = nav.model_text.clone();
@@ -240,24 +253,50 @@ async fn a_form_is_filled_a_select_chosen_and_submitted() {
     assert!(tree.len() > 1, "a browser has helper processes: {tree:?}");
 
     let colour = ref_of(&page, "combobox \"Colour\"");
-    let picked = ok(&h, "browser_select", json!({ "ref": colour, "values": ["Blue"] })).await;
+    let picked = ok(
+        &h,
+        "browser_select",
+        json!({ "ref": colour, "values": ["Blue"] }),
+    )
+    .await;
     assert!(picked.contains("Selected \"Blue\""), "{picked}");
-    assert!(picked.contains("+ ") && picked.contains("picked b"), "{picked}");
-    let (status, text) = call(&h, "browser_select", json!({ "ref": colour, "values": ["Pink"] })).await;
+    assert!(
+        picked.contains("+ ") && picked.contains("picked b"),
+        "{picked}"
+    );
+    let (status, text) = call(
+        &h,
+        "browser_select",
+        json!({ "ref": colour, "values": ["Pink"] }),
+    )
+    .await;
     assert_eq!(status, CallStatus::Failed);
-    assert!(text.contains("has no option \"Pink\". Its options: \"Red (r)\", \"Green (g)\", \"Blue (b)\""), "{text}");
+    assert!(
+        text.contains(
+            "has no option \"Pink\". Its options: \"Red (r)\", \"Green (g)\", \"Blue (b)\""
+        ),
+        "{text}"
+    );
 
     let name = ref_of(&page, "textbox \"Name\"");
     let typed = ok(&h, "browser_type", json!({ "ref": name, "text": "Ada" })).await;
     assert!(typed.contains("Typed 3 characters"), "{typed}");
     assert!(typed.contains("value=\"Ada\""), "{typed}");
-    let sent = ok(&h, "browser_type", json!({ "ref": name, "text": "Grace", "submit": true })).await;
+    let sent = ok(
+        &h,
+        "browser_type",
+        json!({ "ref": name, "text": "Grace", "submit": true }),
+    )
+    .await;
     assert!(sent.contains("The page navigated to http://"), "{sent}");
     assert!(sent.contains("Hello Grace, colour b"), "{sent}");
 
     let (status, text) = call(&h, "browser_click", json!({ "ref": name })).await;
     assert_eq!(status, CallStatus::Failed);
-    assert!(text.contains(&format!("There is no element [ref={name}] on the page now")), "{text}");
+    assert!(
+        text.contains(&format!("There is no element [ref={name}] on the page now")),
+        "{text}"
+    );
     close_and_check(&h, tree).await;
 }
 
@@ -266,8 +305,16 @@ async fn scrolling_loads_more_a_box_is_measured_and_a_click_is_diffed() {
     let _shared = SETTINGS_LOCK.read().await;
     let addr = serve().await;
     let h = setup(vec![], vec![]);
-    let page = ok(&h, "browser_navigate", json!({ "url": format!("http://{addr}/list") })).await;
-    assert!(page.contains("Item 10") && !page.contains("Item 11"), "{page}");
+    let page = ok(
+        &h,
+        "browser_navigate",
+        json!({ "url": format!("http://{addr}/list") }),
+    )
+    .await;
+    assert!(
+        page.contains("Item 10") && !page.contains("Item 11"),
+        "{page}"
+    );
     let mut scrolled = String::new();
     for _ in 0..3 {
         scrolled = ok(&h, "browser_scroll", json!({ "dy": 2000 })).await;
@@ -275,22 +322,36 @@ async fn scrolling_loads_more_a_box_is_measured_and_a_click_is_diffed() {
             break;
         }
     }
-    assert!(scrolled.contains("+ ") && scrolled.contains("Item 11"), "{scrolled}");
+    assert!(
+        scrolled.contains("+ ") && scrolled.contains("Item 11"),
+        "{scrolled}"
+    );
 
-    let page = ok(&h, "browser_navigate", json!({ "url": format!("http://{addr}/box") })).await;
+    let page = ok(
+        &h,
+        "browser_navigate",
+        json!({ "url": format!("http://{addr}/box") }),
+    )
+    .await;
     let card = ref_of(&page, "region \"Card\"");
     let m = ok(&h, "browser_measure", json!({ "ref": card })).await;
     assert!(m.contains("box: x=40 y=30 width=240 height=120"), "{m}");
     assert!(m.contains("visible: yes; in the viewport: yes"), "{m}");
     assert!(m.contains("padding: 8px 8px 8px 8px"), "{m}");
     assert!(m.contains("border: 2px 2px 2px 2px"), "{m}");
-    assert!(m.contains("display: flex") && m.contains("color: rgb(255, 0, 0)"), "{m}");
+    assert!(
+        m.contains("display: flex") && m.contains("color: rgb(255, 0, 0)"),
+        "{m}"
+    );
     assert!(m.contains("font-size: 18px"), "{m}");
 
     let add = ref_of(&page, "button \"Add\"");
     let clicked = ok(&h, "browser_click", json!({ "ref": add })).await;
     assert!(clicked.contains("Clicked [ref="), "{clicked}");
-    assert!(clicked.contains("+ ") && clicked.contains("Clicked once"), "{clicked}");
+    assert!(
+        clicked.contains("+ ") && clicked.contains("Clicked once"),
+        "{clicked}"
+    );
     let diff = ok(&h, "browser_diff", json!({})).await;
     assert!(diff.contains("Clicked once"), "{diff}");
     let share: f64 = diff
@@ -311,15 +372,29 @@ async fn scrolling_loads_more_a_box_is_measured_and_a_click_is_diffed() {
         .decode(a.url.trim_start_matches("data:image/png;base64,"))
         .unwrap();
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
-    assert_eq!(&png[16..24], &[0, 0, 3, 32, 0, 0, 2, 88], "800×600 in the IHDR");
-    let el = h.call_json("browser_screenshot", json!({ "ref": card })).await;
+    assert_eq!(
+        &png[16..24],
+        &[0, 0, 3, 32, 0, 0, 2, 88],
+        "800×600 in the IHDR"
+    );
+    let el = h
+        .call_json("browser_screenshot", json!({ "ref": card }))
+        .await;
     assert!(el.model_text.contains("240×120 PNG"), "{}", el.model_text);
     let look = h
         .call_json("browser_look", json!({ "question": "Is the card red?" }))
         .await;
     assert_eq!(look.result.attachments.len(), 1);
-    assert!(look.model_text.contains("Question: Is the card red?"), "{}", look.model_text);
-    assert!(look.model_text.contains("Visible text:\nHi"), "{}", look.model_text);
+    assert!(
+        look.model_text.contains("Question: Is the card red?"),
+        "{}",
+        look.model_text
+    );
+    assert!(
+        look.model_text.contains("Visible text:\nHi"),
+        "{}",
+        look.model_text
+    );
     let pid = browser_pid(&h, &out);
     close_and_check(&h, podcode_browser::process_tree(pid)).await;
 }
@@ -331,32 +406,66 @@ async fn navigations_are_gated_by_host_scheme_and_redirect() {
     let port = addr.port();
     // The user rejects the first ask (for localhost).
     let h = setup(vec![], vec![PermissionReply::Reject { feedback: None }]);
-    let (status, text) = call(&h, "browser_navigate", json!({ "url": format!("http://localhost:{port}/form") })).await;
+    let (status, text) = call(
+        &h,
+        "browser_navigate",
+        json!({ "url": format!("http://localhost:{port}/form") }),
+    )
+    .await;
     assert_eq!(status, CallStatus::Denied, "{text}");
     let asks = h.user.asks();
     assert_eq!(asks.len(), 1);
     assert_eq!(asks[0].request.permission, "browser");
     assert_eq!(asks[0].request.patterns, vec!["localhost".to_string()]);
 
-    let (status, text) = call(&h, "browser_navigate", json!({ "url": "file:///etc/hostname" })).await;
+    let (status, text) = call(
+        &h,
+        "browser_navigate",
+        json!({ "url": "file:///etc/hostname" }),
+    )
+    .await;
     assert_eq!(status, CallStatus::Failed);
-    assert_eq!(text.lines().last().unwrap_or_default(), "Refused to open file:///etc/hostname: file: URLs are only opened when the user allowed them with a `browser_private` rule for the URL.");
-    let (status, text) = call(&h, "browser_navigate", json!({ "url": "http://10.255.255.1/" })).await;
+    assert_eq!(
+        text,
+        "The browser_navigate tool failed: Refused to open file:///etc/hostname: file: URLs are only opened when the user allowed them with a `browser_private` rule for the URL."
+    );
+    let (status, text) = call(
+        &h,
+        "browser_navigate",
+        json!({ "url": "http://10.255.255.1/" }),
+    )
+    .await;
     assert_eq!(status, CallStatus::Failed);
     assert!(text.contains("Refused to open http://10.255.255.1/: 10.255.255.1 is a private or loopback address (10.255.255.1). The user can allow it with a permission rule `browser_private` = \"10.255.255.1\" (allow)."), "{text}");
 
     // localhost denied by a rule: a redirect there is refused before its content loads.
-    let h = setup(vec![rule("browser", "localhost", PermissionAction::Deny)], vec![]);
-    let (status, text) = call(&h, "browser_navigate", json!({ "url": format!("http://{addr}/away") })).await;
+    let h = setup(
+        vec![rule("browser", "localhost", PermissionAction::Deny)],
+        vec![],
+    );
+    let (status, text) = call(
+        &h,
+        "browser_navigate",
+        json!({ "url": format!("http://{addr}/away") }),
+    )
+    .await;
     assert_eq!(status, CallStatus::Denied, "{text}");
     assert!(!text.contains("Sign up"), "{text}");
     // And a click on a link there is refused too.
-    let page = ok(&h, "browser_navigate", json!({ "url": format!("http://{addr}/link-away") })).await;
+    let page = ok(
+        &h,
+        "browser_navigate",
+        json!({ "url": format!("http://{addr}/link-away") }),
+    )
+    .await;
     let link = ref_of(&page, "link \"Elsewhere\"");
     let (status, text) = call(&h, "browser_click", json!({ "ref": link })).await;
     assert_eq!(status, CallStatus::Denied, "{text}");
     let snap = ok(&h, "browser_snapshot", json!({})).await;
-    assert!(snap.contains(&format!("URL: http://{addr}/link-away")), "{snap}");
+    assert!(
+        snap.contains(&format!("URL: http://{addr}/link-away")),
+        "{snap}"
+    );
     let out = h.call_json("browser_snapshot", json!({})).await;
     let pid = browser_pid(&h, &out);
     close_and_check(&h, podcode_browser::process_tree(pid)).await;
@@ -368,7 +477,10 @@ async fn a_killed_browser_is_replaced_at_the_next_call() {
     let addr = serve().await;
     let h = setup(vec![], vec![]);
     let out = h
-        .call_json("browser_navigate", json!({ "url": format!("http://{addr}/box") }))
+        .call_json(
+            "browser_navigate",
+            json!({ "url": format!("http://{addr}/box") }),
+        )
         .await;
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
     let first = browser_pid(&h, &out);
@@ -379,11 +491,18 @@ async fn a_killed_browser_is_replaced_at_the_next_call() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let out = h
-        .call_json("browser_navigate", json!({ "url": format!("http://{addr}/form") }))
+        .call_json(
+            "browser_navigate",
+            json!({ "url": format!("http://{addr}/form") }),
+        )
         .await;
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
     assert!(out.model_text.starts_with("[the browser had stopped (crashed or was killed); a new one was started: the page, its state and earlier refs are gone]\n"), "{}", out.model_text);
-    assert!(out.model_text.contains("Title: Sign up"), "{}", out.model_text);
+    assert!(
+        out.model_text.contains("Title: Sign up"),
+        "{}",
+        out.model_text
+    );
     let second = browser_pid(&h, &out);
     assert_ne!(first, second);
     let mut tree = podcode_browser::process_tree(second);
@@ -415,7 +534,10 @@ async fn an_unused_browser_closes_after_the_idle_timeout() {
         ..Default::default()
     });
     let out = h
-        .call_json("browser_navigate", json!({ "url": format!("http://{addr}/box") }))
+        .call_json(
+            "browser_navigate",
+            json!({ "url": format!("http://{addr}/box") }),
+        )
         .await;
     podcode_browser::configure(podcode_browser::BrowserSettings::default());
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);

@@ -2,7 +2,9 @@
 //! the page to settle, reports navigations the gate refused and windows it blocked, checks
 //! the final URL, and returns what changed in the snapshot.
 
-use chromiumoxide::cdp::browser_protocol::dom::{GetContentQuadsParams, ScrollIntoViewIfNeededParams};
+use chromiumoxide::cdp::browser_protocol::dom::{
+    GetContentQuadsParams, ScrollIntoViewIfNeededParams,
+};
 use chromiumoxide::cdp::browser_protocol::emulation::SetTouchEmulationEnabledParams;
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchMouseEventParams, InsertTextParams,
@@ -35,10 +37,14 @@ pub(super) async fn navigate(tab: &Tab, args: NavigateArgs) -> Result<ToolResult
     tab.take_document();
     let nav = tab.call(NavigateParams::new(url.as_str())).await?;
     if let Some(refusal) = first_refusal(tab) {
+        tab.leave_error_page().await;
         return Err(refusal);
     }
     if let Some(error) = nav.error_text.filter(|e| !e.is_empty()) {
-        return Err(ToolError::failed(texts::navigation_failed(url.as_str(), &error)));
+        return Err(ToolError::failed(texts::navigation_failed(
+            url.as_str(),
+            &error,
+        )));
     }
     let gave_up = tab.settle(SETTLE_LIMIT).await;
     let final_url = check_final_url(tab).await?;
@@ -107,9 +113,15 @@ async fn before(tab: &Tab) -> Result<String, ToolError> {
 }
 
 /// After an action: settle, refusals, windows, final URL, and the snapshot diff.
-async fn after(tab: &Tab, headline: String, before: &str, url_before: &str) -> Result<ToolResult, ToolError> {
+async fn after(
+    tab: &Tab,
+    headline: String,
+    before: &str,
+    url_before: &str,
+) -> Result<ToolResult, ToolError> {
     let gave_up = tab.settle(SETTLE_LIMIT).await;
     if let Some(refusal) = first_refusal(tab) {
+        tab.leave_error_page().await;
         return Err(refusal);
     }
     let url = check_final_url(tab).await?;
@@ -162,13 +174,19 @@ async fn center(tab: &Tab, r: &str) -> Result<(f64, f64), ToolError> {
         .map(|q| q.inner())
         .filter(|q| q.len() == 8)
         .find(|q| {
-            let area = ((q[0] * q[3] - q[2] * q[1]) + (q[2] * q[5] - q[4] * q[3])
+            let area = ((q[0] * q[3] - q[2] * q[1])
+                + (q[2] * q[5] - q[4] * q[3])
                 + (q[4] * q[7] - q[6] * q[5])
                 + (q[6] * q[1] - q[0] * q[7]))
                 .abs();
             area > 1.0
         })
-        .map(|q| ((q[0] + q[2] + q[4] + q[6]) / 4.0, (q[1] + q[3] + q[5] + q[7]) / 4.0))
+        .map(|q| {
+            (
+                (q[0] + q[2] + q[4] + q[6]) / 4.0,
+                (q[1] + q[3] + q[5] + q[7]) / 4.0,
+            )
+        })
         .ok_or_else(|| ToolError::failed(texts::not_clickable(r)))
 }
 
@@ -190,7 +208,13 @@ pub(super) async fn click(tab: &Tab, args: RefArgs) -> Result<ToolResult, ToolEr
     mouse(tab, "mousePressed", x, y, press).await?;
     let release = json!({ "button": "left", "buttons": 0, "clickCount": 1 });
     mouse(tab, "mouseReleased", x, y, release).await?;
-    after(tab, format!("Clicked [ref={}].", args.target), &before, &url_before).await
+    after(
+        tab,
+        format!("Clicked [ref={}].", args.target),
+        &before,
+        &url_before,
+    )
+    .await
 }
 
 const PREPARE_TYPING: &str = r#"function () {
@@ -239,7 +263,11 @@ pub(super) async fn type_text(tab: &Tab, args: TypeArgs) -> Result<ToolResult, T
         "Typed {} characters into [ref={}]{}.",
         args.text.chars().count(),
         args.target,
-        if args.submit { " and pressed Enter" } else { "" }
+        if args.submit {
+            " and pressed Enter"
+        } else {
+            ""
+        }
     );
     after(tab, headline, &before, &url_before).await
 }
@@ -273,11 +301,21 @@ pub(super) async fn select(tab: &Tab, args: SelectArgs) -> Result<ToolResult, To
     let list = |k: &str| -> String {
         out.get(k)
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", "))
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(|s| format!("\"{s}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
             .unwrap_or_default()
     };
     if out.get("missing").is_some() {
-        return Err(ToolError::failed(texts::no_such_option(&args.target, &list("missing"), &list("available"))));
+        return Err(ToolError::failed(texts::no_such_option(
+            &args.target,
+            &list("missing"),
+            &list("available"),
+        )));
     }
     let headline = format!("Selected {} in [ref={}].", list("selected"), args.target);
     after(tab, headline, &before, &url_before).await
@@ -300,7 +338,14 @@ pub(super) async fn scroll(tab: &Tab, args: ScrollArgs) -> Result<ToolResult, To
             let (w, h) = tab.viewport.lock().map(|v| *v).unwrap_or((1280, 720));
             let (dx, dy) = (dx.unwrap_or(0.0), dy.unwrap_or(0.0));
             let wheel = json!({ "deltaX": dx, "deltaY": dy });
-            mouse(tab, "mouseWheel", f64::from(w) / 2.0, f64::from(h) / 2.0, wheel).await?;
+            mouse(
+                tab,
+                "mouseWheel",
+                f64::from(w) / 2.0,
+                f64::from(h) / 2.0,
+                wheel,
+            )
+            .await?;
             // The wheel scrolls asynchronously; wait until the position stops moving.
             let mut last = Value::Null;
             for _ in 0..20 {
@@ -330,12 +375,17 @@ pub(super) async fn resize(tab: &Tab, args: ResizeArgs) -> Result<ToolResult, To
         _ => return Err(ToolError::failed(texts::resize_args())),
     };
     tab.set_viewport(w, h, scale, mobile).await?;
-    tab.call(SetTouchEmulationEnabledParams::new(mobile)).await?;
+    tab.call(SetTouchEmulationEnabledParams::new(mobile))
+        .await?;
     let gave_up = tab.settle(SETTLE_LIMIT).await;
     let mut out = gave_up.map(texts::gave_up_waiting).unwrap_or_default();
     out.push_str(&format!(
         "The viewport is now {w}×{h} CSS pixels{}.",
-        if mobile { format!(" ({scale}× pixels, touch)") } else { String::new() }
+        if mobile {
+            format!(" ({scale}× pixels, touch)")
+        } else {
+            String::new()
+        }
     ));
     Ok(ToolResult::text(out).with_metadata(json!({ "width": w, "height": h, "scale": scale })))
 }

@@ -48,7 +48,9 @@ async fn capture(tab: &Tab, target: Option<&str>, full_page: bool) -> Result<Vec
         (Some(r), _) => Some(element_clip(tab, r).await?),
         (None, true) => {
             let size = tab
-                .eval("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+                .eval(
+                    "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]",
+                )
                 .await?;
             let n = |i: usize| size.get(i).and_then(Value::as_f64).unwrap_or(1.0);
             Some(Viewport {
@@ -97,12 +99,25 @@ pub(super) async fn look(tab: &Tab, args: LookArgs) -> Result<ToolResult, ToolEr
     let png = capture(tab, args.target.as_deref(), false).await?;
     tab.keep_shot(&png);
     let text = match &args.target {
-        Some(r) => tab.on_element(r, "function () { return this.innerText || this.textContent || ''; }", vec![]).await?,
-        None => tab.eval("document.body ? document.body.innerText : ''").await?,
+        Some(r) => {
+            tab.on_element(
+                r,
+                "function () { return this.innerText || this.textContent || ''; }",
+                vec![],
+            )
+            .await?
+        }
+        None => {
+            tab.eval("document.body ? document.body.innerText : ''")
+                .await?
+        }
     };
     let mut text: String = text.as_str().unwrap_or_default().trim().to_string();
     if text.len() > MAX_VISIBLE_TEXT {
-        let cut = (0..=MAX_VISIBLE_TEXT).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+        let cut = (0..=MAX_VISIBLE_TEXT)
+            .rev()
+            .find(|i| text.is_char_boundary(*i))
+            .unwrap_or(0);
         text.truncate(cut);
         text.push_str("\n[visible text cut]");
     }
@@ -146,7 +161,12 @@ const MEASURE: &str = r#"function () {
 pub(super) async fn measure(tab: &Tab, args: RefArgs) -> Result<ToolResult, ToolError> {
     let m = tab.on_element(&args.target, MEASURE, vec![]).await?;
     let f = |k: &str| m.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-    let s = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let s = |k: &str| {
+        m.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     let visible = match m.get("hiddenBy").and_then(Value::as_str) {
         None => "yes".to_string(),
         Some(why) => format!("no ({why})"),
@@ -161,7 +181,14 @@ pub(super) async fn measure(tab: &Tab, args: RefArgs) -> Result<ToolResult, Tool
         round(f("height")),
         round(f("viewportX")),
         round(f("viewportY")),
-        if m.get("inViewport").and_then(Value::as_bool).unwrap_or(false) { "yes" } else { "no" },
+        if m.get("inViewport")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+        {
+            "yes"
+        } else {
+            "no"
+        },
         s("margin"),
         s("border"),
         s("padding"),
@@ -215,7 +242,9 @@ pub(super) async fn diff(tab: &Tab) -> Result<ToolResult, ToolError> {
     };
     let share = match previous {
         Some(prev) => {
-            let share = changed_share(&prev, &png).map_err(|e| ToolError::failed(format!("the screenshots could not be compared: {e}")))?;
+            let share = changed_share(&prev, &png).map_err(|e| {
+                ToolError::failed(format!("the screenshots could not be compared: {e}"))
+            })?;
             out.push_str(&format!(
                 "Pixels changed since the previous screenshot: {:.2}%",
                 share * 100.0
