@@ -93,7 +93,7 @@ async fn main() {
         clicks.iter().max().unwrap().as_secs_f64() * 1000.0
     );
     println!(
-        "browser process tree: {processes} processes, peak RSS {:.0} MiB (summed, shared pages counted per process)",
+        "browser process tree: {processes} processes, peak {:.0} MiB (PSS summed over the tree)",
         peak as f64 / 1024.0 / 1024.0
     );
 }

@@ -218,15 +218,26 @@ fn parent_of(pid: u32) -> Option<u32> {
     rest.split(' ').nth(1)?.parse().ok()
 }
 
-/// Resident memory of `pids` in bytes (Linux `/proc/<pid>/status` VmRSS).
+/// Memory of `pids` in bytes: the proportional set size (shared pages split between the
+/// processes sharing them, Linux `/proc/<pid>/smaps_rollup`), or the resident size where
+/// that is not readable.
 pub(crate) fn resident_bytes(pids: &[u32]) -> u64 {
+    let field = |text: &str, name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+    };
     pids.iter()
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
-        .filter_map(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
+        .filter_map(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+                .ok()
+                .and_then(|s| field(&s, "Pss:"))
+                .or_else(|| {
+                    std::fs::read_to_string(format!("/proc/{pid}/status"))
+                        .ok()
+                        .and_then(|s| field(&s, "VmRSS:"))
+                })
         })
         .sum::<u64>()
         * 1024

@@ -114,7 +114,7 @@ pub fn process_tree(pid: u32) -> Vec<u32> {
     launch::process_tree(pid)
 }
 
-/// Resident memory in bytes of the process trees of `pids` (Linux).
+/// Memory (PSS, shared pages split) in bytes of the process trees of `pids` (Linux).
 pub fn tree_memory(pids: &[u32]) -> u64 {
     pool::tree_memory(pids)
 }
