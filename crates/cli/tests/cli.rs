@@ -86,7 +86,18 @@ fn tools_json_lists_the_builtins_exactly_as_the_model_sees_them() {
             "apply_patch",
             "bash",
             "symbols",
-            "webfetch"
+            "webfetch",
+            "browser_navigate",
+            "browser_snapshot",
+            "browser_click",
+            "browser_type",
+            "browser_select",
+            "browser_scroll",
+            "browser_screenshot",
+            "browser_look",
+            "browser_measure",
+            "browser_diff",
+            "browser_resize"
         ]
     );
     let read = &v["tools"][0];

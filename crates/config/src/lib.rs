@@ -16,7 +16,7 @@ pub use dirs::{Dirs, project_config_file, project_root};
 pub use error::ConfigError;
 pub use load::{LoadedConfig, load, load_str, load_with_trust};
 pub use model::{
-    AgentConfig, BrowserConfig, Config, McpServerConfig, ProviderApi, ProviderConfig, ToolConfig, ToolFilter,
-    ToolOutputConfig,
+    AgentConfig, BrowserConfig, Config, McpServerConfig, ProviderApi, ProviderConfig, ToolConfig,
+    ToolFilter, ToolOutputConfig,
 };
 pub use trust::TrustList;

@@ -227,6 +227,14 @@ mod tests {
     }
 
     #[test]
+    fn a_project_cannot_name_the_browser_binary() {
+        let mut project = table("[browser]\nexecutable = \"./evil\"\nidle_timeout = 60\n");
+        let dropped = narrow(&mut project, &toml::Table::new());
+        assert_eq!(dropped, ["browser.executable"]);
+        assert_eq!(project, table("[browser]\nidle_timeout = 60\n"));
+    }
+
+    #[test]
     fn providers_plugins_and_plugin_settings_cannot_be_redirected() {
         let base = table(r#"plugins = ["mine"]"#);
         let mut project = table(
