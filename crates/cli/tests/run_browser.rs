@@ -58,8 +58,7 @@ fn config(env: &Env, rules: &str) {
     ));
 }
 
-const LOCAL_PRIVATE: &str =
-    "[[permission]]\npermission = \"browser_private\"\npattern = \"127.0.0.1\"\naction = \"allow\"\n";
+const LOCAL_PRIVATE: &str = "[[permission]]\npermission = \"browser_private\"\npattern = \"127.0.0.1\"\naction = \"allow\"\n";
 const LOCAL_BROWSER: &str =
     "[[permission]]\npermission = \"browser\"\npattern = \"127.0.0.1\"\naction = \"allow\"\n";
 
@@ -93,9 +92,15 @@ fn an_agent_opens_a_page_clicks_and_reads_the_result() {
     assert!(opened.contains("[ref=e3] button \"Add\""), "{opened}");
     let (_, clicked) = &tool_messages(&requests[2])[1];
     assert!(clicked.starts_with("Clicked [ref=e3]."), "{clicked}");
-    assert!(clicked.contains("+ ") && clicked.contains("Row 1"), "{clicked}");
+    assert!(
+        clicked.contains("+ ") && clicked.contains("Row 1"),
+        "{clicked}"
+    );
     let (_, read) = &tool_messages(&requests[3])[2];
-    assert!(read.contains("listitem") && read.contains("Row 1"), "{read}");
+    assert!(
+        read.contains("listitem") && read.contains("Row 1"),
+        "{read}"
+    );
     assert_eq!(processes_under(&tmp), Vec::<String>::new());
 }
 
@@ -122,7 +127,9 @@ fn without_a_terminal_a_host_nobody_allowed_is_refused() {
     let (_, result) = &tool_messages(&env.requests()[1])[0];
     assert!(
         result.starts_with("The user rejected the browser permission for ")
-            && result.ends_with("nobody could answer the permission prompt (non-interactive run without --yes)"),
+            && result.ends_with(
+                "nobody could answer the permission prompt (non-interactive run without --yes)"
+            ),
         "{result}"
     );
     assert!(!result.contains("Counter"), "{result}");
