@@ -101,7 +101,7 @@ impl Pool {
             slots.remove(session)
         };
         if let Some(slot) = slot {
-            shut(&mut slot.lock().await).await;
+            shut(&mut *slot.lock().await).await;
         }
     }
 
@@ -111,7 +111,7 @@ impl Pool {
             slots.drain().map(|(_, s)| s).collect()
         };
         for slot in all {
-            shut(&mut slot.lock().await).await;
+            shut(&mut *slot.lock().await).await;
         }
     }
 
