@@ -68,9 +68,12 @@ pub(crate) struct Tab {
     refs: Mutex<Refs>,
     /// The last two snapshots (older, newer) and screenshots.
     pub(crate) snapshots: Mutex<(Option<String>, Option<String>)>,
-    pub(crate) shots: Mutex<(Option<Vec<u8>>, Option<Vec<u8>>)>,
+    pub(crate) shots: Mutex<Pair<Vec<u8>>>,
     pub(crate) viewport: Mutex<(u32, u32)>,
 }
+
+/// The older and the newer of the last two.
+pub(crate) type Pair<T> = (Option<T>, Option<T>);
 
 #[derive(Default)]
 struct Refs {

@@ -69,7 +69,7 @@ fn an_agent_opens_a_page_clicks_and_reads_the_result() {
         Reply::new().tool_call(
             "c1",
             "browser_navigate",
-            &format!(r#"{{"url": "http://127.0.0.1:{port}/"}}"#),
+            format!(r#"{{"url": "http://127.0.0.1:{port}/"}}"#),
         ),
         Reply::new().tool_call("c2", "browser_click", r#"{"ref": "e3"}"#),
         Reply::new().tool_call("c3", "browser_snapshot", "{}"),
@@ -111,7 +111,7 @@ fn without_a_terminal_a_host_nobody_allowed_is_refused() {
         Reply::new().tool_call(
             "c1",
             "browser_navigate",
-            &format!(r#"{{"url": "http://127.0.0.1:{port}/"}}"#),
+            format!(r#"{{"url": "http://127.0.0.1:{port}/"}}"#),
         ),
         Reply::new().text("ok"),
     ]);
