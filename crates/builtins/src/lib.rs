@@ -24,6 +24,9 @@ use podcode_protocol::{PermissionAction, PermissionRule};
 use podcode_tools::ToolRegistry;
 
 pub use secrets::{Secret, classify as classify_secret};
+/// Whether an address is internal (loopback, private, link-local, …): shared with the
+/// browser tools, which gate navigations the way webfetch gates downloads.
+pub use webfetch::is_private as is_private_address;
 pub use workspace::{FileTimes, ResolvedPath, Workspace};
 
 /// Registers every built-in, sharing one `FileTimes` so `write`/`edit` know what `read` saw.
@@ -66,6 +69,7 @@ pub fn default_rules() -> Vec<PermissionRule> {
         ("grep", "*", Allow),
         ("symbols", "*", Allow),
         ("webfetch", "*", Ask),
+        ("browser", "*", Ask),
         ("edit", "*", Ask),
         ("bash", "*", Ask),
         ("sync_to_main", "*", Ask),

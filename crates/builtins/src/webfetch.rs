@@ -13,6 +13,8 @@
 mod chunks;
 mod convert;
 mod net;
+
+pub use net::is_private;
 mod text;
 mod texts;
 

@@ -87,7 +87,18 @@ fn tools_json_lists_the_builtins_exactly_as_the_model_sees_them() {
             "bash",
             "symbols",
             "webfetch",
-            "sync_to_main"
+            "sync_to_main",
+            "browser_navigate",
+            "browser_snapshot",
+            "browser_click",
+            "browser_type",
+            "browser_select",
+            "browser_scroll",
+            "browser_screenshot",
+            "browser_look",
+            "browser_measure",
+            "browser_diff",
+            "browser_resize"
         ]
     );
     let read = &v["tools"][0];

@@ -40,6 +40,8 @@ pub struct Config {
     pub sandbox: crate::SandboxConfig,
     /// Tools switched off for every agent (opencode's `tools: {"name": false}`).
     pub tools: ToolSwitches,
+    /// The headless browser of the `browser_*` tools.
+    pub browser: BrowserConfig,
 }
 
 /// `[compaction]`: before a request whose prompt would pass `threshold` of the model's
@@ -163,6 +165,27 @@ pub struct ToolConfig {
 impl Default for ToolConfig {
     fn default() -> Self {
         Self { timeout: 300 }
+    }
+}
+
+/// `[browser]`: which Chromium the `browser_*` tools start, and when an unused one closes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct BrowserConfig {
+    /// Path of the Chromium or Chrome binary; unset: `chromium`, `chromium-browser`,
+    /// `google-chrome`, … on `PATH`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub executable: Option<String>,
+    /// Seconds without a browser call after which a session's browser is closed.
+    pub idle_timeout: u64,
+}
+
+impl Default for BrowserConfig {
+    fn default() -> Self {
+        Self {
+            executable: None,
+            idle_timeout: 600,
+        }
     }
 }
 

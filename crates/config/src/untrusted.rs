@@ -44,6 +44,12 @@ pub(crate) fn narrow(project: &mut toml::Table, base: &toml::Table) -> Vec<Strin
             }
         }
     }
+    // A browser binary named by a repository would run as the user.
+    if let Some(toml::Value::Table(browser)) = project.get_mut("browser")
+        && browser.remove("executable").is_some()
+    {
+        dropped.push("browser.executable".into());
+    }
     if let Some(toml::Value::Array(plugins)) = project.get_mut("plugins") {
         let enabled = base.get("plugins").and_then(toml::Value::as_array);
         plugins.retain(|p| {
@@ -230,6 +236,14 @@ mod tests {
                 "#
             )
         );
+    }
+
+    #[test]
+    fn a_project_cannot_name_the_browser_binary() {
+        let mut project = table("[browser]\nexecutable = \"./evil\"\nidle_timeout = 60\n");
+        let dropped = narrow(&mut project, &toml::Table::new());
+        assert_eq!(dropped, ["browser.executable"]);
+        assert_eq!(project, table("[browser]\nidle_timeout = 60\n"));
     }
 
     #[test]

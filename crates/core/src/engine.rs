@@ -264,6 +264,11 @@ impl Engine {
             source: self.mcp_source(),
             untrusted: self.untrusted_mcp_servers(),
         };
+        #[cfg(feature = "browser")]
+        podcode_browser::configure(podcode_browser::BrowserSettings {
+            executable: self.config.browser.executable.as_ref().map(Into::into),
+            idle_timeout: std::time::Duration::from_secs(self.config.browser.idle_timeout.max(1)),
+        });
         let sources: Vec<Arc<dyn ToolSource>> = vec![
             Arc::new(Builtins),
             plugins.clone(),

@@ -151,6 +151,8 @@ impl Session {
     pub async fn close(self) {
         self.driver.abort().await;
         self.serving.abort();
+        #[cfg(feature = "browser")]
+        podcode_browser::close_session(&self.id).await;
     }
 }
 

@@ -65,6 +65,8 @@ impl ToolSource for Builtins {
     async fn load(&self) -> SourceLoad {
         let mut registry = podcode_tools::ToolRegistry::new();
         podcode_builtins::register_all(&mut registry);
+        #[cfg(feature = "browser")]
+        podcode_browser::register(&mut registry);
         SourceLoad {
             groups: vec![(
                 SourceLabel::builtin(),
@@ -72,6 +74,11 @@ impl ToolSource for Builtins {
             )],
             ..SourceLoad::default()
         }
+    }
+    /// Closes the browsers the `browser_*` tools started.
+    async fn shutdown(&self) {
+        #[cfg(feature = "browser")]
+        podcode_browser::close_all().await;
     }
 }
 

@@ -41,7 +41,7 @@ pub(crate) struct Fetched {
 
 /// Internal addresses: loopback, private, link-local, shared (CGNAT), unspecified,
 /// broadcast, and their IPv6 counterparts (including IPv4-mapped addresses).
-pub(crate) fn is_private(ip: IpAddr) -> bool {
+pub fn is_private(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_private_v4(v4),
         IpAddr::V6(v6) => {

@@ -1,0 +1,137 @@
+//! `podcode run` driving the `browser_*` tools on a real headless Chromium: the scripted
+//! model navigates to a page this test serves on 127.0.0.1, clicks, and reads the result;
+//! without a terminal a host nobody allowed is refused; no Chromium process outlives the
+//! run (the profile lives under the run's own TMPDIR, which is how its processes are found).
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+
+use podcode_providers::testing::Reply;
+
+mod common;
+use common::*;
+
+const PAGE: &str = r#"<!DOCTYPE html><title>Counter</title><h1>Counter</h1>
+<button id="b">Add</button><ul id="l"></ul>
+<script>let n = 0; b.onclick = () => { n++; const li = document.createElement('li');
+li.textContent = 'Row ' + n; l.appendChild(li); };</script>"#;
+
+/// Serves `PAGE` for every request, on a thread, until the test process ends.
+fn serve_page() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(&stream);
+            let mut line = String::new();
+            while reader.read_line(&mut line).map(|n| n > 2).unwrap_or(false) {
+                line.clear();
+            }
+            let mut s = &stream;
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{PAGE}",
+                PAGE.len()
+            );
+        }
+    });
+    port
+}
+
+/// Processes whose command line mentions `dir` (the run's TMPDIR, home of its profile).
+fn processes_under(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&needle))
+        .collect()
+}
+
+fn config(env: &Env, rules: &str) {
+    env.write_global(&format!(
+        "[provider.scripted]\nbase_url = \"{}\"\n{rules}",
+        env.server.base_url()
+    ));
+}
+
+const LOCAL_PRIVATE: &str = "[[permission]]\npermission = \"browser_private\"\npattern = \"127.0.0.1\"\naction = \"allow\"\n";
+const LOCAL_BROWSER: &str =
+    "[[permission]]\npermission = \"browser\"\npattern = \"127.0.0.1\"\naction = \"allow\"\n";
+
+#[test]
+fn an_agent_opens_a_page_clicks_and_reads_the_result() {
+    let port = serve_page();
+    let env = Env::new(vec![
+        Reply::new().tool_call(
+            "c1",
+            "browser_navigate",
+            format!(r#"{{"url": "http://127.0.0.1:{port}/"}}"#),
+        ),
+        Reply::new().tool_call("c2", "browser_click", r#"{"ref": "e3"}"#),
+        Reply::new().tool_call("c3", "browser_snapshot", "{}"),
+        Reply::new().text("The list shows Row 1."),
+    ]);
+    config(&env, &format!("{LOCAL_PRIVATE}{LOCAL_BROWSER}"));
+    let tmp = env.root.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = env
+        .cmd(&["run", "check the counter page"])
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(text(&out.stdout), "The list shows Row 1.\n");
+    let requests = env.requests();
+    let (_, opened) = &tool_messages(&requests[1])[0];
+    assert!(opened.contains("Title: Counter"), "{opened}");
+    assert!(opened.contains("[ref=e3] button \"Add\""), "{opened}");
+    let (_, clicked) = &tool_messages(&requests[2])[1];
+    assert!(clicked.starts_with("Clicked [ref=e3]."), "{clicked}");
+    assert!(
+        clicked.contains("+ ") && clicked.contains("Row 1"),
+        "{clicked}"
+    );
+    let (_, read) = &tool_messages(&requests[3])[2];
+    assert!(
+        read.contains("listitem") && read.contains("Row 1"),
+        "{read}"
+    );
+    assert_eq!(processes_under(&tmp), Vec::<String>::new());
+}
+
+#[test]
+fn without_a_terminal_a_host_nobody_allowed_is_refused() {
+    let port = serve_page();
+    let env = Env::new(vec![
+        Reply::new().tool_call(
+            "c1",
+            "browser_navigate",
+            format!(r#"{{"url": "http://127.0.0.1:{port}/"}}"#),
+        ),
+        Reply::new().text("ok"),
+    ]);
+    config(&env, LOCAL_PRIVATE);
+    let tmp = env.root.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = env
+        .cmd(&["run", "open the page"])
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (_, result) = &tool_messages(&env.requests()[1])[0];
+    assert!(
+        result.starts_with("The user rejected the browser permission for ")
+            && result.ends_with(
+                "nobody could answer the permission prompt (non-interactive run without --yes)"
+            ),
+        "{result}"
+    );
+    assert!(!result.contains("Counter"), "{result}");
+    assert_eq!(processes_under(&tmp), Vec::<String>::new());
+}
