@@ -87,7 +87,8 @@ fn model_and_agent_switches_apply_to_the_next_turn_and_plugins_reports() {
     let names = tool_names(&reqs[0]);
     assert!(names.contains(&"read".to_string()), "{names:?}");
     assert!(!names.contains(&"write".to_string()), "{names:?}");
-    assert!(!names.contains(&"bash".to_string()), "{names:?}");
+    // plan offers bash, but every command asks (the profile's rule).
+    assert!(names.contains(&"bash".to_string()), "{names:?}");
 }
 
 #[test]
@@ -192,7 +193,12 @@ fn a_tool_installed_during_the_session_is_offered_from_the_next_request() {
         ],
     );
     assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
-    assert!(screen.contains("toolsreloaded"), "{screen}");
+    // The notice is drawn over cells already on screen, so only its tail is contiguous
+    // in the captured stream ("tools reloaded: N tool(s) offered (/tools lists them)").
+    assert!(
+        screen.contains("tool(s)offered(/toolsliststhem)"),
+        "{screen}"
+    );
     let reqs = env.requests();
     assert!(!tool_names(&reqs[0]).contains(&"hello".to_string()));
     assert!(tool_names(&reqs[1]).contains(&"hello".to_string()));
