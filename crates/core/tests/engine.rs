@@ -148,23 +148,66 @@ async fn a_session_is_driven_by_ops_and_answers_asks_through_events() {
     });
     let rest = until(&mut events, |e| matches!(e, Event::TurnFinished { .. })).await;
     let all: Vec<Event> = before_ask.into_iter().chain(rest).collect();
+    // The loop's events and the tool call's events each come in order; the two streams
+    // interleave (the call may start before the step's stream has finished), except that
+    // the call ends before the next step starts.
+    let seen = kinds(&all);
+    let mut sorted = seen.clone();
+    sorted.sort();
+    let mut expected = vec![
+        "change_recorded",
+        "permission_asked",
+        "permission_resolved",
+        "step_finished",
+        "step_finished",
+        "step_started",
+        "step_started",
+        "tool_finished",
+        "tool_requested",
+        "tool_started",
+        "turn_finished",
+        "turn_started",
+    ];
+    expected.sort();
+    assert_eq!(sorted, expected, "{seen:?}");
+    let loop_events: Vec<&str> = seen
+        .iter()
+        .map(String::as_str)
+        .filter(|k| k.starts_with("turn_") || k.starts_with("step_") || *k == "tool_requested")
+        .collect();
     assert_eq!(
-        kinds(&all),
+        loop_events,
         [
             "turn_started",
             "step_started",
             "tool_requested",
             "step_finished",
+            "step_started",
+            "step_finished",
+            "turn_finished"
+        ],
+        "{seen:?}"
+    );
+    let call_events: Vec<&str> = seen
+        .iter()
+        .map(String::as_str)
+        .filter(|k| !(k.starts_with("turn_") || k.starts_with("step_")))
+        .collect();
+    assert_eq!(
+        call_events,
+        [
+            "tool_requested",
             "tool_started",
             "permission_asked",
             "permission_resolved",
             "change_recorded",
-            "tool_finished",
-            "step_started",
-            "step_finished",
-            "turn_finished",
-        ]
+            "tool_finished"
+        ],
+        "{seen:?}"
     );
+    let last_step_start = seen.iter().rposition(|k| k == "step_started");
+    let call_end = seen.iter().position(|k| k == "tool_finished");
+    assert!(call_end < last_step_start, "{seen:?}");
     assert!(all.iter().any(|e| matches!(
         e,
         Event::PermissionResolved { request_id: r, reply: Some(PermissionReply::Once) } if *r == request_id
