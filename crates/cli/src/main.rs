@@ -83,8 +83,9 @@ enum Command {
     /// Undo journaled changes: one change, one tool call, everything since a message, or a
     /// whole session.
     Revert(commands::changes::RevertArgs),
-    /// Trust this workspace to run its own code: the tools and plugins in its .podcode/ and
-    /// .opencode/ folders and the MCP servers its .podcode/config.toml defines.
+    /// Trust this workspace to run its own code: the tools, plugins and agent files in its
+    /// .podcode/ and .opencode/ folders, and the npm plugins and MCP servers its
+    /// .podcode/config.toml or opencode.json names.
     Trust(commands::trust::TrustArgs),
     /// MCP: `podcode mcp list` (configured servers), `podcode mcp serve` (serve our tools).
     Mcp {
