@@ -18,9 +18,8 @@ use crate::budget::{Budget, estimate_fixed};
 use crate::calls::{CallDone, Calls, DoomTracker};
 use crate::compaction::Reason;
 use crate::error::AgentError;
-use crate::history::{History, PartKind, StepStatus, TextData, load_history};
+use crate::history::{History, PartKind, StepStatus, TextData};
 use crate::profile::{AgentProfile, filter_registry};
-use crate::prompt::{SystemContext, system_prompt};
 use crate::record::Recorder;
 use crate::step::StepOutput;
 use crate::texts::{max_steps_text, no_tools_text};
@@ -161,23 +160,7 @@ impl Agent {
         files: &[String],
         abort: CancellationToken,
     ) -> Result<TurnSummary, AgentError> {
-        if self.store.session(session_id)?.is_none() {
-            return Err(AgentError::UnknownSession(session_id.to_string()));
-        }
-        let rec = Recorder {
-            store: self.store.clone(),
-            runtime: self.runtime.clone(),
-            session: session_id.to_string(),
-        };
-        let mut history = History {
-            messages: load_history(&self.store, session_id)?,
-        };
-        let ctx = SystemContext {
-            cwd: self.opts.directory.clone(),
-            project_root: self.opts.worktree.clone(),
-            config_dir: self.opts.config_dir.clone(),
-        };
-        let system = system_prompt(&ctx, self.profile.prompt.as_deref()).await;
+        let (rec, mut history, system) = self.open_conversation(session_id).await?;
         let user_text = self.chat_message_hook(session_id, user_text).await;
         let message_id = self.user_message(&rec, &mut history, &user_text, false)?;
         rec.emit(Event::TurnStarted {

@@ -18,6 +18,32 @@ use crate::step::{StepFailure, StepOutput, run_step};
 use crate::texts::stream_failed_text;
 
 impl Agent {
+    /// What a turn and `/compact` both start from: the session's recorder, its history
+    /// from the store, and the system prompt.
+    pub(super) async fn open_conversation(
+        &self,
+        session_id: &str,
+    ) -> Result<(Recorder, History, String), AgentError> {
+        if self.store.session(session_id)?.is_none() {
+            return Err(AgentError::UnknownSession(session_id.to_string()));
+        }
+        let rec = Recorder {
+            store: self.store.clone(),
+            runtime: self.runtime.clone(),
+            session: session_id.to_string(),
+        };
+        let history = History {
+            messages: load_history(&self.store, session_id)?,
+        };
+        let ctx = SystemContext {
+            cwd: self.opts.directory.clone(),
+            project_root: self.opts.worktree.clone(),
+            config_dir: self.opts.config_dir.clone(),
+        };
+        let system = system_prompt(&ctx, self.profile.prompt.as_deref()).await;
+        Ok((rec, history, system))
+    }
+
     pub(super) fn compactor<'a>(&'a self, rec: &'a Recorder) -> Compactor<'a> {
         Compactor {
             rec,
@@ -36,23 +62,7 @@ impl Agent {
         session_id: &str,
         abort: CancellationToken,
     ) -> Result<bool, AgentError> {
-        if self.store.session(session_id)?.is_none() {
-            return Err(AgentError::UnknownSession(session_id.to_string()));
-        }
-        let rec = Recorder {
-            store: self.store.clone(),
-            runtime: self.runtime.clone(),
-            session: session_id.to_string(),
-        };
-        let mut history = History {
-            messages: load_history(&self.store, session_id)?,
-        };
-        let ctx = SystemContext {
-            cwd: self.opts.directory.clone(),
-            project_root: self.opts.worktree.clone(),
-            config_dir: self.opts.config_dir.clone(),
-        };
-        let system = system_prompt(&ctx, self.profile.prompt.as_deref()).await;
+        let (rec, mut history, system) = self.open_conversation(session_id).await?;
         let fixed = estimate_fixed(&system, &self.tool_specs(true));
         let out = self
             .compactor(&rec)
