@@ -310,9 +310,11 @@ fn idle_rss() {
     };
     let peak = field("VmHWM:");
     println!(
-        "idle server ({}): peak RSS {peak:.1} MiB, now {:.1} MiB (target < 30 MiB: {:.2}x of it)",
+        "idle server ({}): peak RSS {peak:.1} MiB, now {:.1} MiB = {:.1} MiB anonymous + {:.1} MiB file-backed (mostly the binary's own pages) (target < 30 MiB: {:.2}x of it)",
         bin.display(),
         field("VmRSS:"),
+        field("RssAnon:"),
+        field("RssFile:"),
         peak / 30.0
     );
     let _ = child.kill();
