@@ -1,0 +1,3 @@
+//! `podcode serve`: the HTTP + SSE API over the engine, and the web page (`assets`).
+
+pub mod assets;
