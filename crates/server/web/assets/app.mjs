@@ -73,7 +73,7 @@ function renderSessions() {
     el("button", { type: "button", class: "open", onclick: () => openSession(s.id), title: s.directory || "" },
       el("span", {}, s.title || "Untitled session"),
       el("small", {}, `${s.agent} · ${ago(s.updated_at)}${s.busy ? " · working" : ""}`)),
-    el("button", { type: "button", class: "delete", title: "Delete this session", "aria-label": `Delete ${s.title || "session"}`, onclick: () => deleteSession(s) }, "🗑")));
+    el("button", { type: "button", class: "delete", title: "Delete this session", "aria-label": `Delete ${s.title || "session"}`, onclick: () => deleteSession(s) }, "✕")));
   if (!items.length) items.push(el("li", { class: "empty" }, "No sessions yet."));
   ui.list.replaceChildren(...items);
 }
