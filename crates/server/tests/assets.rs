@@ -45,7 +45,10 @@ async fn the_page_and_its_assets_are_served_with_types_policy_and_revalidation()
         let index = get(port, "/", "");
         let files: Vec<_> = assets::ASSETS
             .iter()
-            .map(|a| (a, get(port, &format!("/assets/{}", a.path), "")))
+            .filter_map(|(p, b)| {
+                p.strip_prefix("assets/")
+                    .map(|rel| (rel, *b, get(port, &format!("/assets/{rel}"), "")))
+            })
             .collect();
         (index, files)
     })
@@ -67,37 +70,45 @@ async fn the_page_and_its_assets_are_served_with_types_policy_and_revalidation()
         String::from_utf8_lossy(&body).contains("<script type=\"module\" src=\"/assets/app.mjs\">")
     );
 
-    for (asset, (status, head, body)) in &files {
-        assert_eq!(*status, 200, "{}", asset.path);
-        assert!(
-            head.contains(&format!("content-type: {}", asset.content_type)),
-            "{head}"
-        );
+    assert!(files.len() >= 8, "{} files under web/assets", files.len());
+    for (path, bytes, (status, head, body)) in &files {
+        assert_eq!(*status, 200, "{path}");
+        let ty = format!("content-type: {}", assets::content_type(path));
+        assert!(head.contains(&ty), "{head}");
         assert!(head.contains("cache-control: no-cache"), "{head}");
-        assert_eq!(body.as_slice(), asset.body, "{}", asset.path);
+        assert!(head.contains("etag: \""), "{head}");
+        assert_eq!(body.as_slice(), *bytes, "{path}");
     }
-    // Each script the page imports is embedded.
-    let app = files
-        .iter()
-        .find(|(a, _)| a.path == "app.mjs")
-        .expect("app.mjs");
-    let app = String::from_utf8_lossy(&app.1.2).into_owned();
-    for import in app.split("from \"./").skip(1) {
-        let name = import.split('"').next().unwrap_or_default();
-        assert!(
-            assets::find(name).is_some(),
-            "app.mjs imports {name}, which is not embedded"
-        );
+    assert_eq!(
+        assets::content_type("app.mjs"),
+        "text/javascript; charset=utf-8"
+    );
+    // Every module a script imports is embedded.
+    for (path, _, (_, _, body)) in files.iter().filter(|(p, _, _)| p.ends_with(".mjs")) {
+        let text = String::from_utf8_lossy(body);
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        for import in text.split("from \"./").skip(1) {
+            let name = import.split('"').next().unwrap_or_default();
+            let full = if dir.is_empty() {
+                format!("assets/{name}")
+            } else {
+                format!("assets/{dir}/{name}")
+            };
+            assert!(
+                assets::file(&full).is_some(),
+                "{path} imports {name}: not embedded"
+            );
+        }
     }
 
-    let (status, head, _) = files[0].1.clone();
+    let (status, head, _) = files[0].2.clone();
     assert_eq!(status, 200);
     let tag = head
         .lines()
         .find_map(|l| l.strip_prefix("etag: "))
         .expect("etag")
         .to_string();
-    let path = format!("/assets/{}", files[0].0.path);
+    let path = format!("/assets/{}", files[0].0);
     let (again, none) = tokio::task::spawn_blocking(move || {
         (
             get(port, &path, &format!("If-None-Match: {tag}\r\n")),

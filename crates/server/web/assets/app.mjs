@@ -177,14 +177,20 @@ async function send() {
   if (!text) return;
   if (state.busy) { showError(new Error("A turn is running: wait for it, or press Esc to stop it.")); return; }
   ui.send.disabled = true;
+  let bubble = null;
   try {
     const id = state.current || (await newSession());
+    // Shown before the request: the turn's first events can arrive before its answer.
+    bubble = transcript.user(text);
+    setBusy(true);
     await api("POST", `/api/sessions/${encodeURIComponent(id)}/prompt`, { text });
-    transcript.user(text);
     ui.prompt.value = "";
     autosize();
-    setBusy(true);
-  } catch (e) { showError(e); } finally { ui.send.disabled = false; }
+  } catch (e) {
+    bubble?.remove();
+    setBusy(false);
+    showError(e);
+  } finally { ui.send.disabled = false; }
 }
 
 async function abort() {

@@ -53,6 +53,7 @@ export class Transcript {
     if (files && files.length) box.append(el("div", { class: "note" }, `attached: ${files.join(", ")}`));
     this.root.append(box);
     this.follow(stick);
+    return box;
   }
 
   note(text, error = false) {
