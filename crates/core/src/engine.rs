@@ -37,6 +37,8 @@ pub struct Engine {
     pub(crate) sandbox_helper: Option<PathBuf>,
     /// Agent profiles (built-ins, agent files, config), read on first use.
     agents: OnceLock<Arc<AgentCatalog>>,
+    /// The event log (`event_log.rs`), started by the first `serving::event_log` call.
+    pub(crate) event_log: OnceLock<Arc<crate::event_log::EventLog>>,
 }
 
 /// What a session records about where it runs.
@@ -81,6 +83,7 @@ impl Engine {
             bus,
             sandbox_helper: std::env::var_os("PODCODE_SANDBOX_HELPER").map(PathBuf::from),
             agents: OnceLock::new(),
+            event_log: OnceLock::new(),
         })
     }
 

@@ -12,9 +12,11 @@ mod changes;
 mod choices;
 mod engine;
 mod error;
+mod event_log;
 mod history;
 mod listing;
 mod sandbox;
+mod serving;
 mod session;
 mod sources;
 mod task;
@@ -26,6 +28,7 @@ pub use changes::{ChangeEntry, conflict_text, unified_diff};
 pub use choices::Choice;
 pub use engine::{Engine, NewSessionSpec};
 pub use error::EngineError;
+pub use event_log::{EventLog, LoggedEvent, event_type};
 pub use history::{ToolCallView, TranscriptItem, format_time};
 pub use sandbox::{SandboxReport, SandboxRun};
 /// The sandbox helper and kernel probe, for the binary's hidden `__sandbox-exec` and
@@ -50,5 +53,6 @@ pub use podcode_agent::{AgentCatalog, AgentMode, AgentProblem, AgentProfile, Cat
 /// Stored rows and tool-call types front ends read through the engine.
 pub use podcode_config::Dirs;
 pub use podcode_mcp::ServerStatus;
+pub use podcode_providers::{ModelInfo, Prices};
 pub use podcode_store::{ApprovalRow, SessionRow, ToolCallState, WorktreeRow};
 pub use podcode_tools::{CallOutcome, CallStatus, LoadProblem, ProblemLevel};

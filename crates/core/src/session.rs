@@ -178,6 +178,9 @@ impl Engine {
         let (events, _) = broadcast::channel(SESSION_EVENTS);
         let (ops, op_rx) = mpsc::unbounded_channel();
         let port = Port::new(events, Some(ops));
+        if let Some(log) = self.event_log.get() {
+            log.attach(&id, &port);
+        }
         let driver = Arc::new(Driver {
             engine: self.clone(),
             sets,

@@ -154,6 +154,28 @@ pub fn catalog_entry(model: &ModelRef) -> Option<ModelInfo> {
     cat.values().find_map(|t| find_in(t, last))
 }
 
+/// Every model Podcode knows: the catalog's and those declared under
+/// `[provider.<name>.models."<id>"]`, each as `provider/model-id` with the config's override
+/// on top, sorted by id.
+pub fn known_models(config: &Config) -> Vec<(String, ModelInfo)> {
+    let mut refs: std::collections::BTreeSet<(String, String)> = catalog()
+        .iter()
+        .flat_map(|(p, models)| models.keys().map(move |m| (p.clone(), m.clone())))
+        .collect();
+    for (p, provider) in &config.provider {
+        refs.extend(provider.models.keys().map(|m| (p.clone(), m.clone())));
+    }
+    let mut out: Vec<(String, ModelInfo)> = refs
+        .into_iter()
+        .map(|(provider, model)| {
+            let id = format!("{provider}/{model}");
+            (id, model_info(config, &ModelRef { provider, model }))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
 /// What Podcode knows about `model`: the catalog's entry with the config's override on top,
 /// or the fallback (then `known` is false: show [`unknown_model_warning`] once).
 pub fn model_info(config: &Config, model: &ModelRef) -> ModelInfo {

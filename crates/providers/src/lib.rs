@@ -30,7 +30,9 @@ pub mod testing;
 
 pub use anthropic::{ANTHROPIC_BASE_URL, AnthropicClient, DEFAULT_MAX_TOKENS};
 pub use api::*;
-pub use catalog::{ModelInfo, Prices, catalog_entry, model_info, unknown_model_warning};
+pub use catalog::{
+    ModelInfo, Prices, catalog_entry, known_models, model_info, unknown_model_warning,
+};
 pub use endpoint::{Endpoint, WireProtocol};
 pub use openai::OpenAiClient;
 pub use resolve::{

@@ -1,3 +1,264 @@
-//! `podcode serve`: the HTTP + SSE API over the engine, and the web page (`assets`).
+//! `podcode serve`: the engine behind an HTTP + Server-Sent Events API, and the web page.
+//!
+//! A front end like the TUI: it depends on `podcode-core` and `podcode-protocol` only.
+//! `Server::bind` checks the address and token and binds; `run` serves until the shutdown
+//! future resolves, then ends every event stream, closes the sessions it drove and stops
+//! the engine's plugin hosts and MCP servers. Requests flow: `auth` (bearer token) ▸ a
+//! handler (`api_*`) ▸ the engine (`AppState` holds the sessions this server drives) ▸ an
+//! answer; what a turn does flows back as events through the event log to `events`' SSE
+//! streams. The contract is docs/server-api.md; `/openapi.json` is generated from the
+//! handlers' annotations and the `dto` types by the same router that serves them.
 
+mod api_catalog;
+mod api_changes;
+mod api_sessions;
 pub mod assets;
+mod auth;
+mod dto;
+mod error;
+mod events;
+mod state;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use podcode_core::Engine;
+use tokio::net::TcpListener;
+use utoipa::OpenApi;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub use api_catalog::{MASK, mask};
+pub use api_sessions::{BUSY_TEXT, RESOLVED_TEXT};
+pub use assets::NO_PAGE;
+pub use auth::{TOKEN_ENV, new_token};
+pub use error::ErrorBody;
+pub use state::DEFAULT_AGENT;
+
+use crate::state::AppState;
+
+/// Why the server could not start (user-facing).
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error(
+        "refusing to listen on {0} without a token you chose: anyone who can reach this address \
+         could drive the agent. Set {TOKEN_ENV} to a long random secret, or leave out --host to \
+         stay on 127.0.0.1"
+    )]
+    TokenRequired(SocketAddr),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("cannot make a token: {0}")]
+    Token(String),
+    #[error("{0}")]
+    Engine(#[from] podcode_core::EngineError),
+    #[error("the server stopped: {0}")]
+    Serve(std::io::Error),
+}
+
+/// Where and how to listen.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// An IP address or a host name (`127.0.0.1` by default).
+    pub host: String,
+    /// 0: a free port.
+    pub port: u16,
+    /// The token clients must send; `None`: a random one. Required for a non-loopback host.
+    pub token: Option<String>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            port: 0,
+            token: None,
+        }
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Podcode server API",
+        description = "Drive Podcode sessions over HTTP; follow them over Server-Sent Events. \
+            Every /api route needs `Authorization: Bearer <token>` (the event streams also take \
+            `?token=`). See docs/server-api.md."
+    ),
+    modifiers(&BearerAuth),
+    tags(
+        (name = "sessions", description = "Stored and open sessions"),
+        (name = "drive", description = "Prompt, abort, model and agent, permission replies"),
+        (name = "changes", description = "The change journal: list, diff, revert"),
+        (name = "events", description = "Server-Sent Events"),
+        (name = "workspace", description = "Tools, plugins, MCP servers, config, models, agents"),
+    )
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        openapi.security = Some(vec![utoipa::openapi::security::SecurityRequirement::new(
+            "bearer",
+            Vec::<String>::new(),
+        )]);
+    }
+}
+
+/// The API routes and their OpenAPI document, from one registration.
+fn api() -> (Router<Arc<AppState>>, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(api_catalog::info))
+        .routes(routes!(
+            api_sessions::list_sessions,
+            api_sessions::create_session
+        ))
+        .routes(routes!(
+            api_sessions::get_session,
+            api_sessions::delete_session
+        ))
+        .routes(routes!(api_sessions::export_session))
+        .routes(routes!(api_sessions::prompt))
+        .routes(routes!(api_sessions::abort))
+        .routes(routes!(api_sessions::set_model))
+        .routes(routes!(api_sessions::set_agent))
+        .routes(routes!(api_sessions::list_asks))
+        .routes(routes!(api_sessions::reply_ask))
+        .routes(routes!(api_changes::list_changes))
+        .routes(routes!(api_changes::get_change))
+        .routes(routes!(api_changes::revert))
+        .routes(routes!(events::session_events))
+        .routes(routes!(events::all_events))
+        .routes(routes!(api_catalog::tools))
+        .routes(routes!(api_catalog::plugins))
+        .routes(routes!(api_catalog::mcp))
+        .routes(routes!(api_catalog::config))
+        .routes(routes!(api_catalog::models))
+        .routes(routes!(api_catalog::agents))
+        .split_for_parts()
+}
+
+/// The OpenAPI document `/openapi.json` serves.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    api().1
+}
+
+/// A bound server, not yet serving.
+pub struct Server {
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: Arc<AppState>,
+}
+
+impl Server {
+    /// Checks the options, starts the event log and binds. A non-loopback address needs a
+    /// token the user chose.
+    pub async fn bind(engine: Arc<Engine>, opts: ServeOptions) -> Result<Server, ServerError> {
+        let target = format!("{}:{}", opts.host, opts.port);
+        let listener = TcpListener::bind((opts.host.as_str(), opts.port))
+            .await
+            .map_err(|source| ServerError::Bind {
+                addr: target.clone(),
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| ServerError::Bind {
+            addr: target,
+            source,
+        })?;
+        let token = match opts.token.filter(|t| !t.is_empty()) {
+            Some(t) => t,
+            None if addr.ip().is_loopback() => {
+                new_token().map_err(|e| ServerError::Token(e.to_string()))?
+            }
+            None => return Err(ServerError::TokenRequired(addr)),
+        };
+        let log = engine.event_log()?;
+        let state = Arc::new(AppState::new(engine, token, log));
+        Ok(Server {
+            listener,
+            addr,
+            state,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+    pub fn token(&self) -> &str {
+        &self.state.token
+    }
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+    /// The page's address with the token in the fragment (never sent to the server).
+    pub fn page_url(&self) -> String {
+        format!("{}/#token={}", self.url(), self.state.token)
+    }
+
+    /// Serves until `shutdown` resolves, then ends the event streams, closes the sessions
+    /// it drove and shuts the engine's tool sources down.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServerError> {
+        let state = self.state.clone();
+        let stop = state.stop.clone();
+        let (api, doc) = api();
+        let doc = Arc::new(doc);
+        let api = api
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                auth::require_token,
+            ))
+            .with_state(state.clone());
+        let app = Router::new()
+            .route("/", get(assets::index))
+            .route("/assets/{*path}", get(assets::asset))
+            .route(
+                "/openapi.json",
+                get(move || {
+                    let doc = doc.clone();
+                    async move { axum::Json(doc.as_ref().clone()) }
+                }),
+            )
+            .merge(api)
+            .fallback(|| async {
+                (
+                    StatusCode::NOT_FOUND,
+                    axum::Json(ErrorBody {
+                        error: "no such route (see /openapi.json)".into(),
+                    }),
+                )
+                    .into_response()
+            });
+        let graceful = stop.clone();
+        let served = axum::serve(self.listener, app)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                // Event streams never end by themselves: end them so the server can stop.
+                graceful.cancel();
+            })
+            .await;
+        stop.cancel();
+        state.close_all().await;
+        state.engine.shutdown().await;
+        served.map_err(ServerError::Serve)
+    }
+}

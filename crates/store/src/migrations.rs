@@ -120,6 +120,19 @@ const MIGRATIONS: &[&str] = &[
         created_at  INTEGER NOT NULL
     );
     "#,
+    // 5: the event log. Every event of a session `podcode serve` drives, in order, so a
+    // client that reconnects replays what it missed. `seq` is the stream's event id:
+    // AUTOINCREMENT so an id is never reused, even after a session's rows are deleted.
+    r#"
+    CREATE TABLE events (
+        seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id  TEXT NOT NULL,
+        type        TEXT NOT NULL,
+        data        TEXT NOT NULL,
+        time        INTEGER NOT NULL
+    );
+    CREATE INDEX events_session ON events(session_id, seq);
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -52,7 +52,7 @@ fn open_creates_parent_dirs_uses_wal_and_is_idempotent() {
     let version: i64 = raw
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
 }
 
 #[test]

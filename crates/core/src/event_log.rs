@@ -1,0 +1,170 @@
+//! The event log: every event of the sessions a server drives, numbered and kept in the
+//! store (`events` table), so a client that reconnects replays exactly what it missed.
+//!
+//! Flow: `Engine::event_log` starts it once; from then on each session `open_session`
+//! opens is attached: a small task drains the session's broadcast into one unbounded
+//! queue, tagged with the session id (so it never lags behind a busy turn). One writer task
+//! takes whatever is queued, appends it to the store in one transaction (off the async
+//! threads, so the agent loop is never slowed by SQLite), and only then publishes each
+//! event with its `seq` on the live stream. Publishing after the commit, by one writer, in
+//! `seq` order, is what makes "replay from the store, then continue live" gapless: a reader
+//! subscribes first, reads the store after its last id, then skips live events it already
+//! replayed.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use podcode_protocol::Event;
+use podcode_store::{NewEvent, Store};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::error::EngineError;
+use crate::session::Port;
+
+/// Live events a slow reader may fall behind by before it must catch up from the store.
+const LIVE_EVENTS: usize = 8192;
+/// Most events written in one transaction.
+const BATCH: usize = 1024;
+
+/// One logged event: its id in the log, the (top-level) session it belongs to, the event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedEvent {
+    pub seq: i64,
+    pub session_id: String,
+    pub event: Event,
+}
+
+/// The event's type name: the `type` tag of its JSON (`text_delta`, `tool_started`, …).
+pub fn event_type(event: &Event) -> String {
+    serde_json::to_value(event)
+        .ok()
+        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_string))
+        .unwrap_or_default()
+}
+
+pub struct EventLog {
+    store: Arc<Store>,
+    queue: mpsc::UnboundedSender<(String, Event)>,
+    live: broadcast::Sender<Arc<LoggedEvent>>,
+    /// The newest `seq` published live (set after it was sent).
+    head: Arc<AtomicI64>,
+}
+
+impl EventLog {
+    /// Starts the writer (needs a Tokio runtime).
+    pub(crate) fn start(store: Arc<Store>) -> Result<Arc<EventLog>, EngineError> {
+        let (queue, rx) = mpsc::unbounded_channel();
+        let (live, _) = broadcast::channel(LIVE_EVENTS);
+        let head = Arc::new(AtomicI64::new(store.last_event_seq()?));
+        tokio::spawn(write(store.clone(), rx, live.clone(), head.clone()));
+        Ok(Arc::new(EventLog {
+            store,
+            queue,
+            live,
+            head,
+        }))
+    }
+
+    /// The newest event already published live. A reader that reads this, then
+    /// subscribes, then replays `since(head)` from the store misses nothing: an event
+    /// published in between is committed, so the store has it.
+    pub fn head(&self) -> i64 {
+        self.head.load(Ordering::SeqCst)
+    }
+
+    /// Logs every event of a session's stream from now on.
+    pub(crate) fn attach(&self, session_id: &str, port: &Port) {
+        let mut events = port.subscribe();
+        let queue = self.queue.clone();
+        let id = session_id.to_string();
+        tokio::spawn(async move {
+            loop {
+                match events.recv().await {
+                    Ok(e) => {
+                        if queue.send((id.clone(), e)).is_err() {
+                            break;
+                        }
+                    }
+                    // Only possible if this task was starved for a whole buffer of events:
+                    // say so in the log itself rather than pretend nothing was lost.
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        let message = format!("{n} events of this session were not logged");
+                        let _ = queue.send((id.clone(), Event::Warning { message }));
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+    }
+
+    /// Logged events as they are written, in `seq` order. A receiver that lags gets
+    /// `Lagged`: read the missed ones with `since`.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<LoggedEvent>> {
+        self.live.subscribe()
+    }
+
+    /// Up to `limit` logged events after `after` (of one session, or all), oldest first.
+    /// A row this build cannot read (written by a newer one) is skipped.
+    pub fn since(
+        &self,
+        after: i64,
+        session_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<LoggedEvent>, EngineError> {
+        let rows = self.store.events_after(after, session_id, limit)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                let event = serde_json::from_str(&r.data).ok()?;
+                Some(LoggedEvent {
+                    seq: r.seq,
+                    session_id: r.session_id,
+                    event,
+                })
+            })
+            .collect())
+    }
+}
+
+async fn write(
+    store: Arc<Store>,
+    mut rx: mpsc::UnboundedReceiver<(String, Event)>,
+    live: broadcast::Sender<Arc<LoggedEvent>>,
+    head: Arc<AtomicI64>,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match rx.try_recv() {
+                Ok(e) => batch.push(e),
+                Err(_) => break,
+            }
+        }
+        let rows: Vec<NewEvent> = batch
+            .iter()
+            .map(|(session_id, event)| NewEvent {
+                session_id: session_id.clone(),
+                kind: event_type(event),
+                data: serde_json::to_string(event).unwrap_or_default(),
+            })
+            .collect();
+        let db = store.clone();
+        let written = tokio::task::spawn_blocking(move || db.append_events(&rows)).await;
+        match written {
+            Ok(Ok(seqs)) => {
+                for (seq, (session_id, event)) in seqs.into_iter().zip(batch) {
+                    let _ = live.send(Arc::new(LoggedEvent {
+                        seq,
+                        session_id,
+                        event,
+                    }));
+                    head.store(seq, Ordering::SeqCst);
+                }
+            }
+            // Events without a place in the log cannot be replayed or numbered; the turn
+            // itself is recorded in the store as always.
+            Ok(Err(e)) => eprintln!("podcode: could not write the event log: {e}"),
+            Err(e) => eprintln!("podcode: could not write the event log: {e}"),
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! Session routes: list, create, get (with the transcript and open asks), delete, export,
+//! and driving one: prompt, abort, model and agent, permission replies.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use podcode_protocol::{Op, PermissionReply};
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::IntoParams;
+
+use crate::dto::{
+    Accepted, AgentRequest, AskReply, CreateSession, ModelRequest, PromptRequest, Resolved,
+    SessionDetail, SessionInfo,
+};
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::state::{AppState, Live, NewSession};
+
+/// The text of a second prompt while a turn runs (user-facing).
+pub const BUSY_TEXT: &str = "a turn is running: abort it or wait for it to finish";
+/// The text of a late permission reply (user-facing).
+pub const RESOLVED_TEXT: &str = "already resolved";
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct ListQuery {
+    /// Also list `podcode tool call` sessions and sub-agent sessions.
+    #[serde(default)]
+    pub all: bool,
+}
+
+async fn info_of(live: &Live) -> SessionInfo {
+    let s = &live.session;
+    SessionInfo {
+        id: s.id().to_string(),
+        title: s.title().to_string(),
+        agent: s.agent().await,
+        model: Some(s.model().await),
+        directory: s.directory().display().to_string(),
+        worktree: s.worktree().map(|p| p.display().to_string()),
+        parent_id: None,
+        created_at: 0,
+        updated_at: 0,
+        open: true,
+        busy: live.busy(),
+    }
+}
+
+/// A stored session's info, with the live state when the server drives it.
+async fn session_info(state: &AppState, id: &str) -> ApiResult<SessionInfo> {
+    let row = state.engine.session(id)?;
+    let mut info = SessionInfo::from_row(&row);
+    if let Some(live) = state.live(id).await {
+        let now = info_of(&live).await;
+        info = SessionInfo {
+            parent_id: info.parent_id,
+            created_at: info.created_at,
+            updated_at: info.updated_at,
+            // The title the first prompt gave it is in the store.
+            title: info.title,
+            ..now
+        };
+    }
+    Ok(info)
+}
+
+#[utoipa::path(get, path = "/api/sessions", tag = "sessions", params(ListQuery),
+    responses((status = 200, description = "Newest first", body = Vec<SessionInfo>),
+        (status = 401, body = ErrorBody)))]
+pub async fn list_sessions(
+    State(state): State<Arc<AppState>>,
+    Query(q): Query<ListQuery>,
+) -> ApiResult<Json<Vec<SessionInfo>>> {
+    let rows = state.engine.sessions(q.all)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows.iter().filter(|r| q.all || r.parent_id.is_none()) {
+        let mut info = SessionInfo::from_row(row);
+        if let Some(live) = state.live(&row.id).await {
+            info.open = true;
+            info.busy = live.busy();
+            info.agent = live.session.agent().await;
+            info.model = Some(live.session.model().await);
+        }
+        out.push(info);
+    }
+    Ok(Json(out))
+}
+
+#[utoipa::path(post, path = "/api/sessions", tag = "sessions", request_body = CreateSession,
+    responses((status = 201, body = SessionInfo),
+        (status = 400, description = "Unknown agent, no usable model, or not a git repository for `worktree`", body = ErrorBody),
+        (status = 401, body = ErrorBody)))]
+pub async fn create_session(
+    State(state): State<Arc<AppState>>,
+    body: Option<Json<CreateSession>>,
+) -> ApiResult<(StatusCode, Json<SessionInfo>)> {
+    let spec = body.map(|Json(b)| b).unwrap_or_default();
+    let live = state
+        .create(NewSession {
+            title: spec.title.unwrap_or_default(),
+            agent: spec.agent,
+            model: spec.model,
+            worktree: spec.worktree,
+        })
+        .await?;
+    let info = session_info(&state, live.session.id()).await?;
+    Ok((StatusCode::CREATED, Json(info)))
+}
+
+#[utoipa::path(get, path = "/api/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "Session id")),
+    responses((status = 200, body = SessionDetail),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_session(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<SessionDetail>> {
+    let session = session_info(&state, &id).await?;
+    let (items, _) = state.engine.transcript(&id)?;
+    let usage = state.engine.session_usage(&id)?;
+    let asks = match state.live(&id).await {
+        Some(live) => open_asks(&live),
+        None => Vec::new(),
+    };
+    Ok(Json(SessionDetail {
+        session,
+        usage: usage.into(),
+        transcript: items.into_iter().map(Into::into).collect(),
+        asks,
+    }))
+}
+
+fn open_asks(live: &Live) -> Vec<Value> {
+    live.session
+        .port()
+        .open_asks()
+        .iter()
+        .filter_map(|e| serde_json::to_value(e).ok())
+        .collect()
+}
+
+#[utoipa::path(delete, path = "/api/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "Session id")),
+    responses((status = 204, description = "Deleted (files on disk are left as they are)"),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn delete_session(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    state.engine.session(&id)?;
+    state.close(&id).await;
+    state.engine.delete_session(&id)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(get, path = "/api/sessions/{id}/export", tag = "sessions",
+    params(("id" = String, Path, description = "Session id")),
+    responses((status = 200, description = "Every stored row: session, usage, messages with parts, tool_calls, changes", body = Object),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn export_session(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(state.engine.session_export(&id)?))
+}
+
+#[utoipa::path(post, path = "/api/sessions/{id}/prompt", tag = "drive",
+    params(("id" = String, Path, description = "Session id")), request_body = PromptRequest,
+    responses((status = 202, description = "The turn runs; events report it", body = Accepted),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, description = "A turn is running", body = ErrorBody)))]
+pub async fn prompt(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Json(body): Json<PromptRequest>,
+) -> ApiResult<(StatusCode, Json<Accepted>)> {
+    if body.text.trim().is_empty() {
+        return Err(ApiError::BadRequest("the prompt is empty".into()));
+    }
+    let live = state.open(&id).await?;
+    if !live.claim_turn() {
+        return Err(ApiError::Conflict(BUSY_TEXT.into()));
+    }
+    live.session.send(Op::Prompt {
+        session_id: id.clone(),
+        text: body.text,
+        files: body.files,
+    });
+    Ok(accepted(id))
+}
+
+fn accepted(session_id: String) -> (StatusCode, Json<Accepted>) {
+    (StatusCode::ACCEPTED, Json(Accepted { session_id }))
+}
+
+#[utoipa::path(post, path = "/api/sessions/{id}/abort", tag = "drive",
+    params(("id" = String, Path, description = "Session id")),
+    responses((status = 202, description = "Aborting (also when nothing runs)", body = Accepted),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn abort(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<(StatusCode, Json<Accepted>)> {
+    match state.live(&id).await {
+        Some(live) => live.session.send(Op::Abort {
+            session_id: id.clone(),
+        }),
+        None => {
+            state.engine.session(&id)?;
+        }
+    }
+    Ok(accepted(id))
+}
+
+#[utoipa::path(post, path = "/api/sessions/{id}/model", tag = "drive",
+    params(("id" = String, Path, description = "Session id")), request_body = ModelRequest,
+    responses((status = 202, description = "A `configured` event follows", body = Accepted),
+        (status = 400, description = "The model is not usable", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn set_model(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Json(body): Json<ModelRequest>,
+) -> ApiResult<(StatusCode, Json<Accepted>)> {
+    state.engine.session(&id)?;
+    state.engine.check_model(Some(&body.model))?;
+    let live = state.open(&id).await?;
+    live.session.send(Op::SetModel {
+        session_id: id.clone(),
+        model: body.model,
+    });
+    Ok(accepted(id))
+}
+
+#[utoipa::path(post, path = "/api/sessions/{id}/agent", tag = "drive",
+    params(("id" = String, Path, description = "Session id")), request_body = AgentRequest,
+    responses((status = 202, description = "A `configured` event follows", body = Accepted),
+        (status = 400, description = "Unknown agent", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn set_agent(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Json(body): Json<AgentRequest>,
+) -> ApiResult<(StatusCode, Json<Accepted>)> {
+    state.engine.session(&id)?;
+    state
+        .engine
+        .agents()
+        .resolve(&body.agent)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let live = state.open(&id).await?;
+    live.session.send(Op::SetAgent {
+        session_id: id.clone(),
+        agent: body.agent,
+    });
+    Ok(accepted(id))
+}
+
+#[utoipa::path(get, path = "/api/sessions/{id}/asks", tag = "drive",
+    params(("id" = String, Path, description = "Session id")),
+    responses((status = 200, description = "Open permission asks (`permission_asked` events), oldest first", body = Vec<Object>),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn list_asks(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Vec<Value>>> {
+    match state.live(&id).await {
+        Some(live) => Ok(Json(open_asks(&live))),
+        None => {
+            state.engine.session(&id)?;
+            Ok(Json(Vec::new()))
+        }
+    }
+}
+
+/// `once`, `always` or `reject` (+ feedback) as the engine's reply.
+fn parse_reply(body: AskReply) -> ApiResult<PermissionReply> {
+    let feedback = body.feedback.filter(|f| !f.trim().is_empty());
+    match body.reply.as_str() {
+        "once" => Ok(PermissionReply::Once),
+        "always" => Ok(PermissionReply::Always),
+        "reject" => Ok(PermissionReply::Reject { feedback }),
+        other => Err(ApiError::BadRequest(format!(
+            "unknown reply {other:?}: use once, always or reject"
+        ))),
+    }
+}
+
+#[utoipa::path(post, path = "/api/sessions/{id}/asks/{request_id}", tag = "drive",
+    params(("id" = String, Path, description = "Session id"),
+        ("request_id" = String, Path, description = "The ask's request_id")),
+    request_body = AskReply,
+    responses((status = 200, description = "This reply settled the ask", body = Resolved),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "Already resolved (another reply was first), or no such ask", body = ErrorBody)))]
+pub async fn reply_ask(
+    State(state): State<Arc<AppState>>,
+    Path((id, request_id)): Path<(String, String)>,
+    Json(body): Json<AskReply>,
+) -> ApiResult<Json<Resolved>> {
+    let reply = parse_reply(body)?;
+    let Some(live) = state.live(&id).await else {
+        state.engine.session(&id)?;
+        return Err(ApiError::Conflict(RESOLVED_TEXT.into()));
+    };
+    if live.session.port().reply(&request_id, reply) {
+        Ok(Json(Resolved { resolved: true }))
+    } else {
+        Err(ApiError::Conflict(RESOLVED_TEXT.into()))
+    }
+}

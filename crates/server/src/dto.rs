@@ -1,0 +1,467 @@
+//! The API's JSON shapes (requests and responses), with the OpenAPI schema derived from
+//! them, and their conversion from the engine's types. Events and permission requests are
+//! the engine's own JSON (podcode-protocol's serde form), described here as objects.
+
+use podcode_core::{ChangeEntry, SessionRow, ToolCallView, TranscriptItem};
+use podcode_protocol::{RecordedChange, RevertReport, StepUsage};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// A session as lists and pages show it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SessionInfo {
+    pub id: String,
+    pub title: String,
+    pub agent: String,
+    /// `provider/model-id`; null when never set.
+    pub model: Option<String>,
+    /// Where it works (its worktree, if it has one).
+    pub directory: String,
+    /// The worktree root of a worktree session.
+    pub worktree: Option<String>,
+    /// Set on sub-agent sessions.
+    pub parent_id: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// Driven by this server now.
+    pub open: bool,
+    /// A turn is running.
+    pub busy: bool,
+}
+
+impl SessionInfo {
+    pub fn from_row(row: &SessionRow) -> Self {
+        Self {
+            id: row.id.clone(),
+            title: row.title.clone(),
+            agent: row.agent.clone(),
+            model: row.model.clone(),
+            directory: row.cwd.clone(),
+            worktree: None,
+            parent_id: row.parent_id.clone(),
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            open: false,
+            busy: false,
+        }
+    }
+}
+
+/// `POST /api/sessions`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct CreateSession {
+    pub title: Option<String>,
+    /// Default `build`.
+    pub agent: Option<String>,
+    /// `provider/model-id`; default: the agent's, then the config's.
+    pub model: Option<String>,
+    /// Work in a git worktree of its own.
+    #[serde(default)]
+    pub worktree: bool,
+}
+
+/// A session's token and cost totals (`cost` in USD, null when unknown).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub reasoning_tokens: u64,
+    pub cost: Option<f64>,
+}
+
+impl From<StepUsage> for Usage {
+    fn from(u: StepUsage) -> Self {
+        Self {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_tokens: u.cache_read_tokens,
+            cache_write_tokens: u.cache_write_tokens,
+            reasoning_tokens: u.reasoning_tokens,
+            cost: u.cost,
+        }
+    }
+}
+
+/// One entry of a stored conversation.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Transcript {
+    User {
+        text: String,
+        files: Vec<String>,
+    },
+    Assistant {
+        message_id: String,
+        text: String,
+    },
+    Reasoning {
+        message_id: String,
+        text: String,
+    },
+    Tool {
+        call_id: String,
+        tool: String,
+        title: String,
+        /// `running`, `completed`, `failed`, `denied`, `interrupted`, `timed_out`.
+        state: String,
+        elapsed_ms: u64,
+        /// The output, or the error text of a failed call.
+        output: String,
+        attachments: usize,
+        spill_path: Option<String>,
+        /// The diff of the file change it made, if any.
+        diff: Option<String>,
+    },
+}
+
+impl From<TranscriptItem> for Transcript {
+    fn from(item: TranscriptItem) -> Self {
+        match item {
+            TranscriptItem::User { text, files } => Self::User { text, files },
+            TranscriptItem::Assistant { message_id, text } => Self::Assistant { message_id, text },
+            TranscriptItem::Reasoning { message_id, text } => Self::Reasoning { message_id, text },
+            TranscriptItem::Tool(ToolCallView {
+                call_id,
+                tool,
+                title,
+                state,
+                elapsed_ms,
+                output,
+                attachments,
+                spill_path,
+                diff,
+            }) => Self::Tool {
+                call_id,
+                tool,
+                title,
+                state: state.as_str().to_string(),
+                elapsed_ms,
+                output,
+                attachments,
+                spill_path,
+                diff,
+            },
+        }
+    }
+}
+
+/// `GET /api/sessions/{id}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionDetail {
+    pub session: SessionInfo,
+    pub usage: Usage,
+    pub transcript: Vec<Transcript>,
+    /// Open permission asks (`permission_asked` events), oldest first.
+    #[schema(value_type = Vec<Object>)]
+    pub asks: Vec<Value>,
+}
+
+/// `POST /api/sessions/{id}/prompt`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PromptRequest {
+    pub text: String,
+    /// Files to attach (read through the `read` tool, with its permission rules).
+    #[serde(default)]
+    pub files: Vec<String>,
+}
+
+/// The answer to an accepted op: it runs in the engine; events report the outcome.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Accepted {
+    pub session_id: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ModelRequest {
+    /// `provider/model-id`.
+    pub model: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AgentRequest {
+    pub agent: String,
+}
+
+/// The answer to a permission ask.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AskReply {
+    /// `once`, `always` or `reject`.
+    pub reply: String,
+    /// With `reject`: what the model should do instead (it reads this).
+    pub feedback: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Resolved {
+    pub resolved: bool,
+}
+
+/// One change in the Changes list.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChangeSummary {
+    pub id: String,
+    /// Absolute path.
+    pub file: String,
+    /// Relative to the working directory when inside it.
+    pub display: String,
+    /// `create`, `modify` or `delete`.
+    pub op: String,
+    pub time: i64,
+    pub reverted: bool,
+    pub additions: usize,
+    pub deletions: usize,
+}
+
+/// The changes one tool call made.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChangeCall {
+    /// Null for revert records.
+    pub call_id: Option<String>,
+    /// `edit — src/a.rs`.
+    pub label: String,
+    pub changes: Vec<ChangeSummary>,
+}
+
+/// The changes of one prompt's turn, by tool call.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChangePrompt {
+    /// The user message; null for changes made before any prompt.
+    pub message_id: Option<String>,
+    /// Its first line.
+    pub text: Option<String>,
+    pub calls: Vec<ChangeCall>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChangeList {
+    pub prompts: Vec<ChangePrompt>,
+}
+
+/// Groups the Changes view's entries (already in call order) by prompt, then call.
+pub fn group_changes(entries: Vec<ChangeEntry>) -> ChangeList {
+    let mut prompts: Vec<ChangePrompt> = Vec::new();
+    for e in entries {
+        let (message_id, text) = match &e.turn {
+            Some((id, text)) => (Some(id.clone()), Some(text.clone())),
+            None => (None, None),
+        };
+        let (additions, deletions) = count_lines(&e.diff);
+        let summary = ChangeSummary {
+            id: e.change.id.clone(),
+            file: e.change.file.clone(),
+            display: e.display.clone(),
+            op: e.change.op.as_str().to_string(),
+            time: e.change.time,
+            reverted: e.reverted,
+            additions,
+            deletions,
+        };
+        let prompt = match prompts.iter().position(|p| p.message_id == message_id) {
+            Some(i) => &mut prompts[i],
+            None => {
+                prompts.push(ChangePrompt {
+                    message_id,
+                    text,
+                    calls: Vec::new(),
+                });
+                let last = prompts.len() - 1;
+                &mut prompts[last]
+            }
+        };
+        match prompt
+            .calls
+            .iter_mut()
+            .find(|c| c.call_id == e.change.call_id)
+        {
+            Some(call) => call.changes.push(summary),
+            None => prompt.calls.push(ChangeCall {
+                call_id: e.change.call_id.clone(),
+                label: e.call_label.clone(),
+                changes: vec![summary],
+            }),
+        }
+    }
+    ChangeList { prompts }
+}
+
+/// Added and removed lines of a unified diff.
+fn count_lines(diff: &str) -> (usize, usize) {
+    let mut add = 0;
+    let mut del = 0;
+    for line in diff.lines() {
+        if line.starts_with('+') && !line.starts_with("+++") {
+            add += 1;
+        } else if line.starts_with('-') && !line.starts_with("---") {
+            del += 1;
+        }
+    }
+    (add, del)
+}
+
+/// One journaled change with its contents and diff.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChangeDetail {
+    pub id: String,
+    pub session_id: String,
+    pub call_id: Option<String>,
+    pub file: String,
+    pub display: String,
+    pub op: String,
+    pub time: i64,
+    pub reverted: bool,
+    /// The id of the change this one undid, on a revert record.
+    pub reverts: Option<String>,
+    pub old_content: Option<String>,
+    pub new_content: Option<String>,
+    pub diff: String,
+}
+
+/// What a revert undoes.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RevertTargetBody {
+    /// `change`, `call`, `since_message` or `session`.
+    pub kind: String,
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RevertRequest {
+    pub target: RevertTargetBody,
+    /// Overwrite files that changed since Podcode wrote them.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// A journaled change as a revert reports it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RevertedChange {
+    pub id: String,
+    pub session_id: String,
+    pub call_id: Option<String>,
+    pub file: String,
+    pub op: String,
+    pub old_content: Option<String>,
+    pub new_content: Option<String>,
+    pub time: i64,
+    pub reverts: Option<String>,
+}
+
+impl From<RecordedChange> for RevertedChange {
+    fn from(c: RecordedChange) -> Self {
+        Self {
+            id: c.id,
+            session_id: c.session_id,
+            call_id: c.call_id,
+            file: c.file,
+            op: c.op.as_str().to_string(),
+            old_content: c.old_content,
+            new_content: c.new_content,
+            time: c.time,
+            reverts: c.reverts,
+        }
+    }
+}
+
+/// The file a revert refused to overwrite and how it differs from what Podcode wrote.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Conflict {
+    pub file: String,
+    pub diff: String,
+}
+
+/// How a revert went. With `conflict` set nothing was written: retry with `force`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RevertOutcome {
+    pub reverted: Vec<RevertedChange>,
+    /// Selected changes that were already reverted.
+    pub skipped: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<Conflict>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl From<RevertReport> for RevertOutcome {
+    fn from(r: RevertReport) -> Self {
+        Self {
+            reverted: r.reverted.into_iter().map(Into::into).collect(),
+            skipped: r.skipped,
+            conflict: r.conflict.map(|c| Conflict {
+                file: c.file,
+                diff: c.diff,
+            }),
+            error: r.error,
+        }
+    }
+}
+
+/// `GET /api/info`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServerInfo {
+    pub version: String,
+    pub cwd: String,
+    pub project: String,
+    pub trusted: bool,
+    /// What a new session uses: null when no model is configured.
+    pub model: Option<String>,
+    pub agent: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ModelPrices {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: Option<f64>,
+    pub cache_write: Option<f64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ModelEntry {
+    /// `provider/model-id`.
+    pub id: String,
+    pub provider: String,
+    pub model: String,
+    /// Context window, in tokens.
+    pub context: u64,
+    /// Largest reply, in tokens.
+    pub output: u64,
+    /// USD per million tokens.
+    pub cost: Option<ModelPrices>,
+    pub tools: bool,
+    pub images: bool,
+    pub reasoning: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ModelList {
+    /// The model a new session uses; null when none is usable.
+    pub default: Option<String>,
+    pub models: Vec<ModelEntry>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AgentEntry {
+    pub name: String,
+    pub description: Option<String>,
+    /// `primary`, `subagent` or `all`.
+    pub mode: String,
+    pub model: Option<String>,
+    /// `built-in`, `config`, or the file that defined it.
+    pub source: String,
+    pub hidden: bool,
+    pub disabled: bool,
+}
+
+/// `GET /api/mcp`: one configured MCP server.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct McpServer {
+    pub name: String,
+    pub transport: String,
+    /// `disabled`, `starting`, `ready` or `failed`.
+    pub state: String,
+    pub tools: usize,
+    pub last_error: Option<String>,
+}
