@@ -21,6 +21,7 @@ export class ChangesPanel {
 
   show(sessionId) {
     this.sessionId = sessionId;
+    this.last = null;
     this.result.hidden = true;
     this.body.replaceChildren();
     this.count.hidden = true;
@@ -39,6 +40,10 @@ export class ChangesPanel {
     let data;
     try { data = await api("GET", `/api/sessions/${encodeURIComponent(id)}/changes`); } catch (e) { this.onError(e); return; }
     if (id !== this.sessionId) return;
+    // Redraw only what changed: an unchanged list keeps its nodes (open diffs, focus).
+    const seen = JSON.stringify(data);
+    if (seen === this.last) return;
+    this.last = seen;
     const open = new Set([...this.body.querySelectorAll("details.change[open]")].map((d) => d.dataset.change));
     const prompts = data?.prompts || [];
     let live = 0;
