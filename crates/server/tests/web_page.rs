@@ -378,6 +378,29 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
     )
     .await;
 
+    // A reload keeps the token (in the tab) and draws the stored session: the prompt, the
+    // answer as Markdown, the edit's card.
+    page.reload().await.expect("reload");
+    wait_for(
+        &page,
+        "document.querySelector('.msg.assistant em')?.textContent === 'hello web'",
+        "the stored answer after a reload",
+    )
+    .await;
+    let stored = eval(&page, "document.getElementById('transcript').innerText").await;
+    let stored = stored.as_str().unwrap_or_default().to_string();
+    assert!(stored.contains("say hello to the web"), "{stored}");
+    assert!(stored.contains("I'll change the greeting."), "{stored}");
+    assert!(stored.contains("edit"), "{stored}");
+    if let Ok(dir) = std::env::var("PODCODE_WEB_SCREENSHOTS") {
+        click(&page, "#toggle-changes").await;
+        wait_for(&page, "document.querySelector('.change .file')", "the change").await;
+        click(&page, ".card > summary").await;
+        let params = chromiumoxide::page::ScreenshotParams::builder().build();
+        let png = page.screenshot(params).await.expect("screenshot");
+        std::fs::write(format!("{dir}/desktop.png"), png).expect("write screenshot");
+    }
+
     // A tab without the token says how to get one.
     let bare = env
         .open_url

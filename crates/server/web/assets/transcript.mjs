@@ -113,6 +113,8 @@ export class Transcript {
   setOutput(c, output, diff) {
     const parts = [];
     if (diff) parts.push(diffView(diff));
+    // File tools repeat their diff in the model-facing output: show it once, coloured.
+    if (diff && output) output = output.replace(diff.trim(), "").trim();
     if (output) parts.push(el("pre", {}, output));
     c.body.replaceChildren(...parts, ...(c.sub ? [c.sub.box] : []));
   }
