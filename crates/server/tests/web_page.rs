@@ -394,7 +394,12 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
     assert!(stored.contains("edit"), "{stored}");
     if let Ok(dir) = std::env::var("PODCODE_WEB_SCREENSHOTS") {
         click(&page, "#toggle-changes").await;
-        wait_for(&page, "document.querySelector('.change .file')", "the change").await;
+        wait_for(
+            &page,
+            "document.querySelector('.change .file')",
+            "the change",
+        )
+        .await;
         click(&page, ".card > summary").await;
         let params = chromiumoxide::page::ScreenshotParams::builder().build();
         let png = page.screenshot(params).await.expect("screenshot");
@@ -482,6 +487,83 @@ async fn on_a_phone_sized_screen_the_prompt_and_the_changes_toggle_are_on_screen
         &page,
         "document.getElementById('changes').hidden",
         "the sheet closed",
+    )
+    .await;
+
+    let _ = browser.close().await;
+    let _ = browser.wait().await;
+    pump.abort();
+    env.stop().await;
+}
+
+/// Cuts the tab off the network (open connections drop) or lets it back on.
+// `Network.emulateNetworkConditions` is deprecated for a by-rule form that older Chromium
+// builds do not know; the tab-wide switch is all this needs.
+#[allow(deprecated)]
+async fn offline(page: &Page, offline: bool) {
+    use chromiumoxide::cdp::browser_protocol::network::EmulateNetworkConditionsParams;
+    page.execute(EmulateNetworkConditionsParams::new(
+        offline, 0.0, -1.0, -1.0,
+    ))
+    .await
+    .expect("network conditions");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_event_stream_reconnects_and_loses_nothing() {
+    let words: Vec<String> = (0..16).map(|i| format!("w{i} ")).collect();
+    let mut reply = Reply::new();
+    for w in &words {
+        reply = reply.text(w.clone());
+    }
+    let env = Env::start(vec![reply.pace(Duration::from_millis(150))], "").await;
+    let (mut browser, pump, _profile) = chromium().await;
+    let page = browser
+        .new_page(env.open_url.as_str())
+        .await
+        .expect("open the page");
+    wait_for(
+        &page,
+        "document.getElementById('model-picker').options.length",
+        "the page",
+    )
+    .await;
+    let prompt = page.find_element("#prompt").await.expect("prompt box");
+    prompt.click().await.expect("focus the prompt");
+    prompt.type_str("count").await.expect("type");
+    prompt.press_key("Enter").await.expect("send");
+    wait_for(
+        &page,
+        "document.querySelector('.msg.assistant')?.textContent.includes('w1')",
+        "the first words",
+    )
+    .await;
+
+    // The network goes away mid-answer: the page notices, then comes back and catches up.
+    offline(&page, true).await;
+    wait_for(
+        &page,
+        "document.getElementById('status').textContent === 'reconnecting…'",
+        "the lost connection",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    offline(&page, false).await;
+    let text = wait_for(
+        &page,
+        "(() => { const t = document.querySelector('.msg.assistant')?.textContent || ''; return t.includes('w15') && t; })()",
+        "the whole answer",
+    )
+    .await;
+    assert_eq!(
+        text.as_str().unwrap_or_default().trim(),
+        words.concat().trim(),
+        "every word once, in order"
+    );
+    wait_for(
+        &page,
+        "document.getElementById('status').textContent === ''",
+        "the live stream again",
     )
     .await;
 

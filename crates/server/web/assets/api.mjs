@@ -54,6 +54,13 @@ export class EventStream {
     this.lastId = null;
     this.closed = false;
     this.retry = 500;
+    // When the device says the network is gone (a phone changing networks, a laptop
+    // sleeping), drop the stream at once and resume from the last id when it is back,
+    // instead of waiting for a dead TCP connection to time out.
+    this.offline = () => { this.es?.close(); this.onState("reconnecting"); };
+    this.online = () => { if (!this.closed) { this.es?.close(); this.open(); } };
+    addEventListener("offline", this.offline);
+    addEventListener("online", this.online);
     this.open();
   }
   open() {
@@ -86,7 +93,12 @@ export class EventStream {
     try { ev = JSON.parse(m.data); } catch { return; }
     this.onEvent(ev);
   }
-  close() { this.closed = true; this.es?.close(); }
+  close() {
+    this.closed = true;
+    this.es?.close();
+    removeEventListener("offline", this.offline);
+    removeEventListener("online", this.online);
+  }
 }
 
 const EVENT_TYPES = [

@@ -45,7 +45,12 @@ function signIn(error) {
 function setBusy(busy) {
   state.busy = busy;
   ui.abort.hidden = !busy;
-  ui.status.textContent = busy ? "working…" : ui.status.dataset.conn || "";
+  showStatus();
+}
+
+/** A lost connection matters more than "working…". */
+function showStatus() {
+  ui.status.textContent = ui.status.dataset.conn || (state.busy ? "working…" : "");
 }
 
 // ---- panels --------------------------------------------------------------------------
@@ -96,6 +101,13 @@ function closeSession() {
   ui.usage.textContent = "";
   setBusy(false);
   history.replaceState(null, "", location.pathname);
+  welcome();
+}
+
+/** What an empty page says: where the agent works and how to start. */
+function welcome() {
+  const where = state.defaults.project ? ` in ${state.defaults.project}` : "";
+  transcript.note(`Type a prompt below to start a new session${where}. Press ? for the keyboard shortcuts.`);
 }
 
 async function newSession() {
@@ -147,7 +159,7 @@ async function openSession(id) {
 
 function onConn(s) {
   ui.status.dataset.conn = s === "live" ? "" : "reconnecting…";
-  if (!state.busy) ui.status.textContent = ui.status.dataset.conn;
+  showStatus();
 }
 
 function onEvent(ev) {
@@ -288,6 +300,7 @@ async function start() {
   const wanted = new URLSearchParams(location.search).get("session");
   if (wanted) await openSession(wanted);
   else if (state.sessions.length) await openSession(state.sessions[0].id);
+  else welcome();
   // Not on a phone: focusing there would pop the keyboard over the page.
   if (!phone.matches) ui.prompt.focus();
 }
