@@ -259,7 +259,16 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
         "hello world\n",
         "nothing is written before the answer"
     );
-    click(&page, ".perm button.primary").await;
+    // Answered from the keyboard: y (allow once) once the prompt box is left.
+    page.evaluate("document.activeElement.blur()")
+        .await
+        .expect("leave the prompt box");
+    page.find_element("body")
+        .await
+        .expect("body")
+        .press_key("y")
+        .await
+        .expect("key y");
     wait_for(
         &page,
         "!document.querySelector('.perm')",
@@ -566,6 +575,60 @@ async fn a_dropped_event_stream_reconnects_and_loses_nothing() {
         "the live stream again",
     )
     .await;
+
+    let _ = browser.close().await;
+    let _ = browser.wait().await;
+    pump.abort();
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_stops_a_running_turn() {
+    // The model never answers: only a stop ends this turn.
+    let env = Env::start(
+        vec![Reply::new().text("too late").stall(Duration::from_secs(60))],
+        "",
+    )
+    .await;
+    let (mut browser, pump, _profile) = chromium().await;
+    let page = browser
+        .new_page(env.open_url.as_str())
+        .await
+        .expect("open the page");
+    wait_for(
+        &page,
+        "document.getElementById('model-picker').options.length",
+        "the page",
+    )
+    .await;
+    let prompt = page.find_element("#prompt").await.expect("prompt box");
+    prompt.click().await.expect("focus the prompt");
+    prompt.type_str("wait for me").await.expect("type");
+    prompt.press_key("Enter").await.expect("send");
+    wait_for(
+        &page,
+        "!document.getElementById('abort').hidden",
+        "the Stop button",
+    )
+    .await;
+    prompt.press_key("Escape").await.expect("Esc");
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('⏹ stopped')",
+        "the stopped turn",
+    )
+    .await;
+    wait_for(
+        &page,
+        "document.getElementById('abort').hidden",
+        "the Stop button gone",
+    )
+    .await;
+    let text = eval(&page, "document.getElementById('transcript').innerText").await;
+    assert!(
+        !text.as_str().unwrap_or_default().contains("too late"),
+        "{text}"
+    );
 
     let _ = browser.close().await;
     let _ = browser.wait().await;
