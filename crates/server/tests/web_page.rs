@@ -4,7 +4,8 @@
 //! prompt streams its answer in, a permission prompt for an `edit` is approved, the Changes
 //! panel reverts the edit (through a conflict and "Revert anyway") and the file is restored
 //! on disk. Model text that carries HTML runs nothing. A phone-sized viewport keeps the
-//! prompt box and the Changes toggle on screen.
+//! prompt box and the Changes toggle on screen. A dropped event stream resumes without loss,
+//! Esc stops a turn, and a sub-agent shows as a compact card with its own permission ask.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -630,6 +631,78 @@ async fn escape_stops_a_running_turn() {
         "{text}"
     );
 
+    let _ = browser.close().await;
+    let _ = browser.wait().await;
+    pump.abort();
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agent_shows_as_a_compact_card_on_its_task_call() {
+    let env = Env::start(
+        vec![
+            Reply::new().tool_call(
+                "t1",
+                "task",
+                r#"{"description": "Edit notes", "prompt": "Write new to notes.txt.", "subagent_type": "general"}"#,
+            ),
+            Reply::new().tool_call(
+                "w1",
+                "write",
+                r#"{"filePath": "notes.txt", "content": "new\n"}"#,
+            ),
+            Reply::new().text("notes edited"),
+            Reply::new().text("The sub-agent edited the notes."),
+        ],
+        "",
+    )
+    .await;
+    env.write("notes.txt", "old\n");
+    let (mut browser, pump, _profile) = chromium().await;
+    let page = browser
+        .new_page(env.open_url.as_str())
+        .await
+        .expect("open the page");
+    wait_for(
+        &page,
+        "document.getElementById('model-picker').options.length",
+        "the page",
+    )
+    .await;
+    let prompt = page.find_element("#prompt").await.expect("prompt box");
+    prompt.click().await.expect("focus the prompt");
+    prompt.type_str("delegate it").await.expect("type");
+    prompt.press_key("Enter").await.expect("send");
+    // The sub-agent's own ask reaches this page, saying which sub-agent asks.
+    let ask = wait_for(
+        &page,
+        "document.querySelector('.perm h3')?.textContent",
+        "the sub-agent's ask",
+    )
+    .await;
+    assert_eq!(ask, "write asks for edit (sub-agent general · Edit notes)");
+    click(&page, ".perm button.primary").await;
+    wait_for(
+        &page,
+        "document.querySelector('.msg.assistant')?.textContent.includes('The sub-agent edited the notes.')",
+        "the parent's answer",
+    )
+    .await;
+    let card = wait_for(
+        &page,
+        "document.querySelector('details.card + .card.subagent')?.textContent",
+        "the sub-agent card on the task call",
+    )
+    .await;
+    let card = card.as_str().unwrap_or_default().to_string();
+    assert!(card.starts_with("↳ general: Edit notes"), "{card}");
+    wait_for(
+        &page,
+        "document.querySelector('.card.subagent li')?.textContent.startsWith('write ') && document.querySelector('.card.subagent li').textContent.endsWith('✓')",
+        "the sub-agent's write, done",
+    )
+    .await;
+    assert_eq!(env.read("notes.txt"), "new\n");
     let _ = browser.close().await;
     let _ = browser.wait().await;
     pump.abort();

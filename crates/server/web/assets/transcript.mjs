@@ -97,6 +97,7 @@ export class Transcript {
     const st = el("span", { class: "st" }, "pending");
     const body = el("div", { class: "body" });
     const box = el("details", { class: "card running", "data-call": callId }, el("summary", {}, name, title, st), body);
+    // `sub`: the newest sub-agent card under this (task) call's card.
     c = { box, name, title, st, body, tool, sub: null };
     this.cards.set(callId, c);
     const stick = this.atBottom();
@@ -116,7 +117,7 @@ export class Transcript {
     // File tools repeat their diff in the model-facing output: show it once, coloured.
     if (diff && output) output = output.replace(diff.trim(), "").trim();
     if (output) parts.push(el("pre", {}, output));
-    c.body.replaceChildren(...parts, ...(c.sub ? [c.sub.box] : []));
+    c.body.replaceChildren(...parts);
   }
 
   /** Applies one event of this session; returns true when it changed the transcript. */
@@ -184,9 +185,10 @@ export class Transcript {
       const box = el("div", { class: "card subagent", "data-subagent": ev.session_id }, head, steps);
       s = { box, head, steps, calls: new Map(), text: "" };
       this.subagents.set(ev.session_id, s);
+      // Right under its `task` card, visible without opening it.
       const parent = this.cards.get(ev.call_id) || this.card(ev.call_id, "task");
+      (parent.sub?.box || parent.box).after(box);
       parent.sub = s;
-      parent.body.append(box);
     }
     const inner = ev.event;
     if (!inner) return;
