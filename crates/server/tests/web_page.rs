@@ -5,7 +5,8 @@
 //! panel reverts the edit (through a conflict and "Revert anyway") and the file is restored
 //! on disk. Model text that carries HTML runs nothing. A phone-sized viewport keeps the
 //! prompt box and the Changes toggle on screen. A dropped event stream resumes without loss,
-//! Esc stops a turn, and a sub-agent shows as a compact card with its own permission ask.
+//! Esc stops a turn, a sub-agent shows as a compact card with its own permission ask, and two
+//! tabs follow one session: each sees the other's prompt, one answer closes both asks.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -703,6 +704,96 @@ async fn a_sub_agent_shows_as_a_compact_card_on_its_task_call() {
     )
     .await;
     assert_eq!(env.read("notes.txt"), "new\n");
+    let _ = browser.close().await;
+    let _ = browser.wait().await;
+    pump.abort();
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tabs_follow_one_session_and_one_answer_closes_both_prompts() {
+    let env = Env::start(
+        vec![
+            Reply::new().text("first answer"),
+            Reply::new().tool_call(
+                "c1",
+                "edit",
+                r#"{"filePath": "notes.txt", "oldString": "world", "newString": "tabs"}"#,
+            ),
+            Reply::new().text("second answer"),
+        ],
+        "[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"ask\"\n",
+    )
+    .await;
+    env.write("notes.txt", "hello world\n");
+    let (mut browser, pump, _profile) = chromium().await;
+    let a = browser
+        .new_page(env.open_url.as_str())
+        .await
+        .expect("tab A");
+    wait_for(
+        &a,
+        "document.getElementById('model-picker').options.length",
+        "tab A",
+    )
+    .await;
+    let prompt = a.find_element("#prompt").await.expect("prompt box");
+    prompt.click().await.expect("focus");
+    prompt.type_str("one").await.expect("type");
+    prompt.press_key("Enter").await.expect("send");
+    wait_for(
+        &a,
+        "document.getElementById('transcript').innerText.includes('first answer')",
+        "the first answer",
+    )
+    .await;
+
+    // Tab B opens the same session by its address.
+    let session = eval(&a, "location.search").await;
+    let (base, token) = env.open_url.split_once('#').expect("a fragment");
+    let b_url = format!("{base}{}#{token}", session.as_str().unwrap_or_default());
+    let b = browser.new_page(b_url.as_str()).await.expect("tab B");
+    wait_for(
+        &b,
+        "document.getElementById('transcript').innerText.includes('first answer')",
+        "the stored session in tab B",
+    )
+    .await;
+
+    a.bring_to_front().await.expect("tab A in front");
+    prompt.click().await.expect("focus");
+    prompt.type_str("two").await.expect("type");
+    prompt.press_key("Enter").await.expect("send");
+    // B sees A's prompt and the same permission ask; A answers, B's prompt closes.
+    wait_for(
+        &b,
+        "[...document.querySelectorAll('.msg.user')].some(m => m.textContent === 'two')",
+        "A's prompt in tab B",
+    )
+    .await;
+    wait_for(&b, "document.querySelector('.perm')", "the ask in tab B").await;
+    wait_for(&a, "document.querySelector('.perm')", "the ask in tab A").await;
+    click(&a, ".perm button.primary").await;
+    wait_for(
+        &b,
+        "!document.querySelector('.perm')",
+        "the ask closed in tab B",
+    )
+    .await;
+    wait_for(
+        &b,
+        "document.getElementById('transcript').innerText.includes('second answer')",
+        "the answer in tab B",
+    )
+    .await;
+    assert_eq!(env.read("notes.txt"), "hello tabs\n");
+    let users = eval(&a, "document.querySelectorAll('.msg.user').length").await;
+    assert_eq!(
+        users.as_u64(),
+        Some(2),
+        "tab A shows each of its prompts once"
+    );
+
     let _ = browser.close().await;
     let _ = browser.wait().await;
     pump.abort();

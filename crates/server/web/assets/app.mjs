@@ -17,7 +17,9 @@ const ui = {
 };
 const phone = matchMedia("(max-width: 760px)");
 
-const state = { sessions: [], current: null, stream: null, busy: false, defaults: {} };
+// `sending`: this page sent the prompt whose `turn_started` is awaited; `replaying`: events
+// held while the stored transcript loaded are being applied.
+const state = { sessions: [], current: null, stream: null, busy: false, defaults: {}, sending: false, replaying: false };
 const transcript = new Transcript($("transcript"));
 const permissions = new Permissions($("permissions"), showError);
 const changes = new ChangesPanel({
@@ -151,10 +153,13 @@ async function openSession(id) {
   changes.show(id);
   const known = new Set((snap.transcript || []).filter((t) => t.message_id).map((t) => t.message_id));
   ready = true;
+  // Held events may repeat what the stored transcript already shows (its prompt, its text).
+  state.replaying = true;
   for (const ev of held) {
     if ((ev.type === "text_delta" || ev.type === "reasoning_delta") && known.has(ev.message_id)) continue;
     onEvent(ev);
   }
+  state.replaying = false;
 }
 
 function onConn(s) {
@@ -165,7 +170,12 @@ function onConn(s) {
 function onEvent(ev) {
   transcript.event(ev);
   switch (ev.type) {
-    case "turn_started": setBusy(true); break;
+    case "turn_started":
+      setBusy(true);
+      // Another client (or tab) sent this prompt: show it too.
+      if (!state.sending && !state.replaying) otherPrompt(ev.session_id);
+      state.sending = false;
+      break;
     case "turn_finished": setBusy(false); loadSessions(); break;
     case "permission_asked": permissions.ask(ev, ev.session || state.current); break;
     case "permission_resolved": permissions.resolved(ev.request_id); break;
@@ -175,6 +185,18 @@ function onEvent(ev) {
     case "subagent": if (ev.event?.type === "change_recorded") changes.soon(); break;
     default: break;
   }
+}
+
+/** A placeholder now (so it sits before the answer), the stored text when it is read. */
+async function otherPrompt(id) {
+  if (id !== state.current) return;
+  const box = transcript.user("…");
+  try {
+    const snap = await api("GET", `/api/sessions/${encodeURIComponent(id)}`);
+    const users = (snap.transcript || []).filter((t) => t.kind === "user");
+    const last = users[users.length - 1];
+    if (last) box.textContent = last.text; else box.remove();
+  } catch { box.remove(); }
 }
 
 function contextLine(ev) {
@@ -194,12 +216,14 @@ async function send() {
     const id = state.current || (await newSession());
     // Shown before the request: the turn's first events can arrive before its answer.
     bubble = transcript.user(text);
+    state.sending = true;
     setBusy(true);
     await api("POST", `/api/sessions/${encodeURIComponent(id)}/prompt`, { text });
     ui.prompt.value = "";
     autosize();
   } catch (e) {
     bubble?.remove();
+    state.sending = false;
     setBusy(false);
     showError(e);
   } finally { ui.send.disabled = false; }

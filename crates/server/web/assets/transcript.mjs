@@ -75,7 +75,10 @@ export class Transcript {
     }
     m.text += text;
     this.dirty.add(m);
-    if (!this.frame) this.frame = requestAnimationFrame(() => this.flush());
+    // A hidden tab gets no animation frames: draw on a timer there.
+    if (!this.frame) {
+      this.frame = document.hidden ? setTimeout(() => this.flush(), 100) : requestAnimationFrame(() => this.flush());
+    }
   }
 
   flush() {
