@@ -28,7 +28,8 @@ use clap::{Parser, Subcommand};
         podcode tool call read '{\"filePath\":\"README.md\"}'\n  \
         podcode sandbox status                what commands may write, and the network\n  \
         podcode changes                       what tools changed, newest last\n  \
-        podcode revert --session ses_…        undo a whole session's edits"
+        podcode revert --session ses_…        undo a whole session's edits\n  \
+        podcode web                           the web page (and `podcode serve`: the API)"
 )]
 struct Cli {
     /// Run as if podcode was started in DIR.
@@ -98,6 +99,13 @@ enum Command {
         #[command(subcommand)]
         command: commands::sandbox::SandboxCommand,
     },
+    /// Serve the HTTP + SSE API and the web page: drive sessions from a browser, an editor
+    /// or a script. Loopback only unless --host.
+    #[command(after_help = commands::serve::SERVE_HELP)]
+    Serve(commands::serve::ServeArgs),
+    /// `podcode serve --open`: the web page in your browser.
+    #[command(after_help = commands::serve::SERVE_HELP)]
+    Web(commands::serve::ServeArgs),
     /// The full-screen UI (what bare `podcode` opens on a terminal).
     #[command(after_help = commands::tui::KEYS_HELP)]
     Tui(commands::tui::TuiArgs),
@@ -144,6 +152,10 @@ fn main() -> std::process::ExitCode {
         Some(Command::Mcp { command }) => commands::mcp::run(cli.cwd, command),
         Some(Command::Sandbox { command }) => commands::sandbox::run(cli.cwd, command),
         Some(Command::Tui(args)) => commands::tui::run(cli.cwd, args),
+        Some(Command::Serve(args)) => commands::serve::run(cli.cwd, args),
+        Some(Command::Web(args)) => {
+            commands::serve::run(cli.cwd, commands::serve::ServeArgs { open: true, ..args })
+        }
         None if std::io::IsTerminal::is_terminal(&std::io::stdin())
             && std::io::IsTerminal::is_terminal(&std::io::stdout()) =>
         {

@@ -49,6 +49,23 @@ impl Engine {
         }
     }
 
+    /// Names an untitled session after its first prompt (its first line, 60 characters at
+    /// most), as `podcode run` does when it creates one.
+    pub fn name_session(&self, id: &str, prompt: &str) -> Result<(), EngineError> {
+        let title: String = prompt
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
+        if !title.is_empty() {
+            self.store()?.name_session(id, &title)?;
+        }
+        Ok(())
+    }
+
     /// `revert`, journaled under `session`, whose watchers all get `Event::Reverted`.
     pub fn revert_in(&self, session: &Session, target: &RevertTarget, force: bool) -> RevertReport {
         let report = self.revert(session.id(), target, force);

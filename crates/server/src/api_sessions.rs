@@ -182,6 +182,7 @@ pub async fn prompt(
     if !live.claim_turn() {
         return Err(ApiError::Conflict(BUSY_TEXT.into()));
     }
+    state.engine.name_session(&id, &body.text)?;
     live.session.send(Op::Prompt {
         session_id: id.clone(),
         text: body.text,

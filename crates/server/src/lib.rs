@@ -222,12 +222,7 @@ impl Server {
         let stop = state.stop.clone();
         let (api, doc) = api();
         let doc = Arc::new(doc);
-        let api = api
-            .layer(axum::middleware::from_fn_with_state(
-                state.clone(),
-                auth::require_token,
-            ))
-            .with_state(state.clone());
+        let api = api.with_state(state.clone());
         let app = Router::new()
             .route("/", get(assets::index))
             .route("/assets/{*path}", get(assets::asset))
@@ -247,7 +242,12 @@ impl Server {
                     }),
                 )
                     .into_response()
-            });
+            })
+            // Over everything, the fallback included: an unknown /api route is 401 too.
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                auth::require_token,
+            ));
         let graceful = stop.clone();
         let served = axum::serve(self.listener, app)
             .with_graceful_shutdown(async move {

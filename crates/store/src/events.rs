@@ -1,7 +1,8 @@
 //! The `events` table: the event log of the sessions `podcode serve` drives. The engine
 //! appends events in batches (one transaction each); `seq`, assigned here, is the event id
-//! a reconnecting client sends back to replay what it missed. Also where a session's rows
-//! are deleted as a whole (`delete_session`), since the log is one of them.
+//! a reconnecting client sends back to replay what it missed. Also what a server does to a
+//! session's row: naming an untitled one from its first prompt, and deleting it with every
+//! row stored under it (`delete_session`), the log included.
 
 use podcode_protocol::now_millis;
 use rusqlite::{Row, params};
@@ -91,6 +92,15 @@ impl Store {
             .conn()?
             .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM events")?
             .query_row([], |r| r.get(0))?)
+    }
+
+    /// Names an untitled session (a session with a title keeps it). Returns whether it did.
+    pub fn name_session(&self, id: &str, title: &str) -> Result<bool, StoreError> {
+        let n = self.conn()?.execute(
+            "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''",
+            params![id, title],
+        )?;
+        Ok(n > 0)
     }
 
     /// Deletes a session and everything stored under it: its sub-agent sessions (recursively),

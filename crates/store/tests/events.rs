@@ -91,3 +91,22 @@ fn deleting_a_session_removes_its_rows_and_its_sub_sessions_and_never_reuses_a_s
     let next = store.append_events(&[event(&keep, "new")]).unwrap();
     assert!(next[0] > seqs[1] + 1, "the deleted last seq is not reused");
 }
+
+#[test]
+fn an_untitled_session_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("p.db")).unwrap();
+    let id = store
+        .create_session(&NewSession {
+            agent: "build".into(),
+            cwd: "/w".into(),
+            main_cwd: "/w".into(),
+            title: String::new(),
+            ..Default::default()
+        })
+        .unwrap()
+        .id;
+    assert!(store.name_session(&id, "fix the parser").unwrap());
+    assert!(!store.name_session(&id, "something else").unwrap());
+    assert_eq!(store.session(&id).unwrap().unwrap().title, "fix the parser");
+}

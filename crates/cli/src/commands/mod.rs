@@ -8,6 +8,7 @@ pub mod permissions;
 pub mod plugins;
 pub mod run;
 pub mod sandbox;
+pub mod serve;
 pub mod sessions;
 pub mod tools;
 pub mod trust;
