@@ -72,6 +72,9 @@ function showChanges(show) {
 
 async function loadSessions() {
   try { state.sessions = (await api("GET", "/api/sessions")) || []; } catch (e) { showError(e); return; }
+  // A new session is named after its first prompt once that turn ends.
+  const open = state.sessions.find((s) => s.id === state.current);
+  if (open) ui.title.textContent = open.title || "Untitled session";
   renderSessions();
 }
 
