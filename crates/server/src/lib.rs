@@ -12,7 +12,7 @@
 mod api_catalog;
 mod api_changes;
 mod api_sessions;
-mod assets;
+pub mod assets;
 mod auth;
 mod dto;
 mod error;

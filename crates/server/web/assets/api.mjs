@@ -1,0 +1,109 @@
+// The page's only link to the server (docs/server-api.md): the token, JSON calls with the
+// Bearer header, and one session's event stream that resumes from the last id it saw.
+
+const KEY = "podcode.token";
+
+/** Takes `#token=…` from the address bar into sessionStorage and removes it from the URL. */
+export function takeToken() {
+  const m = location.hash.match(/(?:^#|&)token=([^&]+)/);
+  if (m) {
+    sessionStorage.setItem(KEY, decodeURIComponent(m[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem(KEY);
+}
+export function setToken(t) { sessionStorage.setItem(KEY, t); }
+export function clearToken() { sessionStorage.removeItem(KEY); }
+const token = () => sessionStorage.getItem(KEY) || "";
+
+export class ApiError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+/** `api("GET", "/api/sessions")`: the parsed JSON, or an ApiError with the server's text. */
+export async function api(method, path, body) {
+  const headers = { Authorization: `Bearer ${token()}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, "the server cannot be reached (is `podcode serve` still running?)");
+  }
+  if (res.status === 204) return null;
+  const text = await res.text();
+  let json = null;
+  try { json = text ? JSON.parse(text) : null; } catch { /* not JSON: keep the text */ }
+  if (!res.ok) {
+    const why = (json && json.error) || text || res.statusText;
+    throw new ApiError(res.status, res.status === 401 ? "the token was refused" : why);
+  }
+  return json;
+}
+
+/**
+ * One session's events. EventSource resends `Last-Event-ID` by itself when the connection
+ * drops; when it gives up (server restarted, 5xx) we open a new one from the last id we saw,
+ * so the server replays what we missed and nothing is lost or shown twice.
+ */
+export class EventStream {
+  constructor(sessionId, onEvent, onState) {
+    this.sessionId = sessionId;
+    this.onEvent = onEvent;
+    this.onState = onState;
+    this.lastId = null;
+    this.closed = false;
+    this.retry = 500;
+    // When the device says the network is gone (a phone changing networks, a laptop
+    // sleeping), drop the stream at once and resume from the last id when it is back,
+    // instead of waiting for a dead TCP connection to time out.
+    this.offline = () => { this.es?.close(); this.onState("reconnecting"); };
+    this.online = () => { if (!this.closed) { this.es?.close(); this.open(); } };
+    addEventListener("offline", this.offline);
+    addEventListener("online", this.online);
+    this.open();
+  }
+  open() {
+    const q = new URLSearchParams({ token: token() });
+    if (this.lastId !== null) q.set("last_event_id", String(this.lastId));
+    const es = new EventSource(`/api/sessions/${encodeURIComponent(this.sessionId)}/events?${q}`);
+    this.es = es;
+    es.onopen = () => { this.retry = 500; this.onState("live"); };
+    es.onmessage = (m) => this.deliver(m);
+    es.onerror = () => {
+      if (this.closed) return;
+      if (es.readyState === EventSource.CLOSED) {
+        this.onState("reconnecting");
+        setTimeout(() => { if (!this.closed && this.es === es) this.open(); }, this.retry);
+        this.retry = Math.min(this.retry * 2, 8000);
+      } else {
+        this.onState("reconnecting");
+      }
+    };
+    // Named events (`event: text_delta`) do not reach onmessage: listen to every type.
+    for (const t of EVENT_TYPES) es.addEventListener(t, (m) => this.deliver(m));
+  }
+  deliver(m) {
+    const id = Number(m.lastEventId);
+    if (Number.isFinite(id) && m.lastEventId !== "") {
+      if (this.lastId !== null && id <= this.lastId) return; // already shown
+      this.lastId = id;
+    }
+    let ev;
+    try { ev = JSON.parse(m.data); } catch { return; }
+    this.onEvent(ev);
+  }
+  close() {
+    this.closed = true;
+    this.es?.close();
+    removeEventListener("offline", this.offline);
+    removeEventListener("online", this.online);
+  }
+}
+
+const EVENT_TYPES = [
+  "turn_started", "step_started", "text_delta", "reasoning_delta", "tool_requested",
+  "tool_started", "tool_metadata", "tool_finished", "tool_failed", "permission_asked",
+  "permission_resolved", "change_recorded", "reverted", "step_finished", "step_retry",
+  "usage", "compacted", "turn_finished", "configured", "tools_reloaded", "warning", "subagent",
+];

@@ -1,0 +1,337 @@
+// The page: sign-in with the token, the sessions list, the open session (its transcript,
+// permission prompts, Changes panel, pickers, usage) kept live by the session's event stream,
+// and the keyboard. See docs/server-api.md for every route used here.
+import { api, takeToken, setToken, clearToken, EventStream } from "./api.mjs";
+import { el, usageLine, ago } from "./render.mjs";
+import { Transcript } from "./transcript.mjs";
+import { Permissions } from "./permissions.mjs";
+import { ChangesPanel } from "./changes.mjs";
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  app: $("app"), title: $("session-title"), list: $("session-list"), sessions: $("sessions"),
+  prompt: $("prompt"), composer: $("composer"), send: $("send"), abort: $("abort"),
+  usage: $("usage"), status: $("status"), notice: $("notice"), changes: $("changes"),
+  toggleChanges: $("toggle-changes"), model: $("model-picker"), agent: $("agent-picker"),
+  help: $("help"), login: $("login"),
+};
+const phone = matchMedia("(max-width: 760px)");
+
+// `sending`: this page sent the prompt whose `turn_started` is awaited; `replaying`: events
+// held while the stored transcript loaded are being applied.
+const state = { sessions: [], current: null, stream: null, busy: false, defaults: {}, sending: false, replaying: false };
+const transcript = new Transcript($("transcript"));
+const permissions = new Permissions($("permissions"), showError);
+const changes = new ChangesPanel({
+  body: $("changes-body"), result: $("revert-result"), count: $("changes-count"),
+  revertAll: $("revert-session"), onError: showError,
+});
+
+function showError(e) {
+  if (e && e.status === 401) { signIn("The server refused the token. Paste the one `podcode serve` printed."); return; }
+  ui.notice.textContent = (e && e.message) || String(e);
+  ui.notice.hidden = false;
+  clearTimeout(showError.t);
+  showError.t = setTimeout(() => { ui.notice.hidden = true; }, 8000);
+}
+
+function signIn(error) {
+  clearToken();
+  state.stream?.close();
+  ui.login.hidden = false;
+  $("login-error").hidden = !error;
+  $("login-error").textContent = error || "";
+  $("login-token").focus();
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  ui.abort.hidden = !busy;
+  showStatus();
+}
+
+/** A lost connection matters more than "working…". */
+function showStatus() {
+  ui.status.textContent = ui.status.dataset.conn || (state.busy ? "working…" : "");
+}
+
+// ---- panels --------------------------------------------------------------------------
+
+function showSessions(show) {
+  ui.sessions.hidden = !show;
+  ui.app.classList.toggle("no-sessions", !show);
+}
+function showChanges(show) {
+  ui.changes.hidden = !show;
+  ui.app.classList.toggle("no-changes", !show);
+  ui.toggleChanges.setAttribute("aria-expanded", String(show));
+  if (show) { if (phone.matches) showSessions(false); changes.refresh(); }
+}
+
+// ---- sessions ------------------------------------------------------------------------
+
+async function loadSessions() {
+  try { state.sessions = (await api("GET", "/api/sessions")) || []; } catch (e) { showError(e); return; }
+  // A new session is named after its first prompt once that turn ends.
+  const open = state.sessions.find((s) => s.id === state.current);
+  if (open) ui.title.textContent = open.title || "Untitled session";
+  renderSessions();
+}
+
+function renderSessions() {
+  const items = state.sessions.map((s) => el("li", { class: s.id === state.current ? "active" : "" },
+    el("button", { type: "button", class: "open", onclick: () => openSession(s.id), title: s.directory || "" },
+      el("span", {}, s.title || "Untitled session"),
+      el("small", {}, `${s.agent} · ${ago(s.updated_at)}${s.busy ? " · working" : ""}`)),
+    el("button", { type: "button", class: "delete", title: "Delete this session", "aria-label": `Delete ${s.title || "session"}`, onclick: () => deleteSession(s) }, "✕")));
+  if (!items.length) items.push(el("li", { class: "empty" }, "No sessions yet."));
+  ui.list.replaceChildren(...items);
+}
+
+async function deleteSession(s) {
+  if (!confirm(`Delete “${s.title || "Untitled session"}”? Its conversation and change journal are removed; files on disk stay as they are.`)) return;
+  try { await api("DELETE", `/api/sessions/${encodeURIComponent(s.id)}`); } catch (e) { showError(e); return; }
+  if (state.current === s.id) closeSession();
+  loadSessions();
+}
+
+function closeSession() {
+  state.stream?.close();
+  state.stream = null;
+  state.current = null;
+  transcript.clear();
+  permissions.clear();
+  changes.show(null);
+  ui.title.textContent = "Podcode";
+  ui.usage.textContent = "";
+  setBusy(false);
+  history.replaceState(null, "", location.pathname);
+  welcome();
+}
+
+/** What an empty page says: where the agent works and how to start. */
+function welcome() {
+  const where = state.defaults.project ? ` in ${state.defaults.project}` : "";
+  transcript.note(`Type a prompt below to start a new session${where}. Press ? for the keyboard shortcuts.`);
+}
+
+async function newSession() {
+  const body = {};
+  if (ui.agent.value) body.agent = ui.agent.value;
+  if (ui.model.value) body.model = ui.model.value;
+  const s = await api("POST", "/api/sessions", body);
+  state.sessions.unshift(s);
+  await openSession(s.id);
+  return s.id;
+}
+
+async function openSession(id) {
+  state.stream?.close();
+  state.current = id;
+  renderSessions();
+  if (phone.matches) showSessions(false);
+  history.replaceState(null, "", `?session=${encodeURIComponent(id)}`);
+  // Listen first and hold what arrives until the stored transcript is drawn, so nothing
+  // that happens in between is missed.
+  const held = [];
+  let ready = false;
+  const stream = new EventStream(id, (ev) => (ready ? onEvent(ev) : held.push(ev)), onConn);
+  state.stream = stream;
+  let snap;
+  try { snap = await api("GET", `/api/sessions/${encodeURIComponent(id)}`); } catch (e) {
+    stream.close();
+    if (state.current === id) closeSession();
+    showError(e);
+    return;
+  }
+  if (state.current !== id) return;
+  ui.title.textContent = snap.session.title || "Untitled session";
+  setPicker(ui.agent, snap.session.agent);
+  setPicker(ui.model, snap.session.model || state.defaults.model);
+  transcript.load(snap.transcript || []);
+  permissions.clear();
+  for (const ask of snap.asks || []) permissions.ask(ask, id);
+  ui.usage.textContent = usageLine(snap.usage);
+  setBusy(!!snap.session.busy);
+  changes.show(id);
+  const known = new Set((snap.transcript || []).filter((t) => t.message_id).map((t) => t.message_id));
+  ready = true;
+  // Held events may repeat what the stored transcript already shows (its prompt, its text).
+  state.replaying = true;
+  for (const ev of held) {
+    if ((ev.type === "text_delta" || ev.type === "reasoning_delta") && known.has(ev.message_id)) continue;
+    onEvent(ev);
+  }
+  state.replaying = false;
+}
+
+function onConn(s) {
+  ui.status.dataset.conn = s === "live" ? "" : "reconnecting…";
+  showStatus();
+}
+
+function onEvent(ev) {
+  transcript.event(ev);
+  switch (ev.type) {
+    case "turn_started":
+      setBusy(true);
+      // Another client (or tab) sent this prompt: show it too.
+      if (!state.sending && !state.replaying) otherPrompt(ev.session_id);
+      state.sending = false;
+      break;
+    case "turn_finished": setBusy(false); loadSessions(); break;
+    case "permission_asked": permissions.ask(ev, ev.session || state.current); break;
+    case "permission_resolved": permissions.resolved(ev.request_id); break;
+    case "change_recorded": case "reverted": changes.soon(); break;
+    case "usage": ui.usage.textContent = usageLine(ev.total) + contextLine(ev); break;
+    case "configured": setPicker(ui.agent, ev.agent); setPicker(ui.model, ev.model); break;
+    case "subagent": if (ev.event?.type === "change_recorded") changes.soon(); break;
+    default: break;
+  }
+}
+
+/** A placeholder now (so it sits before the answer), the stored text when it is read. */
+async function otherPrompt(id) {
+  if (id !== state.current) return;
+  const box = transcript.user("…");
+  try {
+    const snap = await api("GET", `/api/sessions/${encodeURIComponent(id)}`);
+    const users = (snap.transcript || []).filter((t) => t.kind === "user");
+    const last = users[users.length - 1];
+    if (last) box.textContent = last.text; else box.remove();
+  } catch { box.remove(); }
+}
+
+function contextLine(ev) {
+  if (!ev.context_window) return "";
+  return ` · context ${Math.round((100 * ev.context_tokens) / ev.context_window)}%`;
+}
+
+// ---- prompt, abort, pickers ------------------------------------------------------------
+
+async function send() {
+  const text = ui.prompt.value.trim();
+  if (!text) return;
+  if (state.busy) { showError(new Error("A turn is running: wait for it, or press Esc to stop it.")); return; }
+  ui.send.disabled = true;
+  let bubble = null;
+  try {
+    const id = state.current || (await newSession());
+    // Shown before the request: the turn's first events can arrive before its answer.
+    bubble = transcript.user(text);
+    state.sending = true;
+    setBusy(true);
+    await api("POST", `/api/sessions/${encodeURIComponent(id)}/prompt`, { text });
+    ui.prompt.value = "";
+    autosize();
+  } catch (e) {
+    bubble?.remove();
+    state.sending = false;
+    setBusy(false);
+    showError(e);
+  } finally { ui.send.disabled = false; }
+}
+
+async function abort() {
+  if (!state.current) return;
+  try { await api("POST", `/api/sessions/${encodeURIComponent(state.current)}/abort`); } catch (e) { showError(e); }
+}
+
+function setPicker(select, value) {
+  if (!value) return;
+  if (![...select.options].some((o) => o.value === value)) select.append(el("option", { value }, value));
+  select.value = value;
+}
+
+async function pick(kind, value) {
+  if (!state.current || !value) return;
+  try { await api("POST", `/api/sessions/${encodeURIComponent(state.current)}/${kind}`, { [kind]: value }); } catch (e) { showError(e); }
+}
+
+async function loadPickers() {
+  try {
+    const [info, models, agents] = await Promise.all([api("GET", "/api/info"), api("GET", "/api/models"), api("GET", "/api/agents")]);
+    state.defaults = info || {};
+    const ms = (models?.models || []).map((m) => el("option", { value: m.id }, m.id));
+    ui.model.replaceChildren(...ms);
+    const as = (agents || []).filter((a) => !a.hidden && !a.disabled && a.mode !== "subagent")
+      .map((a) => el("option", { value: a.name, title: a.description || "" }, a.name));
+    ui.agent.replaceChildren(...as);
+    setPicker(ui.model, models?.default || info?.model);
+    setPicker(ui.agent, info?.agent);
+    ui.model.disabled = false;
+    ui.agent.disabled = false;
+  } catch (e) { showError(e); }
+}
+
+function autosize() {
+  ui.prompt.style.height = "auto";
+  ui.prompt.style.height = `${Math.min(ui.prompt.scrollHeight + 2, innerHeight * 0.4)}px`;
+}
+
+// ---- keyboard ---------------------------------------------------------------------------
+
+function typing(t) { return t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT"); }
+
+document.addEventListener("keydown", (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.key === "Escape") {
+    if (!ui.help.hidden) { ui.help.hidden = true; return; }
+    if (state.busy) { e.preventDefault(); abort(); return; }
+    if (typing(e.target)) e.target.blur();
+    return;
+  }
+  if (typing(e.target) || !ui.login.hidden) return;
+  if (!ui.help.hidden) { if (e.key === "?") ui.help.hidden = true; return; }
+  if (permissions.key(e.key)) { e.preventDefault(); return; }
+  switch (e.key) {
+    case "?": ui.help.hidden = false; $("help-close").focus(); break;
+    case "c": showChanges(ui.changes.hidden); break;
+    case "s": showSessions(ui.sessions.hidden); break;
+    case "n": closeSession(); renderSessions(); ui.prompt.focus(); break;
+    case "/": case "i": ui.prompt.focus(); break;
+    default: return;
+  }
+  e.preventDefault();
+});
+
+ui.prompt.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
+});
+ui.prompt.addEventListener("input", autosize);
+ui.composer.addEventListener("submit", (e) => { e.preventDefault(); send(); });
+ui.abort.addEventListener("click", abort);
+ui.toggleChanges.addEventListener("click", () => showChanges(ui.changes.hidden));
+$("close-changes").addEventListener("click", () => showChanges(false));
+$("toggle-sessions").addEventListener("click", () => showSessions(ui.sessions.hidden));
+$("new-session").addEventListener("click", () => { closeSession(); renderSessions(); ui.prompt.focus(); });
+$("help-button").addEventListener("click", () => { ui.help.hidden = false; });
+$("help-close").addEventListener("click", () => { ui.help.hidden = true; });
+ui.model.addEventListener("change", () => pick("model", ui.model.value));
+ui.agent.addEventListener("change", () => pick("agent", ui.agent.value));
+$("login-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const t = $("login-token").value.trim();
+  if (!t) return;
+  setToken(t);
+  ui.login.hidden = true;
+  start();
+});
+
+// ---- start -------------------------------------------------------------------------------
+
+async function start() {
+  if (!takeToken()) { signIn(); return; }
+  await loadPickers();
+  await loadSessions();
+  const wanted = new URLSearchParams(location.search).get("session");
+  if (wanted) await openSession(wanted);
+  else if (state.sessions.length) await openSession(state.sessions[0].id);
+  else welcome();
+  // Not on a phone: focusing there would pop the keyboard over the page.
+  if (!phone.matches) ui.prompt.focus();
+}
+
+showSessions(!phone.matches);
+showChanges(false);
+start();

@@ -1,0 +1,135 @@
+// The Changes panel: the session's journaled changes grouped by prompt and tool call, each
+// with its diff (fetched when opened), and reverts of a change, a call, everything since a
+// prompt or the whole session. A refused revert shows the conflicting file's diff and offers
+// the same revert with force.
+import { api } from "./api.mjs";
+import { el, diffView } from "./render.mjs";
+
+export class ChangesPanel {
+  constructor({ body, result, count, revertAll, onError }) {
+    this.body = body;
+    this.result = result;
+    this.count = count;
+    this.onError = onError;
+    this.sessionId = null;
+    this.timer = 0;
+    revertAll.addEventListener("click", () => {
+      if (!this.sessionId) return;
+      if (confirm("Undo every change this session made?")) this.revert({ kind: "session", id: this.sessionId });
+    });
+  }
+
+  show(sessionId) {
+    this.sessionId = sessionId;
+    this.last = null;
+    this.result.hidden = true;
+    this.body.replaceChildren();
+    this.count.hidden = true;
+    if (sessionId) this.refresh();
+  }
+
+  /** Reloads soon; a burst of change events costs one request. */
+  soon() {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.refresh(), 150);
+  }
+
+  async refresh() {
+    const id = this.sessionId;
+    if (!id) return;
+    let data;
+    try { data = await api("GET", `/api/sessions/${encodeURIComponent(id)}/changes`); } catch (e) { this.onError(e); return; }
+    if (id !== this.sessionId) return;
+    // Redraw only what changed: an unchanged list keeps its nodes (open diffs, focus).
+    const seen = JSON.stringify(data);
+    if (seen === this.last) return;
+    this.last = seen;
+    const open = new Set([...this.body.querySelectorAll("details.change[open]")].map((d) => d.dataset.change));
+    const prompts = data?.prompts || [];
+    let live = 0;
+    const groups = prompts.map((p) => {
+      const calls = p.calls.map((c) => {
+        const changes = c.changes.map((ch) => {
+          if (!ch.reverted) live++;
+          return this.change(ch, open.has(ch.id));
+        });
+        const head = el("div", { class: "call-head" },
+          el("span", { class: "name" }, c.label || (c.call_id ? "tool call" : "reverts")),
+          c.call_id && c.changes.length > 1 ? el("button", {
+            type: "button", class: "small", title: "Undo every change of this tool call",
+            onclick: () => this.revert({ kind: "call", id: c.call_id }),
+          }, "Revert call") : null);
+        return el("div", { class: "call" }, head, changes);
+      });
+      const head = el("div", { class: "group-head" },
+        el("span", { class: "prompt", title: p.text || "" }, p.text ? `“${p.text}”` : "Before any prompt"),
+        p.message_id ? el("button", {
+          type: "button", class: "small", title: "Undo every change made since this prompt",
+          onclick: () => this.revert({ kind: "since_message", id: p.message_id }),
+        }, "Revert since") : null);
+      return el("section", { class: "group" }, head, calls);
+    });
+    if (!groups.length) groups.push(el("p", { class: "empty" }, "No file changes in this session yet. Edits the agent makes show up here, and each one can be undone."));
+    this.body.replaceChildren(...groups);
+    this.count.textContent = String(live);
+    this.count.hidden = live === 0;
+  }
+
+  change(ch, open) {
+    const diffBox = el("div", {});
+    const d = el("details", { class: `change${ch.reverted ? " reverted" : ""}`, "data-change": ch.id },
+      el("summary", {},
+        el("span", { class: "file", title: ch.file }, ch.display || ch.file),
+        el("span", { class: "op" }, `${ch.op}${ch.additions != null ? ` +${ch.additions} −${ch.deletions}` : ""}${ch.reverted ? " · reverted" : ""}`),
+        el("button", {
+          type: "button", class: "small", title: ch.reverted ? "Redo this change" : "Undo this change",
+          onclick: (e) => { e.preventDefault(); this.revert({ kind: "change", id: ch.id }); },
+        }, ch.reverted ? "Redo" : "Revert")),
+      diffBox);
+    const load = async () => {
+      if (diffBox.childElementCount) return;
+      try {
+        const full = await api("GET", `/api/sessions/${encodeURIComponent(this.sessionId)}/changes/${encodeURIComponent(ch.id)}`);
+        diffBox.replaceChildren(diffView(full.diff || "(no textual difference)"));
+      } catch (e) { this.onError(e); }
+    };
+    d.addEventListener("toggle", () => { if (d.open) load(); });
+    if (open) { d.open = true; }
+    return d;
+  }
+
+  async revert(target, force = false) {
+    const id = this.sessionId;
+    let report;
+    try {
+      report = await api("POST", `/api/sessions/${encodeURIComponent(id)}/revert`, { target, force });
+    } catch (e) { this.onError(e); return; }
+    this.report(report, target);
+    this.refresh();
+  }
+
+  report(r, target) {
+    const box = this.result;
+    box.classList.toggle("conflict", !!r.conflict);
+    const parts = [];
+    if (r.error) {
+      parts.push(el("p", { class: "error" }, `Nothing was reverted: ${r.error}`));
+    } else if (r.conflict) {
+      parts.push(
+        el("p", {}, el("strong", {}, "Nothing was reverted: "),
+          `${r.conflict.file} changed since Podcode wrote it. Here is how it differs:`),
+        diffView(r.conflict.diff),
+        el("p", {},
+          el("button", { type: "button", class: "danger", onclick: () => this.revert(target, true) }, "Revert anyway"),
+          " ", el("span", { class: "hint" }, "overwrites those edits")));
+    } else {
+      const n = r.reverted.length;
+      let msg = n === 0 ? "Nothing to revert." : `Reverted ${n} change${n === 1 ? "" : "s"}: ${[...new Set(r.reverted.map((c) => c.file))].join(", ")}`;
+      if (r.skipped?.length) msg += ` (${r.skipped.length} already reverted)`;
+      parts.push(el("p", {}, msg));
+    }
+    parts.push(el("button", { type: "button", class: "small", onclick: () => { box.hidden = true; } }, "Dismiss"));
+    box.replaceChildren(...parts);
+    box.hidden = false;
+  }
+}

@@ -1,0 +1,83 @@
+// Permission prompts: one card per open ask, answered with once / always / reject / reject
+// with feedback (buttons or y / a / n / f). The first reply of any client wins; a
+// `permission_resolved` event (or a 409 from the server) closes the card everywhere.
+import { api } from "./api.mjs";
+import { el, diffView } from "./render.mjs";
+
+// What a tool attaches to explain its ask, in the order the terminal shows it.
+const DETAIL_KEYS = ["command", "denied", "description", "path", "diff", "preview"];
+
+export class Permissions {
+  constructor(root, onError) {
+    this.root = root;
+    this.onError = onError;
+    this.open = new Map(); // request_id -> {box, session}
+  }
+
+  clear() { this.root.replaceChildren(); this.open.clear(); }
+
+  ask(ev, session) {
+    if (this.open.has(ev.request_id)) return;
+    const req = ev.request || {};
+    const meta = req.metadata && typeof req.metadata === "object" ? req.metadata : {};
+    const who = meta.subagent ? ` (sub-agent ${typeof meta.subagent === "string" ? meta.subagent : meta.subagent.agent || ""})` : "";
+    const details = [];
+    for (const k of DETAIL_KEYS) {
+      const v = meta[k];
+      if (typeof v !== "string" || !v) continue;
+      details.push(k === "diff" ? diffView(v) : el("div", { class: "patterns" }, `${k}: ${v}`));
+    }
+    const always = (req.always && req.always.length ? req.always : req.patterns) || [];
+    const feedback = el("input", { type: "text", placeholder: "Tell the agent what to do instead", "aria-label": "Feedback" });
+    const fbRow = el("form", { class: "feedback", hidden: true, onsubmit: (e) => { e.preventDefault(); this.reply(ev.request_id, { reply: "reject", feedback: feedback.value.trim() || undefined }); } },
+      feedback, el("button", { type: "submit" }, "Send and reject"));
+    const box = el("div", { class: "perm", role: "alertdialog", "data-request": ev.request_id },
+      el("h3", {}, `${ev.tool} asks for ${req.permission}${who}`),
+      el("div", { class: "patterns" }, (req.patterns || []).join("\n")),
+      details,
+      el("div", { class: "actions" },
+        el("button", { type: "button", class: "primary", onclick: () => this.reply(ev.request_id, { reply: "once" }) }, "Allow once (y)"),
+        el("button", { type: "button", title: `Remember: ${req.permission} ${always.join(", ")}`, onclick: () => this.reply(ev.request_id, { reply: "always" }) }, "Always (a)"),
+        el("button", { type: "button", class: "danger", onclick: () => this.reply(ev.request_id, { reply: "reject" }) }, "Reject (n)"),
+        el("button", { type: "button", onclick: () => { fbRow.hidden = false; feedback.focus(); } }, "Reject with feedback (f)")),
+      fbRow);
+    this.open.set(ev.request_id, { box, session, fbRow, feedback });
+    this.root.append(box);
+    box.scrollIntoView({ block: "nearest" });
+  }
+
+  resolved(requestId) {
+    const p = this.open.get(requestId);
+    if (!p) return;
+    p.box.remove();
+    this.open.delete(requestId);
+  }
+
+  /** The oldest open ask, for the y / a / n / f keys. */
+  first() { return this.open.keys().next().value; }
+
+  key(k) {
+    const id = this.first();
+    if (!id) return false;
+    if (k === "y") this.reply(id, { reply: "once" });
+    else if (k === "a") this.reply(id, { reply: "always" });
+    else if (k === "n") this.reply(id, { reply: "reject" });
+    else if (k === "f") { const p = this.open.get(id); p.fbRow.hidden = false; p.feedback.focus(); }
+    else return false;
+    return true;
+  }
+
+  async reply(requestId, body) {
+    const p = this.open.get(requestId);
+    if (!p) return;
+    for (const b of p.box.querySelectorAll("button")) b.disabled = true;
+    try {
+      await api("POST", `/api/sessions/${encodeURIComponent(p.session)}/asks/${encodeURIComponent(requestId)}`, body);
+      this.resolved(requestId);
+    } catch (e) {
+      if (e.status === 409) { this.resolved(requestId); return; } // another client answered first
+      for (const b of p.box.querySelectorAll("button")) b.disabled = false;
+      this.onError(e);
+    }
+  }
+}

@@ -1,0 +1,225 @@
+// The transcript of the open session: built from the session's stored transcript, then kept
+// live by its events (text deltas appended as they stream, tool cards updated in place,
+// sub-agents summarised on their `task` card). Markdown re-renders at most once a frame.
+import { el, markdown, diffView } from "./render.mjs";
+
+export class Transcript {
+  constructor(root) {
+    this.root = root;
+    this.messages = new Map(); // message_id -> {el, text, kind}
+    this.cards = new Map(); // call_id -> card parts
+    this.subagents = new Map(); // child session id -> sub-agent card parts
+    this.dirty = new Set();
+    this.frame = 0;
+  }
+
+  clear() {
+    this.root.replaceChildren();
+    this.messages.clear();
+    this.cards.clear();
+    this.subagents.clear();
+  }
+
+  /** Whether the view is scrolled to (near) the bottom, so new text keeps it there. */
+  atBottom() {
+    const r = this.root;
+    return r.scrollHeight - r.scrollTop - r.clientHeight < 60;
+  }
+  follow(stick) { if (stick) this.root.scrollTop = this.root.scrollHeight; }
+
+  /** The stored transcript (`GET /api/sessions/{id}`), as one batch. */
+  load(items) {
+    this.clear();
+    for (const it of items) {
+      if (it.kind === "user") this.user(it.text, it.files);
+      else if (it.kind === "assistant" || it.kind === "reasoning") {
+        this.append(it.message_id, it.text, it.kind);
+      } else if (it.kind === "tool") {
+        const c = this.card(it.call_id, it.tool);
+        this.setTitle(c, it.title);
+        const ok = it.state === "completed";
+        const st = it.state === "running" || it.state === "pending" ? "running" : ok ? "done" : "failed";
+        this.setState(c, st, it.state + (it.elapsed_ms != null ? ` · ${it.elapsed_ms} ms` : ""));
+        this.setOutput(c, it.output, it.diff);
+      }
+    }
+    this.flush();
+    this.follow(true);
+  }
+
+  user(text, files) {
+    const stick = this.atBottom();
+    const box = el("div", { class: "msg user" }, text);
+    if (files && files.length) box.append(el("div", { class: "note" }, `attached: ${files.join(", ")}`));
+    this.root.append(box);
+    this.follow(stick);
+    return box;
+  }
+
+  note(text, error = false) {
+    const stick = this.atBottom();
+    this.root.append(el("div", { class: error ? "note error" : "note" }, text));
+    this.follow(stick);
+  }
+
+  /** Text of an assistant (or reasoning) message; created on its first delta. */
+  append(messageId, text, kind = "assistant") {
+    const key = `${kind}:${messageId}`;
+    let m = this.messages.get(key);
+    if (!m) {
+      const body = el("div", { class: kind === "reasoning" ? "reasoning" : "md" });
+      const box = el("div", { class: `msg ${kind === "reasoning" ? "thinking" : "assistant"}`, "data-message": messageId }, body);
+      m = { box, body, text: "", kind };
+      this.messages.set(key, m);
+      this.root.append(box);
+    }
+    m.text += text;
+    this.dirty.add(m);
+    // A hidden tab gets no animation frames: draw on a timer there.
+    if (!this.frame) {
+      this.frame = document.hidden ? setTimeout(() => this.flush(), 100) : requestAnimationFrame(() => this.flush());
+    }
+  }
+
+  flush() {
+    this.frame = 0;
+    const stick = this.atBottom();
+    for (const m of this.dirty) {
+      if (m.kind === "reasoning") m.body.textContent = m.text;
+      else markdown(m.body, m.text);
+    }
+    this.dirty.clear();
+    this.follow(stick);
+  }
+
+  card(callId, tool, parent = this.root) {
+    let c = this.cards.get(callId);
+    if (c) return c;
+    const name = el("span", { class: "tool" }, tool);
+    const title = el("span", { class: "ttl" });
+    const st = el("span", { class: "st" }, "pending");
+    const body = el("div", { class: "body" });
+    const box = el("details", { class: "card running", "data-call": callId }, el("summary", {}, name, title, st), body);
+    // `sub`: the newest sub-agent card under this (task) call's card.
+    c = { box, name, title, st, body, tool, sub: null };
+    this.cards.set(callId, c);
+    const stick = this.atBottom();
+    parent.append(box);
+    this.follow(stick);
+    return c;
+  }
+  setTitle(c, title) { if (title) c.title.textContent = title; }
+  setState(c, state, label) {
+    c.box.classList.remove("running", "done", "failed");
+    c.box.classList.add(state);
+    c.st.textContent = label;
+  }
+  setOutput(c, output, diff) {
+    const parts = [];
+    if (diff) parts.push(diffView(diff));
+    // File tools repeat their diff in the model-facing output: show it once, coloured.
+    if (diff && output) output = output.replace(diff.trim(), "").trim();
+    if (output) parts.push(el("pre", {}, output));
+    c.body.replaceChildren(...parts);
+  }
+
+  /** Applies one event of this session; returns true when it changed the transcript. */
+  event(ev) {
+    switch (ev.type) {
+      case "text_delta": this.append(ev.message_id, ev.text); return true;
+      case "reasoning_delta": this.append(ev.message_id, ev.text, "reasoning"); return true;
+      case "tool_requested": this.card(ev.call_id, ev.tool); return true;
+      case "tool_started": {
+        const c = this.card(ev.call_id, ev.tool);
+        this.setTitle(c, argsTitle(ev.args));
+        this.setState(c, "running", "running");
+        return true;
+      }
+      case "tool_metadata": {
+        const c = this.cards.get(ev.call_id);
+        if (!c) return false;
+        this.setTitle(c, ev.title);
+        if (ev.metadata && typeof ev.metadata === "object") {
+          let meta = c.body.querySelector(".meta");
+          if (!meta) { meta = el("div", { class: "meta" }); c.body.prepend(meta); }
+          meta.textContent = metaLine(ev.metadata);
+        }
+        return true;
+      }
+      case "tool_finished": {
+        const c = this.card(ev.call_id, ev.tool);
+        this.setTitle(c, ev.result?.title);
+        this.setState(c, "done", `done · ${ev.duration_ms} ms`);
+        const diff = typeof ev.result?.metadata?.diff === "string" ? ev.result.metadata.diff : null;
+        let out = ev.result?.output || "";
+        if (ev.spill_path) out += `\n\n(full output: ${ev.spill_path})`;
+        this.setOutput(c, out, diff);
+        return true;
+      }
+      case "tool_failed": {
+        const c = this.card(ev.call_id, ev.tool);
+        this.setState(c, "failed", `failed · ${ev.duration_ms} ms`);
+        this.setOutput(c, ev.error, null);
+        return true;
+      }
+      case "subagent": this.subagent(ev); return true;
+      case "compacted":
+        this.note(`≡ compacted (${ev.reason}): ~${ev.tokens_before} → ~${ev.tokens_after} tokens sent; the session keeps every message`);
+        return true;
+      case "step_retry": this.note(`the model's stream broke (${ev.error}); retrying (attempt ${ev.attempt})`, true); return true;
+      case "warning": this.note(ev.message, true); return true;
+      case "turn_finished": {
+        const s = ev.summary || {};
+        if (s.end === "aborted") this.note("⏹ stopped");
+        else if (s.end === "max_steps") this.note("the step limit was reached");
+        else if (s.end === "error") this.note(`the turn failed: ${s.error || "unknown error"}`, true);
+        return true;
+      }
+      default: return false;
+    }
+  }
+
+  /** A sub-agent, compact: one line per call of the child, on the `task` call's card. */
+  subagent(ev) {
+    let s = this.subagents.get(ev.session_id);
+    if (!s) {
+      const head = el("div", { class: "meta" }, `↳ ${ev.agent}: ${ev.description}`);
+      const steps = el("ul", { class: "steps" });
+      const box = el("div", { class: "card subagent", "data-subagent": ev.session_id }, head, steps);
+      s = { box, head, steps, calls: new Map(), text: "" };
+      this.subagents.set(ev.session_id, s);
+      // Right under its `task` card, visible without opening it.
+      const parent = this.cards.get(ev.call_id) || this.card(ev.call_id, "task");
+      (parent.sub?.box || parent.box).after(box);
+      parent.sub = s;
+    }
+    const inner = ev.event;
+    if (!inner) return;
+    if (inner.type === "subagent") { this.subagent(inner); return; }
+    const line = (id) => {
+      let li = s.calls.get(id);
+      if (!li) { li = el("li", {}); s.calls.set(id, li); s.steps.append(li); }
+      return li;
+    };
+    if (inner.type === "tool_started") line(inner.call_id).textContent = `${inner.tool} ${argsTitle(inner.args) || ""} …`;
+    else if (inner.type === "tool_finished") line(inner.call_id).textContent = `${inner.tool} ${inner.result?.title || ""} ✓`;
+    else if (inner.type === "tool_failed") line(inner.call_id).textContent = `${inner.tool} ✗`;
+    else if (inner.type === "turn_finished") s.head.textContent = `↳ ${ev.agent}: ${ev.description} — ${inner.summary?.end || "done"}`;
+  }
+}
+
+/** A short title from a call's arguments until the tool sends its own. */
+function argsTitle(args) {
+  if (!args || typeof args !== "object") return "";
+  for (const k of ["filePath", "file_path", "path", "command", "pattern", "url", "description", "query"]) {
+    if (typeof args[k] === "string") return args[k];
+  }
+  return "";
+}
+
+function metaLine(meta) {
+  return Object.entries(meta)
+    .filter(([k, v]) => k !== "diff" && (typeof v !== "object" || v === null))
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(" · ");
+}
