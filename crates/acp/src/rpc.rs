@@ -58,8 +58,7 @@ impl Connection {
         tokio::spawn(async move {
             while let Some(mut line) = rx.recv().await {
                 line.push('\n');
-                if sink.write_all(line.as_bytes()).await.is_err() || sink.flush().await.is_err()
-                {
+                if sink.write_all(line.as_bytes()).await.is_err() || sink.flush().await.is_err() {
                     break;
                 }
             }
@@ -115,7 +114,10 @@ impl Connection {
         };
         let result = match message.get("error") {
             Some(e) => Err(RpcError {
-                code: e.get("code").and_then(Value::as_i64).unwrap_or(INTERNAL_ERROR),
+                code: e
+                    .get("code")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(INTERNAL_ERROR),
                 message: e
                     .get("message")
                     .and_then(Value::as_str)

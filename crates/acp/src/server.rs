@@ -9,13 +9,12 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, ClientNotification, ClientRequest, Implementation, InitializeResponse,
     LoadSessionResponse, McpCapabilities, McpServer, NewSessionResponse, PromptCapabilities,
-    SessionConfigOptionValue, SetSessionConfigOptionResponse,
-    SetSessionModeResponse,
+    SessionConfigOptionValue, SetSessionConfigOptionResponse, SetSessionModeResponse,
 };
+use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
 use podcode_core::{ClientMcpServer, Engine, SessionOptions, SessionPick};
 use serde::Serialize;
 use serde_json::Value;
@@ -77,7 +76,10 @@ where
                 continue;
             }
         };
-        let method = message.get("method").and_then(Value::as_str).map(str::to_string);
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         match (method, message.get("id").cloned()) {
             (Some(method), Some(id)) => {
@@ -114,19 +116,26 @@ fn internal(e: impl std::fmt::Display) -> RpcError {
 
 impl Agent {
     async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        let request = ClientRequest::from_method_and_params(method, &params).map_err(|e| match e {
-            MethodDispatchError::UnknownMethod { .. } => RpcError {
-                code: METHOD_NOT_FOUND,
-                message: format!("podcode acp does not handle {method}"),
-            },
-            other => RpcError::invalid_params(other.to_string()),
-        })?;
+        let request =
+            ClientRequest::from_method_and_params(method, &params).map_err(|e| match e {
+                MethodDispatchError::UnknownMethod { .. } => RpcError {
+                    code: METHOD_NOT_FOUND,
+                    message: format!("podcode acp does not handle {method}"),
+                },
+                other => RpcError::invalid_params(other.to_string()),
+            })?;
         match request {
             ClientRequest::InitializeRequest(req) => to_value(initialize(req.protocol_version)),
             ClientRequest::AuthenticateRequest(_) => Ok(serde_json::json!({})),
             ClientRequest::NewSessionRequest(req) => {
                 let session = self
-                    .open(&req.cwd, &req.mcp_servers, SessionPick::New { title: String::new() })
+                    .open(
+                        &req.cwd,
+                        &req.mcp_servers,
+                        SessionPick::New {
+                            title: String::new(),
+                        },
+                    )
                     .await?;
                 to_value(
                     NewSessionResponse::new(session.id.clone())
@@ -138,9 +147,13 @@ impl Agent {
                 let id = req.session_id.0.to_string();
                 let engine = self.engine(&req.cwd, &req.mcp_servers)?;
                 // Unknown ids fail before anything is replayed.
-                engine.session(&id).map_err(|e| RpcError::invalid_params(e.to_string()))?;
+                engine
+                    .session(&id)
+                    .map_err(|e| RpcError::invalid_params(e.to_string()))?;
                 crate::replay::replay(&engine, &self.conn, &id)?;
-                let session = self.open(&req.cwd, &req.mcp_servers, SessionPick::Id(id)).await?;
+                let session = self
+                    .open(&req.cwd, &req.mcp_servers, SessionPick::Id(id))
+                    .await?;
                 to_value(
                     LoadSessionResponse::new()
                         .modes(session.modes())
@@ -173,7 +186,9 @@ impl Agent {
                         )));
                     }
                 }
-                to_value(SetSessionConfigOptionResponse::new(session.config_options()))
+                to_value(SetSessionConfigOptionResponse::new(
+                    session.config_options(),
+                ))
             }
             _ => Err(RpcError {
                 code: METHOD_NOT_FOUND,
@@ -267,7 +282,9 @@ fn initialize(_client_version: ProtocolVersion) -> InitializeResponse {
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
                 .mcp_capabilities(McpCapabilities::new().http(true)),
         )
-        .agent_info(Implementation::new("podcode", env!("CARGO_PKG_VERSION")).title("Podcode".to_string()))
+        .agent_info(
+            Implementation::new("podcode", env!("CARGO_PKG_VERSION")).title("Podcode".to_string()),
+        )
 }
 
 /// A client's MCP server as Podcode runs it (stdio and streamable HTTP; SSE servers are
@@ -278,7 +295,11 @@ fn client_server(server: &McpServer) -> Option<ClientMcpServer> {
             name: s.name.clone(),
             command: Some(s.command.display().to_string()),
             args: s.args.clone(),
-            env: s.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect(),
+            env: s
+                .env
+                .iter()
+                .map(|e| (e.name.clone(), e.value.clone()))
+                .collect(),
             url: None,
             headers: Default::default(),
         }),
@@ -288,10 +309,16 @@ fn client_server(server: &McpServer) -> Option<ClientMcpServer> {
             args: Vec::new(),
             env: Default::default(),
             url: Some(h.url.clone()),
-            headers: h.headers.iter().map(|e| (e.name.clone(), e.value.clone())).collect(),
+            headers: h
+                .headers
+                .iter()
+                .map(|e| (e.name.clone(), e.value.clone()))
+                .collect(),
         }),
         other => {
-            eprintln!("podcode acp: MCP server left out (only stdio and HTTP servers are supported): {other:?}");
+            eprintln!(
+                "podcode acp: MCP server left out (only stdio and HTTP servers are supported): {other:?}"
+            );
             None
         }
     }

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol_schema::v1::{
-    ConfigOptionUpdate, ContentBlock, CurrentModeUpdate, EmbeddedResourceResource,
-    PromptResponse, SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption,
-    SessionMode, SessionModeState, SessionUpdate,
+    ConfigOptionUpdate, ContentBlock, CurrentModeUpdate, EmbeddedResourceResource, PromptResponse,
+    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionMode,
+    SessionModeState, SessionUpdate,
 };
 use podcode_core::{Engine, Port, Session};
 use podcode_protocol::{Event, Op, TurnEnd};
@@ -252,8 +252,7 @@ pub fn prompt_input(blocks: Vec<ContentBlock>) -> Result<(String, Vec<String>), 
 }
 
 /// What a prompt with images, audio or binary resources is refused with.
-pub const UNSUPPORTED_CONTENT: &str =
-    "Podcode takes text, file links and embedded text files in a prompt; images, audio and binary resources are not supported";
+pub const UNSUPPORTED_CONTENT: &str = "Podcode takes text, file links and embedded text files in a prompt; images, audio and binary resources are not supported";
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     match m.lock() {

@@ -94,7 +94,10 @@ pub fn tool_title(tool: &str, args: &Value, dir: &Path) -> String {
         }),
         "write" => path("filePath").map(|p| format!("Write {p}")),
         "edit" => path("filePath").map(|p| format!("Edit {p}")),
-        "list" => Some(format!("List {}", path("path").unwrap_or_else(|| ".".into()))),
+        "list" => Some(format!(
+            "List {}",
+            path("path").unwrap_or_else(|| ".".into())
+        )),
         "glob" => str_arg(args, "pattern").map(|pat| match path("path") {
             Some(p) => format!("Find {pat} in {p}"),
             None => format!("Find {pat}"),
@@ -220,7 +223,8 @@ mod tests {
     fn a_patch_that_only_deletes_or_moves_says_so() {
         let delete = "*** Begin Patch\n*** Delete File: old.txt\n*** End Patch";
         assert_eq!(kind("apply_patch", json!({"patch": delete})), "delete");
-        let mv = "*** Begin Patch\n*** Update File: a.rs\n*** Move to: b.rs\n@@\n-x\n+y\n*** End Patch";
+        let mv =
+            "*** Begin Patch\n*** Update File: a.rs\n*** Move to: b.rs\n@@\n-x\n+y\n*** End Patch";
         assert_eq!(kind("apply_patch", json!({"patch": mv})), "move");
         let mixed = format!("{delete}\n*** Add File: new.txt\n+hi");
         assert_eq!(kind("apply_patch", json!({"patch": mixed})), "edit");
@@ -230,32 +234,50 @@ mod tests {
     fn titles_name_what_a_call_acts_on() {
         let dir = Path::new("/w");
         let t = |tool: &str, args: Value| tool_title(tool, &args, dir);
-        assert_eq!(t("read", json!({"filePath": "/w/src/a.rs"})), "Read src/a.rs");
+        assert_eq!(
+            t("read", json!({"filePath": "/w/src/a.rs"})),
+            "Read src/a.rs"
+        );
         assert_eq!(
             t("read", json!({"filePath": "src/a.rs", "offset": 40})),
             "Read src/a.rs (from line 40)"
         );
         assert_eq!(t("write", json!({"filePath": "/w/n.txt"})), "Write n.txt");
-        assert_eq!(t("edit", json!({"filePath": "/etc/hosts"})), "Edit /etc/hosts");
+        assert_eq!(
+            t("edit", json!({"filePath": "/etc/hosts"})),
+            "Edit /etc/hosts"
+        );
         assert_eq!(t("list", json!({})), "List .");
         assert_eq!(t("glob", json!({"pattern": "**/*.rs"})), "Find **/*.rs");
         assert_eq!(
             t("grep", json!({"pattern": "fn main", "path": "/w/src"})),
             "Search \"fn main\" in src"
         );
-        assert_eq!(t("symbols", json!({"query": "Engine"})), "Symbols matching \"Engine\"");
-        assert_eq!(t("bash", json!({"command": " cargo test \n"})), "`cargo test`");
+        assert_eq!(
+            t("symbols", json!({"query": "Engine"})),
+            "Symbols matching \"Engine\""
+        );
+        assert_eq!(
+            t("bash", json!({"command": " cargo test \n"})),
+            "`cargo test`"
+        );
         assert_eq!(
             t("webfetch", json!({"url": "https://example.org"})),
             "Fetch https://example.org"
         );
         assert_eq!(
-            t("apply_patch", json!({"patch": "*** Update File: a.rs\n*** Add File: b.rs"})),
+            t(
+                "apply_patch",
+                json!({"patch": "*** Update File: a.rs\n*** Add File: b.rs"})
+            ),
             "Patch a.rs, b.rs"
         );
         assert_eq!(t("apply_patch", json!({"patch": ""})), "Apply patch");
         assert_eq!(
-            t("task", json!({"description": "Find the bug", "subagent_type": "explore"})),
+            t(
+                "task",
+                json!({"description": "Find the bug", "subagent_type": "explore"})
+            ),
             "Find the bug (explore agent)"
         );
         assert_eq!(t("hello", json!({})), "hello");
@@ -278,7 +300,10 @@ mod tests {
             json!([{"path": "/x/b.rs"}])
         );
         assert_eq!(
-            loc("apply_patch", json!({"patch": "*** Update File: a.rs\n*** Move to: c/b.rs"})),
+            loc(
+                "apply_patch",
+                json!({"patch": "*** Update File: a.rs\n*** Move to: c/b.rs"})
+            ),
             json!([{"path": "/w/a.rs"}, {"path": "/w/c/b.rs"}])
         );
         assert_eq!(loc("bash", json!({"command": "ls"})), json!([]));
@@ -289,7 +314,10 @@ mod tests {
         let s = |end, fin| serde_json::to_value(stop_reason(end, fin)).unwrap();
         assert_eq!(s(TurnEnd::Answered, Some("stop")), json!("end_turn"));
         assert_eq!(s(TurnEnd::Answered, Some("length")), json!("max_tokens"));
-        assert_eq!(s(TurnEnd::Answered, Some("content_filter")), json!("refusal"));
+        assert_eq!(
+            s(TurnEnd::Answered, Some("content_filter")),
+            json!("refusal")
+        );
         assert_eq!(s(TurnEnd::MaxSteps, None), json!("max_turn_requests"));
         assert_eq!(s(TurnEnd::Aborted, Some("stop")), json!("cancelled"));
     }

@@ -115,10 +115,7 @@ impl Turn {
             .locations(tool_locations(tool, &args, &self.dir))
             .raw_input((!args.is_null()).then(|| args.clone()));
         self.send(SessionUpdate::ToolCall(call));
-        self.calls.insert(
-            call_id.to_string(),
-            Call::default(),
-        );
+        self.calls.insert(call_id.to_string(), Call::default());
         self.order.push(call_id.to_string());
         true
     }
@@ -147,7 +144,10 @@ impl Turn {
                 self.announce(&call_id, &tool, Value::Null, ToolCallStatus::Pending);
             }
             Event::ToolStarted {
-                call_id, tool, args, ..
+                call_id,
+                tool,
+                args,
+                ..
             } => {
                 if !self.announce(&call_id, &tool, args.clone(), ToolCallStatus::InProgress) {
                     self.update(
@@ -261,12 +261,18 @@ impl Turn {
     /// Sends the ask to the client; the answer goes back as `Op::PermissionReply`. The
     /// request's card shows the same text as the terminal prompt (who asks for what, the
     /// command or diff, what "always" remembers) until the call reports its output.
-    fn ask(&mut self, request_id: String, call_id: String, tool: String, request: PermissionRequest) {
+    fn ask(
+        &mut self,
+        request_id: String,
+        call_id: String,
+        tool: String,
+        request: PermissionRequest,
+    ) {
         // A sub-agent's call is not one of this turn's cards: announce it so the client
         // can show what it is asked about.
         self.announce(&call_id, &tool, Value::Null, ToolCallStatus::Pending);
-        let fields =
-            ToolCallUpdateFields::new().content(vec![ToolCallContent::from(ask_text(&tool, &request))]);
+        let fields = ToolCallUpdateFields::new()
+            .content(vec![ToolCallContent::from(ask_text(&tool, &request))]);
         let params = RequestPermissionRequest::new(
             self.session_id.clone(),
             ToolCallUpdate::new(call_id, fields),

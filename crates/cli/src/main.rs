@@ -28,7 +28,8 @@ use clap::{Parser, Subcommand};
         podcode tool call read '{\"filePath\":\"README.md\"}'\n  \
         podcode sandbox status                what commands may write, and the network\n  \
         podcode changes                       what tools changed, newest last\n  \
-        podcode revert --session ses_…        undo a whole session's edits"
+        podcode revert --session ses_…        undo a whole session's edits\n  \
+        podcode acp                           serve editors (Zed, …) over the Agent Client Protocol"
 )]
 struct Cli {
     /// Run as if podcode was started in DIR.
@@ -101,6 +102,9 @@ enum Command {
     /// The full-screen UI (what bare `podcode` opens on a terminal).
     #[command(after_help = commands::tui::KEYS_HELP)]
     Tui(commands::tui::TuiArgs),
+    /// Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim).
+    #[command(after_help = commands::acp::ACP_HELP)]
+    Acp(commands::acp::AcpArgs),
 }
 
 const AGENTS_HELP: &str = "Agent files are Markdown with YAML front matter (description, mode, model,\n\
@@ -144,6 +148,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Mcp { command }) => commands::mcp::run(cli.cwd, command),
         Some(Command::Sandbox { command }) => commands::sandbox::run(cli.cwd, command),
         Some(Command::Tui(args)) => commands::tui::run(cli.cwd, args),
+        Some(Command::Acp(args)) => commands::acp::run(cli.cwd, args),
         None if std::io::IsTerminal::is_terminal(&std::io::stdin())
             && std::io::IsTerminal::is_terminal(&std::io::stdout()) =>
         {

@@ -1,0 +1,296 @@
+//! `podcode acp` driven by the official ACP client library (`@agentclientprotocol/sdk`,
+//! from the npm registry, in crates/acp/tests/client; `.ci/run` installs it) against the
+//! scripted model server: streamed text and tool calls in order, permission requests the
+//! client answers (allowed → the file is written; rejected → the call fails and the model
+//! reads why), a cancel in the middle of a running command (stop reason `cancelled`, the
+//! command's process gone), loading an earlier session, and switching mode and model.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Env, tool_messages};
+use podcode_providers::testing::Reply;
+use serde_json::{Value, json};
+
+fn client_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../acp/tests/client")
+}
+
+/// Runs the client script (`client.mjs SCENARIO ARGS…`) and returns what it printed.
+fn client(env: &Env, args: &[&str], permission: &str) -> Value {
+    assert!(
+        client_dir()
+            .join("node_modules/@agentclientprotocol/sdk")
+            .exists(),
+        "run `npm ci` in crates/acp/tests/client first (.ci/run does)"
+    );
+    let out = Command::new("node")
+        .arg(client_dir().join("client.mjs"))
+        .args(args)
+        .current_dir(client_dir())
+        .env("PODCODE_BIN", env!("CARGO_BIN_EXE_podcode"))
+        .env("ACP_CWD", env.repo())
+        .env("ACP_PERMISSION", permission)
+        .env("HOME", env.root.path().join("home"))
+        .env("PODCODE_CONFIG_DIR", env.root.path().join("config"))
+        .env("PODCODE_DATA_DIR", env.root.path().join("data"))
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "client failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(v["exitCode"], json!(0), "podcode acp exit: {v:#}");
+    v
+}
+
+/// The `session/update`s the client saw, in order.
+fn updates(v: &Value) -> Vec<Value> {
+    v["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.get("update").cloned())
+        .collect()
+}
+
+/// The index of the first update matching `f`, after `from`.
+fn find(updates: &[Value], from: usize, f: impl Fn(&Value) -> bool) -> usize {
+    updates
+        .iter()
+        .skip(from)
+        .position(f)
+        .map(|i| i + from)
+        .unwrap_or_else(|| panic!("not found after {from}: {updates:#?}"))
+}
+
+fn write_call(id: &str, path: &str, content: &str) -> Reply {
+    Reply::new().text("I will write it.").tool_call(
+        id,
+        "write",
+        json!({"filePath": path, "content": content}).to_string(),
+    )
+}
+
+#[test]
+fn a_prompt_streams_text_and_tool_calls_and_an_allowed_write_lands_then_loads_again() {
+    let env = Env::new(vec![
+        write_call("c1", "notes.txt", "hello\n"),
+        Reply::new().text("Done."),
+    ]);
+    let v = client(&env, &["prompt", "write notes"], "allow_once");
+    let init = &v["init"];
+    assert_eq!(init["protocolVersion"], json!(1));
+    assert_eq!(init["agentCapabilities"]["loadSession"], json!(true));
+    let session = &v["session"];
+    assert_eq!(session["modes"]["currentModeId"], json!("build"));
+    let modes: Vec<&str> = session["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        modes.contains(&"build") && modes.contains(&"plan"),
+        "{modes:?}"
+    );
+    assert_eq!(
+        session["configOptions"][1]["currentValue"],
+        json!("scripted/test")
+    );
+    assert_eq!(v["stop"]["stopReason"], json!("end_turn"));
+
+    let u = updates(&v);
+    let first_text = find(&u, 0, |x| {
+        x["sessionUpdate"] == "agent_message_chunk" && x["content"]["text"] == "I will write it."
+    });
+    let call = find(&u, first_text, |x| x["sessionUpdate"] == "tool_call");
+    let id = u[call]["toolCallId"].clone();
+    assert_eq!(u[call]["kind"], json!("edit"));
+    let started = find(&u, call, |x| {
+        x["sessionUpdate"] == "tool_call_update" && x["status"] == "in_progress"
+    });
+    assert_eq!(u[started]["toolCallId"], id);
+    assert_eq!(u[started]["title"], json!("Write notes.txt"));
+    let file = env.repo().join("notes.txt");
+    assert_eq!(
+        u[started]["locations"],
+        json!([{"path": file.display().to_string()}])
+    );
+    let done = find(&u, started, |x| {
+        x["sessionUpdate"] == "tool_call_update" && x["status"] == "completed"
+    });
+    assert_eq!(u[done]["toolCallId"], id);
+    let diff = u[done]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "diff")
+        .unwrap_or_else(|| panic!("no diff: {:#}", u[done]));
+    assert_eq!(diff["path"], json!(file.display().to_string()));
+    assert_eq!(diff["newText"], json!("hello\n"));
+    assert!(diff["oldText"].is_null(), "{diff}");
+    find(&u, done, |x| {
+        x["sessionUpdate"] == "agent_message_chunk" && x["content"]["text"] == "Done."
+    });
+
+    // The permission request came with the four options and the terminal prompt's text.
+    let asks: Vec<&Value> = v["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.get("permission"))
+        .collect();
+    assert_eq!(asks.len(), 1, "{asks:#?}");
+    assert_eq!(asks[0]["toolCall"]["toolCallId"], id);
+    let kinds: Vec<&str> = asks[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["allow_once", "allow_always", "reject_once", "reject_always"]
+    );
+    let ask_text = asks[0]["toolCall"]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(ask_text.starts_with("write asks for edit: "), "{ask_text}");
+    assert_eq!(env.read("notes.txt"), "hello\n");
+
+    // The journal has it, as for every front end.
+    let changes = env.run(&["changes", "--json"]);
+    assert!(common::text(&changes.stdout).contains("notes.txt"));
+
+    // A second client loads the session: the conversation is replayed, then answered.
+    let session_id = session["sessionId"].as_str().unwrap().to_string();
+    let loaded = client(&env, &["load", &session_id], "allow_once");
+    assert_eq!(loaded["load"]["modes"]["currentModeId"], json!("build"));
+    let r = updates(&loaded);
+    let prompt = find(&r, 0, |x| {
+        x["sessionUpdate"] == "user_message_chunk" && x["content"]["text"] == "write notes"
+    });
+    let call = find(&r, prompt, |x| {
+        x["sessionUpdate"] == "tool_call" && x["toolCallId"] == id
+    });
+    assert_eq!(r[call]["status"], json!("completed"));
+    assert_eq!(r[call]["kind"], json!("edit"));
+    assert!(
+        r[call]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "diff" && c["newText"] == "hello\n"),
+        "{:#}",
+        r[call]
+    );
+    find(&r, call, |x| {
+        x["sessionUpdate"] == "agent_message_chunk" && x["content"]["text"] == "Done."
+    });
+}
+
+#[test]
+fn a_rejected_ask_fails_the_call_and_the_model_reads_why() {
+    let env = Env::new(vec![
+        write_call("c1", "notes.txt", "hello\n"),
+        Reply::new().text("Understood."),
+    ]);
+    let v = client(&env, &["prompt", "write notes"], "reject_once");
+    assert_eq!(v["stop"]["stopReason"], json!("end_turn"));
+    assert!(!env.repo().join("notes.txt").exists());
+    let u = updates(&v);
+    let call = find(&u, 0, |x| x["sessionUpdate"] == "tool_call");
+    let failed = find(&u, call, |x| {
+        x["sessionUpdate"] == "tool_call_update" && x["status"] == "failed"
+    });
+    assert_eq!(u[failed]["toolCallId"], u[call]["toolCallId"]);
+    let said = u[failed]["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(
+        said.contains("The user rejected the edit permission"),
+        "{said}"
+    );
+    let requests = env.requests();
+    let answers = tool_messages(&requests[1]);
+    assert_eq!(answers[0].0, "c1");
+    assert!(
+        answers[0]
+            .1
+            .contains("The user rejected the edit permission"),
+        "{answers:?}"
+    );
+}
+
+/// Processes whose command line contains `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(needle) && !cmd.contains("client.mjs") {
+                found.push(cmd);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_cancel_mid_command_stops_the_turn_and_its_process() {
+    let env = Env::new(vec![common::bash_call(
+        "c1",
+        "touch started && sleep 37.25",
+        "Wait a while",
+    )]);
+    let marker = env.repo().join("started");
+    let v = client(
+        &env,
+        &["cancel", "wait", &marker.display().to_string()],
+        "allow_once",
+    );
+    assert_eq!(v["stop"]["stopReason"], json!("cancelled"));
+    let u = updates(&v);
+    let call = find(&u, 0, |x| x["sessionUpdate"] == "tool_call");
+    assert_eq!(u[call]["kind"], json!("execute"));
+    let end = find(&u, call, |x| {
+        x["sessionUpdate"] == "tool_call_update" && x["status"] == "failed"
+    });
+    assert_eq!(u[end]["toolCallId"], u[call]["toolCallId"]);
+    // No update claims the call still runs after its end.
+    assert!(
+        u[end + 1..]
+            .iter()
+            .all(|x| x["status"] != "in_progress" && x["status"] != "pending"),
+        "{u:#?}"
+    );
+    assert!(processes_with("sleep 37.25").is_empty());
+    // The model was asked once: the cancel ended the turn.
+    assert_eq!(env.requests().len(), 1);
+}
+
+#[test]
+fn modes_and_models_switch_and_a_wrong_mode_is_refused() {
+    let env = Env::new(vec![Reply::new().text("Planned.")]);
+    let v = client(&env, &["modes", "make a plan"], "allow_once");
+    assert_eq!(v["stop"]["stopReason"], json!("end_turn"));
+    let u = updates(&v);
+    find(&u, 0, |x| {
+        x["sessionUpdate"] == "current_mode_update" && x["currentModeId"] == "plan"
+    });
+    let options = &v["setModel"]["configOptions"];
+    assert_eq!(options[0]["currentValue"], json!("plan"));
+    assert_eq!(options[1]["currentValue"], json!("scripted/other"));
+    let bad = v["badMode"].as_str().unwrap();
+    assert!(bad.contains("no agent profile named nope"), "{bad}");
+    let requests = env.requests();
+    assert_eq!(requests[0]["model"], json!("other"));
+}
