@@ -148,19 +148,7 @@ impl Turn {
                 tool,
                 args,
                 ..
-            } => {
-                if !self.announce(&call_id, &tool, args.clone(), ToolCallStatus::InProgress) {
-                    self.update(
-                        &call_id,
-                        ToolCallUpdateFields::new()
-                            .status(ToolCallStatus::InProgress)
-                            .kind(tool_kind(&tool, &args))
-                            .title(tool_title(&tool, &args, &self.dir))
-                            .locations(tool_locations(&tool, &args, &self.dir))
-                            .raw_input(args),
-                    );
-                }
-            }
+            } => self.started(&call_id, &tool, args),
             Event::ToolMetadata {
                 call_id,
                 title: Some(title),
@@ -198,6 +186,23 @@ impl Turn {
             Event::Warning { message } => eprintln!("podcode acp: {message}"),
             _ => {}
         }
+    }
+
+    /// A call began running: announced now if the model's request was not seen, else
+    /// updated with what its arguments say.
+    fn started(&mut self, call_id: &str, tool: &str, args: Value) {
+        if self.announce(call_id, tool, args.clone(), ToolCallStatus::InProgress) {
+            return;
+        }
+        self.update(
+            call_id,
+            ToolCallUpdateFields::new()
+                .status(ToolCallStatus::InProgress)
+                .kind(tool_kind(tool, &args))
+                .title(tool_title(tool, &args, &self.dir))
+                .locations(tool_locations(tool, &args, &self.dir))
+                .raw_input(args),
+        );
     }
 
     /// A journaled change of a call: its diff joins the call's content at once (the

@@ -20,13 +20,21 @@ fn client_dir() -> PathBuf {
 
 /// Runs the client script (`client.mjs SCENARIO ARGS…`) and returns what it printed.
 fn client(env: &Env, args: &[&str], permission: &str) -> Value {
+    client_with(env, args, permission, None)
+}
+
+fn client_with(env: &Env, args: &[&str], permission: &str, mcp: Option<&Path>) -> Value {
     assert!(
         client_dir()
             .join("node_modules/@agentclientprotocol/sdk")
             .exists(),
         "run `npm ci` in crates/acp/tests/client first (.ci/run does)"
     );
-    let out = Command::new("node")
+    let mut cmd = Command::new("node");
+    if let Some(server) = mcp {
+        cmd.env("ACP_MCP_COMMAND", server);
+    }
+    let out = cmd
         .arg(client_dir().join("client.mjs"))
         .args(args)
         .current_dir(client_dir())
@@ -293,4 +301,35 @@ fn modes_and_models_switch_and_a_wrong_mode_is_refused() {
     assert!(bad.contains("no agent profile named nope"), "{bad}");
     let requests = env.requests();
     assert_eq!(requests[0]["model"], json!("other"));
+}
+
+#[test]
+fn an_mcp_server_the_editor_passes_joins_the_session() {
+    let everything = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp/tests/servers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        everything.exists(),
+        "run `npm ci` in crates/mcp/tests/servers (bash .ci/run does)"
+    );
+    // The server starts in the background: the first step waits for it with a command.
+    let env = Env::new(vec![
+        common::bash_call("c1", "sleep 3", "Wait for the server"),
+        Reply::new().tool_call("c2", "everything_echo", r#"{"message": "hi from acp"}"#),
+        Reply::new().text("Echoed."),
+    ]);
+    let v = client_with(&env, &["prompt", "echo"], "allow_once", Some(&everything));
+    assert_eq!(v["stop"]["stopReason"], json!("end_turn"));
+    let u = updates(&v);
+    let call = find(&u, 0, |x| {
+        x["sessionUpdate"] == "tool_call" && x["title"] == "everything_echo"
+    });
+    // `other`, the protocol's default kind, is left out of the message.
+    assert!(u[call]["kind"].is_null(), "{:#}", u[call]);
+    let done = find(&u, call, |x| {
+        x["sessionUpdate"] == "tool_call_update"
+            && x["toolCallId"] == u[call]["toolCallId"]
+            && x["status"] == "completed"
+    });
+    let output = u[done]["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(output.contains("hi from acp"), "{output}");
 }

@@ -8,6 +8,7 @@
 //   node client.mjs modes   PROMPT          switch to mode plan, then model, then prompt
 //
 // Permission requests are answered with the option $ACP_PERMISSION (default allow_once).
+// $ACP_MCP_COMMAND, when set, is passed as a stdio MCP server named `everything`.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -16,6 +17,9 @@ import { client, ndJsonStream } from "@agentclientprotocol/sdk";
 const [scenario, arg, marker] = process.argv.slice(2);
 const cwd = process.env.ACP_CWD;
 const answer = process.env.ACP_PERMISSION ?? "allow_once";
+const mcpServers = process.env.ACP_MCP_COMMAND
+  ? [{ name: "everything", command: process.env.ACP_MCP_COMMAND, args: [], env: [] }]
+  : [];
 
 const agent = spawn(process.env.PODCODE_BIN, ["acp"], {
   cwd,
@@ -52,7 +56,7 @@ const result = await app.connectWith(stream, async (ctx) => {
     // Updates of the replay arrive before the response.
     return out;
   }
-  const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+  const session = await ctx.request("session/new", { cwd, mcpServers });
   out.session = session;
   const prompt = (text) =>
     ctx.request("session/prompt", {
