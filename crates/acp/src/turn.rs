@@ -62,7 +62,20 @@ pub fn reply_for(option_id: Option<&str>) -> PermissionReply {
 #[derive(Default)]
 struct Call {
     diffs: Vec<ToolCallContent>,
+    /// What a `task` call's sub-agent did so far, one line per call it made.
+    progress: Vec<String>,
     done: bool,
+}
+
+impl Call {
+    /// The card's content while the call runs: its diffs, then its sub-agent's progress.
+    fn content(&self) -> Vec<ToolCallContent> {
+        let mut content = self.diffs.clone();
+        if !self.progress.is_empty() {
+            content.push(ToolCallContent::from(self.progress.join("\n")));
+        }
+        content
+    }
 }
 
 /// The translation state of one turn.
@@ -182,6 +195,12 @@ impl Turn {
                 request,
                 ..
             } => self.ask(request_id, call_id, tool, request),
+            Event::Subagent {
+                call_id,
+                agent,
+                event,
+                ..
+            } => self.subagent(&call_id, &agent, *event),
             Event::StepFinished { finish_reason, .. } => self.finish_reason = finish_reason,
             Event::Warning { message } => eprintln!("podcode acp: {message}"),
             _ => {}
@@ -205,6 +224,39 @@ impl Turn {
         );
     }
 
+    /// A sub-agent's own events show on its `task` card: a line per call it starts, and
+    /// the diff of every change it journals (a grandchild's arrive wrapped once more).
+    fn subagent(&mut self, task_call: &str, agent: &str, event: Event) {
+        match event {
+            Event::ToolStarted { tool, args, .. } => {
+                let line = format!("{agent}: {}", tool_title(&tool, &args, &self.dir));
+                let Some(call) = self.calls.get_mut(task_call) else {
+                    return;
+                };
+                call.progress.push(line);
+                let content = call.content();
+                self.update(task_call, ToolCallUpdateFields::new().content(content));
+            }
+            Event::ChangeRecorded { change_id, .. } => self.change(&change_id, task_call),
+            Event::Subagent { agent, event, .. } => self.subagent(task_call, &agent, *event),
+            // A sub-agent's call the user was asked about has its own card (`ask`): close it.
+            Event::ToolFinished {
+                call_id, result, ..
+            } if self.calls.contains_key(&call_id) => {
+                let content = vec![ToolCallContent::from(result.output)];
+                self.finish(&call_id, ToolCallStatus::Completed, content);
+            }
+            Event::ToolFailed { call_id, error, .. } if self.calls.contains_key(&call_id) => {
+                self.finish(
+                    &call_id,
+                    ToolCallStatus::Failed,
+                    vec![ToolCallContent::from(error)],
+                );
+            }
+            _ => {}
+        }
+    }
+
     /// A journaled change of a call: its diff joins the call's content at once (the
     /// editor shows the edit while the call still runs) and again in the final update.
     fn change(&mut self, change_id: &str, call_id: &str) {
@@ -224,7 +276,7 @@ impl Turn {
             return;
         };
         call.diffs.push(diff);
-        let content = call.diffs.clone();
+        let content = call.content();
         self.update(call_id, ToolCallUpdateFields::new().content(content));
     }
 

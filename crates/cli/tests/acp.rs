@@ -333,3 +333,63 @@ fn an_mcp_server_the_editor_passes_joins_the_session() {
     let output = u[done]["content"][0]["content"]["text"].as_str().unwrap();
     assert!(output.contains("hi from acp"), "{output}");
 }
+
+#[test]
+fn a_sub_agent_shows_on_its_task_card_and_its_ask_reaches_the_editor() {
+    let env = Env::new(vec![
+        Reply::new().tool_call(
+            "t1",
+            "task",
+            json!({"description": "Write the note", "prompt": "write notes.txt", "subagent_type": "general"})
+                .to_string(),
+        ),
+        write_call("c1", "notes.txt", "from the sub-agent\n"),
+        Reply::new().text("Written."),
+        Reply::new().text("The sub-agent wrote it."),
+    ]);
+    let v = client(&env, &["prompt", "delegate"], "allow_once");
+    assert_eq!(v["stop"]["stopReason"], json!("end_turn"));
+    assert_eq!(env.read("notes.txt"), "from the sub-agent\n");
+    let u = updates(&v);
+    let task = find(&u, 0, |x| {
+        x["sessionUpdate"] == "tool_call" && x["kind"] == "think"
+    });
+    let task_id = u[task]["toolCallId"].clone();
+    // The sub-agent's progress line and its diff appear on the task card while it runs.
+    let progress = find(&u, task, |x| {
+        x["toolCallId"] == task_id
+            && x["content"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["content"]["text"] == "general: Write notes.txt")
+            })
+    });
+    find(&u, progress, |x| {
+        x["toolCallId"] == task_id
+            && x["content"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["type"] == "diff" && c["newText"] == "from the sub-agent\n")
+            })
+    });
+    find(&u, progress, |x| {
+        x["toolCallId"] == task_id && x["status"] == "completed"
+    });
+    // The ask names the sub-agent; its own card is closed when its call finishes.
+    let ask = v["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|s| s.get("permission"))
+        .unwrap();
+    let text = ask["toolCall"]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.starts_with("sub-agent general · Write the note: write asks for edit: notes.txt"),
+        "{text}"
+    );
+    let child = ask["toolCall"]["toolCallId"].clone();
+    assert_ne!(child, task_id);
+    find(&u, 0, |x| {
+        x["toolCallId"] == child && x["status"] == "completed"
+    });
+}
