@@ -61,11 +61,9 @@ impl AcpSession {
     /// The primary agent profiles as modes, the current one selected.
     pub fn modes(&self) -> SessionModeState {
         let (agent, _) = self.current();
-        let modes = self
-            .engine
-            .agent_choices()
+        let modes = profiles(&self.engine)
             .into_iter()
-            .map(|c| SessionMode::new(c.value.clone(), c.value).description(c.detail))
+            .map(|p| SessionMode::new(p.id, p.name).description(p.description))
             .collect();
         SessionModeState::new(agent, modes)
     }
@@ -73,11 +71,9 @@ impl AcpSession {
     /// The mode and model pickers.
     pub fn config_options(&self) -> Vec<SessionConfigOption> {
         let (agent, model) = self.current();
-        let modes: Vec<SessionConfigSelectOption> = self
-            .engine
-            .agent_choices()
+        let modes: Vec<SessionConfigSelectOption> = profiles(&self.engine)
             .into_iter()
-            .map(|c| SessionConfigSelectOption::new(c.value.clone(), c.value).description(c.detail))
+            .map(|p| SessionConfigSelectOption::new(p.id, p.name).description(p.description))
             .collect();
         let models: Vec<SessionConfigSelectOption> = self
             .engine
@@ -224,6 +220,44 @@ impl AcpSession {
             s.close().await;
         }
     }
+}
+
+/// One agent profile as a mode.
+struct Profile {
+    id: String,
+    /// `Build`, `Plan`: the profile's name as a label.
+    name: String,
+    /// The first line of its description, whole.
+    description: Option<String>,
+}
+
+/// The profiles a user can pick (`Engine::agent_choices`: primary, not hidden), with their
+/// descriptions unclipped: an editor's picker wraps them itself.
+fn profiles(engine: &Engine) -> Vec<Profile> {
+    let catalog = engine.agents();
+    engine
+        .agent_choices()
+        .into_iter()
+        .map(|c| {
+            let description = catalog
+                .entries()
+                .iter()
+                .find(|e| e.profile.name == c.value)
+                .and_then(|e| e.profile.description.as_deref())
+                .and_then(|d| d.lines().next())
+                .map(str::to_string)
+                .or(Some(c.detail));
+            let mut name = c.value.clone();
+            if let Some(first) = name.get(..1) {
+                name = first.to_uppercase() + &name[1..];
+            }
+            Profile {
+                id: c.value,
+                name,
+                description,
+            }
+        })
+        .collect()
 }
 
 /// The prompt's content as Podcode's prompt: text blocks joined; `file://` resource links
