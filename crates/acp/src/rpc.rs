@@ -45,7 +45,9 @@ type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, RpcError>>>>
 /// The sending half of the connection, shared by every handler.
 #[derive(Clone)]
 pub struct Connection {
-    out: mpsc::UnboundedSender<String>,
+    /// Lines to write; `None` asks the writer to stop after what came before it.
+    out: mpsc::UnboundedSender<Option<String>>,
+    writer: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
     pending: Pending,
     next_id: Arc<AtomicI64>,
 }
@@ -54,9 +56,9 @@ impl Connection {
     /// A connection writing to `sink`; the writer task ends when every `Connection` clone
     /// is dropped or the sink fails (the client went away).
     pub fn new<W: AsyncWrite + Unpin + Send + 'static>(mut sink: W) -> Self {
-        let (out, mut rx) = mpsc::unbounded_channel::<String>();
-        tokio::spawn(async move {
-            while let Some(mut line) = rx.recv().await {
+        let (out, mut rx) = mpsc::unbounded_channel::<Option<String>>();
+        let writer = tokio::spawn(async move {
+            while let Some(Some(mut line)) = rx.recv().await {
                 line.push('\n');
                 if sink.write_all(line.as_bytes()).await.is_err() || sink.flush().await.is_err() {
                     break;
@@ -65,6 +67,7 @@ impl Connection {
         });
         Self {
             out,
+            writer: Arc::new(Mutex::new(Some(writer))),
             pending: Arc::new(Mutex::new(HashMap::new())),
             next_id: Arc::new(AtomicI64::new(0)),
         }
@@ -72,7 +75,16 @@ impl Connection {
 
     fn send(&self, message: Value) {
         // `to_string` of a `Value` cannot fail and never contains a raw newline.
-        let _ = self.out.send(message.to_string());
+        let _ = self.out.send(Some(message.to_string()));
+    }
+
+    /// Writes everything sent so far, then stops writing (the last step before exit).
+    pub async fn flush_and_stop(&self) {
+        let _ = self.out.send(None);
+        let writer = lock(&self.writer).take();
+        if let Some(w) = writer {
+            let _ = w.await;
+        }
     }
 
     pub fn notify(&self, method: &str, params: impl Serialize) {

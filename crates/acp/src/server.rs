@@ -24,6 +24,9 @@ use crate::error::AcpError;
 use crate::rpc::{Connection, METHOD_NOT_FOUND, RpcError};
 use crate::session::{AcpSession, MODE_OPTION, MODEL_OPTION};
 
+/// How long the end of input waits for requests still being answered.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Makes the engine for a directory (the binary sets up the sandbox helper and prints
 /// config warnings on stderr).
 pub type EngineFactory = Arc<dyn Fn(&Path) -> Result<Engine, String> + Send + Sync>;
@@ -59,6 +62,9 @@ where
         sessions: Mutex::new(HashMap::new()),
     });
     let mut lines = BufReader::new(input).lines();
+    // Requests still being answered: on end of input they finish (a running prompt
+    // answers `cancelled` once its session is closed) before the process exits.
+    let mut tasks = tokio::task::JoinSet::new();
     while let Some(line) = lines.next_line().await? {
         if line.trim().is_empty() {
             continue;
@@ -84,7 +90,8 @@ where
         match (method, message.get("id").cloned()) {
             (Some(method), Some(id)) => {
                 let agent = agent.clone();
-                tokio::spawn(async move {
+                while tasks.try_join_next().is_some() {}
+                tasks.spawn(async move {
                     let result = agent.request(&method, params).await;
                     agent.conn.respond(id, result);
                 });
@@ -99,6 +106,12 @@ where
     for s in sessions {
         s.close().await;
     }
+    // Bounded, so a request stuck on something external cannot keep the process alive.
+    let drain = async { while tasks.join_next().await.is_some() {} };
+    if tokio::time::timeout(SHUTDOWN_WAIT, drain).await.is_err() {
+        eprintln!("podcode acp: requests still running at exit were dropped");
+    }
+    conn.flush_and_stop().await;
     let engines: Vec<Arc<Engine>> = lock(&agent.engines).drain().map(|(_, e)| e).collect();
     for e in engines {
         e.shutdown().await;

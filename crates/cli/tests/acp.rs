@@ -393,3 +393,81 @@ fn a_sub_agent_shows_on_its_task_card_and_its_ask_reaches_the_editor() {
         x["toolCallId"] == child && x["status"] == "completed"
     });
 }
+
+/// Talks to `podcode acp` line by line, without a client library: every stdout line is a
+/// JSON-RPC message, and wrong requests get errors that say what to do.
+#[test]
+fn wrong_requests_are_answered_with_errors_and_stdout_holds_only_protocol_lines() {
+    use std::io::Write;
+    let env = Env::new(vec![]);
+    // No model is configured in this directory's parent: `session/new` says how to set one.
+    env.write_global("");
+    let mut child = env
+        .cmd(&["acp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let repo = env.repo().display().to_string();
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}).to_string(),
+        "this is not json".to_string(),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": "ses_nope", "prompt": []}}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/fly", "params": {}}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "session/new", "params": {"cwd": "relative/dir", "mcpServers": []}}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "session/load", "params": {"sessionId": "ses_nope", "cwd": repo, "mcpServers": []}}).to_string(),
+        json!({"jsonrpc": "2.0", "id": 6, "method": "session/new", "params": {"cwd": repo, "mcpServers": []}}).to_string(),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for line in &lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let mut answers = std::collections::BTreeMap::new();
+    for line in common::text(&out.stdout).lines() {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert_eq!(v["jsonrpc"], json!("2.0"), "{line}");
+        answers.insert(v["id"].to_string(), v);
+    }
+    assert_eq!(answers["1"]["result"]["protocolVersion"], json!(1));
+    assert_eq!(answers["null"]["error"]["code"], json!(-32700));
+    assert_eq!(
+        answers["2"]["error"]["message"],
+        json!("no open session ses_nope: create one with session/new or open it with session/load")
+    );
+    assert_eq!(answers["3"]["error"]["code"], json!(-32601));
+    assert_eq!(
+        answers["3"]["error"]["message"],
+        json!("podcode acp does not handle session/fly")
+    );
+    assert_eq!(
+        answers["4"]["error"]["message"],
+        json!("cwd must be an absolute path, got relative/dir")
+    );
+    assert_eq!(
+        answers["5"]["error"]["message"],
+        json!("no session with id ses_nope (see `podcode sessions`)")
+    );
+    let no_model = answers["6"]["error"]["message"].as_str().unwrap();
+    assert!(no_model.contains("scripted"), "{no_model}");
+}
+
+#[test]
+fn help_shows_how_to_set_up_an_editor() {
+    let env = Env::new(vec![]);
+    let top = common::text(&env.run(&["--help"]).stdout);
+    assert!(top.contains("podcode acp"), "{top}");
+    let help = common::text(&env.run(&["acp", "--help"]).stdout);
+    for needle in [
+        "Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim)",
+        "\"agent_servers\": {",
+        "\"Podcode\": { \"command\": \"podcode\", \"args\": [\"acp\"] }",
+        "--agent <AGENT>",
+        "podcode trust",
+    ] {
+        assert!(help.contains(needle), "{needle} missing from:\n{help}");
+    }
+}
