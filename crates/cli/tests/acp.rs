@@ -313,7 +313,7 @@ fn an_mcp_server_the_editor_passes_joins_the_session() {
     );
     // The server starts in the background: the first step waits for it with a command.
     let env = Env::new(vec![
-        common::bash_call("c1", "sleep 3", "Wait for the server"),
+        common::bash_call("c1", "sleep 5", "Wait for the server"),
         Reply::new().tool_call("c2", "everything_echo", r#"{"message": "hi from acp"}"#),
         Reply::new().text("Echoed."),
     ]);

@@ -35,7 +35,12 @@ pub struct AcpArgs {
     pub model: Option<String>,
 }
 
-pub fn run(_cwd: Option<PathBuf>, args: AcpArgs) -> Result<ExitCode> {
+pub fn run(cwd: Option<PathBuf>, args: AcpArgs) -> Result<ExitCode> {
+    if cwd.is_some() {
+        eprintln!(
+            "podcode acp: --cwd is not used: each session works in the directory the editor names"
+        );
+    }
     let opts = AcpOptions {
         factory: Arc::new(|dir| engine(Some(dir.to_path_buf())).map_err(|e| format!("{e:#}"))),
         agent: args.agent,
