@@ -298,7 +298,15 @@ fn modes_and_models_switch_and_a_wrong_mode_is_refused() {
     assert_eq!(options[0]["currentValue"], json!("plan"));
     assert_eq!(options[1]["currentValue"], json!("scripted/other"));
     let bad = v["badMode"].as_str().unwrap();
-    assert!(bad.contains("no agent profile named nope"), "{bad}");
+    assert!(
+        bad.contains("no agent profile named nope; the modes of this session are: build, plan"),
+        "{bad}"
+    );
+    let bad = v["badOption"].as_str().unwrap();
+    assert!(
+        bad.contains("no config option speed; this agent has mode and model"),
+        "{bad}"
+    );
     let requests = env.requests();
     assert_eq!(requests[0]["model"], json!("other"));
 }

@@ -101,6 +101,15 @@ const result = await app.connectWith(stream, async (ctx) => {
     } catch (e) {
       out.badMode = e.message ?? String(e);
     }
+    try {
+      await ctx.request("session/set_config_option", {
+        sessionId: session.sessionId,
+        configId: "speed",
+        value: "fast",
+      });
+    } catch (e) {
+      out.badOption = e.message ?? String(e);
+    }
     out.stop = await prompt(arg);
   }
   return out;
