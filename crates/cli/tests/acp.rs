@@ -479,3 +479,24 @@ fn help_shows_how_to_set_up_an_editor() {
         assert!(help.contains(needle), "{needle} missing from:\n{help}");
     }
 }
+
+#[test]
+fn a_cancel_while_an_ask_waits_ends_the_turn_and_nothing_is_written() {
+    let env = Env::new(vec![
+        write_call("c1", "notes.txt", "hello\n"),
+        Reply::new().text("never sent"),
+    ]);
+    let v = client(&env, &["cancel", "write notes"], "cancel");
+    assert_eq!(v["stop"]["stopReason"], json!("cancelled"));
+    let seen = v["seen"].as_array().unwrap();
+    let asked = seen.iter().position(|s| s.get("permission").is_some());
+    let cancelled = seen.iter().position(|s| s.get("cancel").is_some());
+    assert!(asked.is_some() && asked < cancelled, "{seen:#?}");
+    assert!(!env.repo().join("notes.txt").exists());
+    let u = updates(&v);
+    let call = find(&u, 0, |x| x["sessionUpdate"] == "tool_call");
+    find(&u, call, |x| {
+        x["toolCallId"] == u[call]["toolCallId"] && x["status"] == "failed"
+    });
+    assert_eq!(env.requests().len(), 1);
+}

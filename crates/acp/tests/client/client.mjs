@@ -3,11 +3,13 @@
 // scenario, and prints one JSON object on stdout: what it saw, in order.
 //
 //   node client.mjs prompt  PROMPT          new session, one prompt
-//   node client.mjs cancel  PROMPT MARKER   cancel once file MARKER exists (or on the first chunk)
+//   node client.mjs cancel  PROMPT [MARKER] cancel once file MARKER exists (without one: on
+//                                           the first chunk, or at the ask with $ACP_PERMISSION=cancel)
 //   node client.mjs load    SESSION_ID      load an earlier session
 //   node client.mjs modes   PROMPT          switch to mode plan, then model, then prompt
 //
-// Permission requests are answered with the option $ACP_PERMISSION (default allow_once).
+// Permission requests are answered with the option $ACP_PERMISSION (default allow_once;
+// `cancel`: cancel the turn instead, then answer `cancelled`).
 // $ACP_MCP_COMMAND, when set, is passed as a stdio MCP server named `everything`.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -30,6 +32,9 @@ const stream = ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.st
 
 const seen = [];
 let onUpdate = () => {};
+let cancelTurn = () => {};
+let promptEnded;
+const promptDone = new Promise((resolve) => (promptEnded = resolve));
 const app = client({ name: "podcode-test-client" })
   .onNotification("session/update", ({ params }) => {
     seen.push({ update: params.update });
@@ -37,9 +42,15 @@ const app = client({ name: "podcode-test-client" })
   })
   .onRequest("session/request_permission", async ({ params, signal }) => {
     seen.push({ permission: params });
-    if (answer === "wait") {
-      // Answer only when the request is cancelled (the turn was cancelled).
-      await new Promise((resolve) => signal.addEventListener("abort", resolve));
+    if (answer === "cancel") {
+      // The user cancels the turn while the agent waits for this answer; as the protocol
+      // asks, the client then answers the pending request `cancelled` (here: once the
+      // prompt has ended, or the request was withdrawn).
+      cancelTurn();
+      await Promise.race([
+        promptDone,
+        new Promise((resolve) => signal.addEventListener("abort", resolve)),
+      ]);
       return { outcome: { outcome: "cancelled" } };
     }
     return { outcome: { outcome: "selected", optionId: answer } };
@@ -73,6 +84,7 @@ const result = await app.connectWith(stream, async (ctx) => {
       seen.push({ cancel: true });
       ctx.notify("session/cancel", { sessionId: session.sessionId });
     };
+    cancelTurn = cancel;
     if (marker) {
       const timer = setInterval(() => {
         if (existsSync(marker)) {
@@ -80,12 +92,13 @@ const result = await app.connectWith(stream, async (ctx) => {
           cancel();
         }
       }, 20);
-    } else {
+    } else if (answer !== "cancel") {
       onUpdate = (u) => {
         if (u.sessionUpdate === "agent_message_chunk") cancel();
       };
     }
     out.stop = await prompt(arg);
+    promptEnded();
   } else if (scenario === "modes") {
     out.setMode = await ctx.request("session/set_mode", {
       sessionId: session.sessionId,
