@@ -29,7 +29,8 @@ use clap::{Parser, Subcommand};
         podcode sandbox status                what commands may write, and the network\n  \
         podcode changes                       what tools changed, newest last\n  \
         podcode revert --session ses_…        undo a whole session's edits\n  \
-        podcode web                           the web page (and `podcode serve`: the API)"
+        podcode web                           the web page (and `podcode serve`: the API)\n  \
+        podcode acp                           serve editors (Zed, …) over the Agent Client Protocol"
 )]
 struct Cli {
     /// Run as if podcode was started in DIR.
@@ -109,6 +110,9 @@ enum Command {
     /// The full-screen UI (what bare `podcode` opens on a terminal).
     #[command(after_help = commands::tui::KEYS_HELP)]
     Tui(commands::tui::TuiArgs),
+    /// Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim).
+    #[command(after_help = commands::acp::ACP_HELP)]
+    Acp(commands::acp::AcpArgs),
 }
 
 const AGENTS_HELP: &str = "Agent files are Markdown with YAML front matter (description, mode, model,\n\
@@ -156,6 +160,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Web(args)) => {
             commands::serve::run(cli.cwd, commands::serve::ServeArgs { open: true, ..args })
         }
+        Some(Command::Acp(args)) => commands::acp::run(cli.cwd, args),
         None if std::io::IsTerminal::is_terminal(&std::io::stdin())
             && std::io::IsTerminal::is_terminal(&std::io::stdout()) =>
         {

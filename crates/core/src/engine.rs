@@ -87,6 +87,18 @@ impl Engine {
         })
     }
 
+    /// MCP servers a client hands over for this engine's sessions (`podcode acp`), added
+    /// to the configured ones; call before the tools first load. A name the config already
+    /// uses keeps the config's server.
+    pub fn add_mcp_servers(&mut self, servers: Vec<crate::ClientMcpServer>) {
+        for server in servers {
+            self.config
+                .mcp
+                .entry(server.name.clone())
+                .or_insert_with(|| server.into_config());
+        }
+    }
+
     /// What was taken from each opencode config file (`opencode.json(c)`), in merge order.
     pub fn opencode_imports(&self) -> &[podcode_config::OpencodeImport] {
         &self.opencode

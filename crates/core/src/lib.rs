@@ -10,6 +10,7 @@
 mod asker;
 mod changes;
 mod choices;
+mod client_mcp;
 mod engine;
 mod error;
 mod event_log;
@@ -26,6 +27,7 @@ mod worktree;
 
 pub use changes::{ChangeEntry, conflict_text, unified_diff};
 pub use choices::Choice;
+pub use client_mcp::ClientMcpServer;
 pub use engine::{Engine, NewSessionSpec};
 pub use error::EngineError;
 pub use event_log::{EventLog, LoggedEvent, event_type};

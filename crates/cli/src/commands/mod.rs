@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod acp;
 pub mod agents;
 pub mod call;
 pub mod changes;

@@ -1,0 +1,95 @@
+//! `session/load`: a stored conversation replayed to the client as the updates it would
+//! have seen live — the user's prompts, the answers and reasoning, and every tool call
+//! with its final status, its output and the diffs of the changes it journaled.
+
+use std::path::PathBuf;
+
+use agent_client_protocol_schema::v1::{
+    ContentBlock, ContentChunk, Diff, ResourceLink, SessionUpdate, ToolCall, ToolCallContent,
+    ToolCallStatus,
+};
+use podcode_core::{Engine, ToolCallState, TranscriptItem};
+use serde_json::Value;
+
+use crate::rpc::{Connection, RpcError};
+use crate::translate::tool_kind;
+use crate::turn::send_update;
+
+/// Sends the stored conversation of `session_id` as `session/update` notifications.
+pub fn replay(engine: &Engine, conn: &Connection, session_id: &str) -> Result<(), RpcError> {
+    let (items, _) = engine
+        .transcript(session_id)
+        .map_err(|e| RpcError::internal(e.to_string()))?;
+    for item in items {
+        for update in updates(engine, item) {
+            send_update(conn, session_id, update);
+        }
+    }
+    Ok(())
+}
+
+fn updates(engine: &Engine, item: TranscriptItem) -> Vec<SessionUpdate> {
+    match item {
+        TranscriptItem::User { text, files } => {
+            let mut out = Vec::new();
+            if !text.is_empty() {
+                out.push(SessionUpdate::UserMessageChunk(ContentChunk::new(
+                    text.into(),
+                )));
+            }
+            for f in files {
+                let name = std::path::Path::new(&f)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| f.clone());
+                let link = ResourceLink::new(name, format!("file://{f}"));
+                out.push(SessionUpdate::UserMessageChunk(ContentChunk::new(
+                    ContentBlock::ResourceLink(link),
+                )));
+            }
+            out
+        }
+        TranscriptItem::Assistant { text, .. } => {
+            vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                text.into(),
+            ))]
+        }
+        TranscriptItem::Reasoning { text, .. } => {
+            vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                text.into(),
+            ))]
+        }
+        TranscriptItem::Tool(view) => {
+            let mut content: Vec<ToolCallContent> = engine
+                .changes(None, Some(&view.call_id))
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|c| c.reverts.is_none())
+                .map(|c| {
+                    ToolCallContent::from(
+                        Diff::new(PathBuf::from(c.file), c.new_content.unwrap_or_default())
+                            .old_text(c.old_content),
+                    )
+                })
+                .collect();
+            if !view.output.is_empty() {
+                content.push(ToolCallContent::from(view.output));
+            }
+            let status = match view.state {
+                ToolCallState::Completed => ToolCallStatus::Completed,
+                _ => ToolCallStatus::Failed,
+            };
+            let title = if view.title.is_empty() {
+                view.tool.clone()
+            } else {
+                view.title
+            };
+            vec![SessionUpdate::ToolCall(
+                ToolCall::new(view.call_id, title)
+                    .kind(tool_kind(&view.tool, &Value::Null))
+                    .status(status)
+                    .content(content),
+            )]
+        }
+    }
+}

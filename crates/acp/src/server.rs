@@ -1,0 +1,382 @@
+//! The agent side of the connection: reads the client's lines, answers `initialize`,
+//! `session/new`, `session/load`, `session/prompt`, `session/set_mode`,
+//! `session/set_config_option` and `session/cancel`, and routes the client's answers to
+//! our own requests back to `rpc::Connection`. Each request runs on its own task, so a
+//! long prompt never blocks a cancel. One `Engine` per working directory (and set of
+//! client MCP servers) serves every session opened there.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol_schema::v1::{
+    AgentCapabilities, ClientNotification, ClientRequest, Implementation, InitializeResponse,
+    LoadSessionResponse, McpCapabilities, McpServer, NewSessionResponse, PromptCapabilities,
+    SessionConfigOptionValue, SetSessionConfigOptionResponse, SetSessionModeResponse,
+};
+use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
+use podcode_core::{ClientMcpServer, Engine, SessionOptions, SessionPick};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+
+use crate::error::AcpError;
+use crate::rpc::{Connection, METHOD_NOT_FOUND, RpcError};
+use crate::session::{AcpSession, MODE_OPTION, MODEL_OPTION};
+
+/// How long the end of input waits for requests still being answered.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Makes the engine for a directory (the binary sets up the sandbox helper and prints
+/// config warnings on stderr).
+pub type EngineFactory = Arc<dyn Fn(&Path) -> Result<Engine, String> + Send + Sync>;
+
+/// How `podcode acp` was started.
+pub struct AcpOptions {
+    pub factory: EngineFactory,
+    /// The agent profile new sessions start with.
+    pub agent: String,
+    /// The model new sessions start with (`provider/model-id`), instead of the config's.
+    pub model: Option<String>,
+}
+
+struct Agent {
+    conn: Connection,
+    opts: AcpOptions,
+    engines: Mutex<HashMap<String, Arc<Engine>>>,
+    sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+}
+
+/// Serves one client on `input`/`output` until its input ends; then every session is
+/// closed (running turns aborted) and every engine shut down.
+pub async fn serve<R, W>(input: R, output: W, opts: AcpOptions) -> Result<(), AcpError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let conn = Connection::new(output);
+    let agent = Arc::new(Agent {
+        conn: conn.clone(),
+        opts,
+        engines: Mutex::new(HashMap::new()),
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let mut lines = BufReader::new(input).lines();
+    // Requests still being answered: on end of input they finish (a running prompt
+    // answers `cancelled` once its session is closed) before the process exits.
+    let mut tasks = tokio::task::JoinSet::new();
+    while let Some(line) = lines.next_line().await? {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let message: Value = match serde_json::from_str(&line) {
+            Ok(v) => v,
+            Err(e) => {
+                conn.respond(
+                    Value::Null,
+                    Err(RpcError {
+                        code: -32700,
+                        message: format!("not JSON: {e}"),
+                    }),
+                );
+                continue;
+            }
+        };
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        match (method, message.get("id").cloned()) {
+            (Some(method), Some(id)) => {
+                let agent = agent.clone();
+                while tasks.try_join_next().is_some() {}
+                tasks.spawn(async move {
+                    let result = agent.request(&method, params).await;
+                    agent.conn.respond(id, result);
+                });
+            }
+            (Some(method), None) => agent.notification(&method, &params),
+            (None, Some(_)) => conn.deliver(&message),
+            (None, None) => {}
+        }
+    }
+    conn.close_pending();
+    let sessions: Vec<Arc<AcpSession>> = lock(&agent.sessions).drain().map(|(_, s)| s).collect();
+    for s in sessions {
+        s.close().await;
+    }
+    // Bounded, so a request stuck on something external cannot keep the process alive.
+    let drain = async { while tasks.join_next().await.is_some() {} };
+    if tokio::time::timeout(SHUTDOWN_WAIT, drain).await.is_err() {
+        eprintln!("podcode acp: requests still running at exit were dropped");
+    }
+    conn.flush_and_stop().await;
+    let engines: Vec<Arc<Engine>> = lock(&agent.engines).drain().map(|(_, e)| e).collect();
+    for e in engines {
+        e.shutdown().await;
+    }
+    Ok(())
+}
+
+fn to_value(v: impl Serialize) -> Result<Value, RpcError> {
+    serde_json::to_value(v).map_err(|e| RpcError::internal(e.to_string()))
+}
+
+fn internal(e: impl std::fmt::Display) -> RpcError {
+    RpcError::internal(e.to_string())
+}
+
+impl Agent {
+    async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let request =
+            ClientRequest::from_method_and_params(method, &params).map_err(|e| match e {
+                MethodDispatchError::UnknownMethod { .. } => RpcError {
+                    code: METHOD_NOT_FOUND,
+                    message: format!("podcode acp does not handle {method}"),
+                },
+                other => RpcError::invalid_params(other.to_string()),
+            })?;
+        match request {
+            ClientRequest::InitializeRequest(req) => to_value(initialize(req.protocol_version)),
+            ClientRequest::AuthenticateRequest(_) => Ok(serde_json::json!({})),
+            ClientRequest::NewSessionRequest(req) => {
+                let session = self
+                    .open(
+                        &req.cwd,
+                        &req.mcp_servers,
+                        SessionPick::New {
+                            title: String::new(),
+                        },
+                    )
+                    .await?;
+                to_value(
+                    NewSessionResponse::new(session.id.clone())
+                        .modes(session.modes())
+                        .config_options(session.config_options()),
+                )
+            }
+            ClientRequest::LoadSessionRequest(req) => {
+                let id = req.session_id.0.to_string();
+                let engine = self.engine(&req.cwd, &req.mcp_servers)?;
+                // Unknown ids fail before anything is replayed.
+                engine
+                    .session(&id)
+                    .map_err(|e| RpcError::invalid_params(e.to_string()))?;
+                crate::replay::replay(&engine, &self.conn, &id)?;
+                let session = self
+                    .open(&req.cwd, &req.mcp_servers, SessionPick::Id(id))
+                    .await?;
+                to_value(
+                    LoadSessionResponse::new()
+                        .modes(session.modes())
+                        .config_options(session.config_options()),
+                )
+            }
+            ClientRequest::PromptRequest(req) => {
+                let session = self.session(&req.session_id.0)?;
+                to_value(session.prompt(req.prompt).await?)
+            }
+            ClientRequest::SetSessionModeRequest(req) => {
+                let session = self.session(&req.session_id.0)?;
+                session.set_mode(&req.mode_id.0).await?;
+                to_value(SetSessionModeResponse::new())
+            }
+            ClientRequest::SetSessionConfigOptionRequest(req) => {
+                let session = self.session(&req.session_id.0)?;
+                let SessionConfigOptionValue::ValueId { value } = req.value else {
+                    return Err(RpcError::invalid_params(format!(
+                        "{} takes one of its listed values",
+                        req.config_id.0
+                    )));
+                };
+                match &*req.config_id.0 {
+                    MODE_OPTION => session.set_mode(&value.0).await?,
+                    MODEL_OPTION => session.set_model(&value.0).await?,
+                    other => {
+                        return Err(RpcError::invalid_params(format!(
+                            "no config option {other}; this agent has {MODE_OPTION} and {MODEL_OPTION}"
+                        )));
+                    }
+                }
+                to_value(SetSessionConfigOptionResponse::new(
+                    session.config_options(),
+                ))
+            }
+            _ => Err(RpcError {
+                code: METHOD_NOT_FOUND,
+                message: format!("podcode acp does not handle {method}"),
+            }),
+        }
+    }
+
+    fn notification(&self, method: &str, params: &Value) {
+        match ClientNotification::from_method_and_params(method, params) {
+            Ok(ClientNotification::CancelNotification(n)) => {
+                if let Ok(session) = self.session(&n.session_id.0) {
+                    session.cancel();
+                }
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("podcode acp: ignored notification {method}: {e}"),
+        }
+    }
+
+    fn session(&self, id: &str) -> Result<Arc<AcpSession>, RpcError> {
+        lock(&self.sessions).get(id).cloned().ok_or_else(|| {
+            RpcError::invalid_params(format!(
+                "no open session {id}: create one with session/new or open it with session/load"
+            ))
+        })
+    }
+
+    /// The engine for `cwd` with the client's MCP servers, made on first use.
+    fn engine(&self, cwd: &Path, servers: &[McpServer]) -> Result<Arc<Engine>, RpcError> {
+        if !cwd.is_absolute() {
+            return Err(RpcError::invalid_params(format!(
+                "cwd must be an absolute path, got {}",
+                cwd.display()
+            )));
+        }
+        let servers: Vec<ClientMcpServer> = servers.iter().filter_map(client_server).collect();
+        let key = format!(
+            "{}\u{0}{}",
+            cwd.display(),
+            serde_json::to_string(&servers).unwrap_or_default()
+        );
+        if let Some(e) = lock(&self.engines).get(&key) {
+            return Ok(e.clone());
+        }
+        let mut engine = (self.opts.factory)(cwd).map_err(RpcError::invalid_params)?;
+        engine.add_mcp_servers(servers);
+        let engine = Arc::new(engine);
+        lock(&self.engines).insert(key, engine.clone());
+        Ok(engine)
+    }
+
+    async fn open(
+        &self,
+        cwd: &Path,
+        servers: &[McpServer],
+        pick: SessionPick,
+    ) -> Result<Arc<AcpSession>, RpcError> {
+        let engine = self.engine(cwd, servers)?;
+        let agent = match &pick {
+            SessionPick::Id(id) => engine.session(id).map_err(internal)?.agent,
+            _ => self.opts.agent.clone(),
+        };
+        let session = engine
+            .open_session(SessionOptions {
+                pick,
+                agent,
+                model: self.opts.model.clone(),
+                max_steps: None,
+                worktree: false,
+            })
+            .await
+            .map_err(internal)?;
+        let session = Arc::new(AcpSession::new(engine, session, self.conn.clone()).await);
+        let previous = lock(&self.sessions).insert(session.id.clone(), session.clone());
+        if let Some(old) = previous {
+            // A session loaded twice: the older driver stops, the newer one answers.
+            old.close().await;
+        }
+        Ok(session)
+    }
+}
+
+/// What `initialize` answers: protocol version 1, sessions can be loaded, prompts may
+/// embed text files (`embeddedContext`), MCP servers over stdio and HTTP are taken.
+fn initialize(_client_version: ProtocolVersion) -> InitializeResponse {
+    InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                .mcp_capabilities(McpCapabilities::new().http(true)),
+        )
+        .agent_info(
+            Implementation::new("podcode", env!("CARGO_PKG_VERSION")).title("Podcode".to_string()),
+        )
+}
+
+/// A client's MCP server as Podcode runs it (stdio and streamable HTTP; SSE servers are
+/// not supported and are left out with a note on stderr).
+fn client_server(server: &McpServer) -> Option<ClientMcpServer> {
+    match server {
+        McpServer::Stdio(s) => Some(ClientMcpServer {
+            name: s.name.clone(),
+            command: Some(s.command.display().to_string()),
+            args: s.args.clone(),
+            env: s
+                .env
+                .iter()
+                .map(|e| (e.name.clone(), e.value.clone()))
+                .collect(),
+            url: None,
+            headers: Default::default(),
+        }),
+        McpServer::Http(h) => Some(ClientMcpServer {
+            name: h.name.clone(),
+            command: None,
+            args: Vec::new(),
+            env: Default::default(),
+            url: Some(h.url.clone()),
+            headers: h
+                .headers
+                .iter()
+                .map(|e| (e.name.clone(), e.value.clone()))
+                .collect(),
+        }),
+        other => {
+            eprintln!(
+                "podcode acp: MCP server left out (only stdio and HTTP servers are supported): {other:?}"
+            );
+            None
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn initialize_says_what_is_supported() {
+        let v = serde_json::to_value(initialize(ProtocolVersion::V1)).unwrap();
+        assert_eq!(v["protocolVersion"], json!(1));
+        assert_eq!(v["agentCapabilities"]["loadSession"], json!(true));
+        assert_eq!(
+            v["agentCapabilities"]["promptCapabilities"],
+            json!({"image": false, "audio": false, "embeddedContext": true})
+        );
+        assert_eq!(
+            v["agentCapabilities"]["mcpCapabilities"],
+            json!({"http": true, "sse": false})
+        );
+        assert_eq!(v["agentInfo"]["name"], json!("podcode"));
+    }
+
+    #[test]
+    fn client_mcp_servers_become_podcode_servers() {
+        let servers: Vec<McpServer> = serde_json::from_value(json!([
+            {"name": "fs", "command": "/bin/srv", "args": ["-v"], "env": [{"name": "K", "value": "V"}]},
+            {"type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp", "headers": []},
+            {"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []},
+        ]))
+        .unwrap();
+        let got: Vec<ClientMcpServer> = servers.iter().filter_map(client_server).collect();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].command.as_deref(), Some("/bin/srv"));
+        assert_eq!(got[0].env.get("K").map(String::as_str), Some("V"));
+        assert_eq!(got[1].url.as_deref(), Some("http://127.0.0.1:9/mcp"));
+    }
+}

@@ -1,0 +1,324 @@
+//! How Podcode's tool calls look to an ACP client: the tool kind (the editor's icon and
+//! grouping), the title and the locations (the editor's "follow along"), all derived from
+//! the tool id and its arguments; and the stop reason a finished turn reports. Pure
+//! functions, so every text and mapping here is pinned by the tests below.
+
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol_schema::v1::{StopReason, ToolCallLocation, ToolKind};
+use podcode_protocol::{TurnEnd, clip_title};
+use serde_json::Value;
+
+/// The ACP kind of a tool. Podcode's built-ins map one to one; `apply_patch` is an edit
+/// unless the patch only deletes (`delete`) or renames (`move`) files; a sub-agent (`task`)
+/// is the agent thinking; plugin, executable and MCP tools are `other`.
+pub fn tool_kind(tool: &str, args: &Value) -> ToolKind {
+    match tool {
+        "read" | "list" => ToolKind::Read,
+        "write" | "edit" | "sync_to_main" => ToolKind::Edit,
+        "apply_patch" => patch_kind(str_arg(args, "patch").unwrap_or("")),
+        "glob" | "grep" | "symbols" => ToolKind::Search,
+        "bash" => ToolKind::Execute,
+        "webfetch" | "browser_navigate" => ToolKind::Fetch,
+        "task" => ToolKind::Think,
+        _ => ToolKind::Other,
+    }
+}
+
+fn patch_kind(patch: &str) -> ToolKind {
+    let mut ops = patch_files(patch).into_iter().map(|(op, _)| op).peekable();
+    if ops.peek().is_none() {
+        return ToolKind::Edit;
+    }
+    let ops: Vec<PatchOp> = ops.collect();
+    if ops.iter().all(|o| *o == PatchOp::Delete) {
+        ToolKind::Delete
+    } else if ops.iter().all(|o| *o == PatchOp::Move) {
+        ToolKind::Move
+    } else {
+        ToolKind::Edit
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PatchOp {
+    Add,
+    Update,
+    Delete,
+    Move,
+}
+
+/// The files a patch names, with what it does to each (a `*** Move to:` turns the
+/// preceding update into a move and names the destination too).
+fn patch_files(patch: &str) -> Vec<(PatchOp, String)> {
+    let mut out: Vec<(PatchOp, String)> = Vec::new();
+    for line in patch.lines() {
+        let line = line.trim_end();
+        if let Some(p) = line.strip_prefix("*** Add File: ") {
+            out.push((PatchOp::Add, p.trim().to_string()));
+        } else if let Some(p) = line.strip_prefix("*** Update File: ") {
+            out.push((PatchOp::Update, p.trim().to_string()));
+        } else if let Some(p) = line.strip_prefix("*** Delete File: ") {
+            out.push((PatchOp::Delete, p.trim().to_string()));
+        } else if let Some(p) = line.strip_prefix("*** Move to: ") {
+            if let Some(last) = out.last_mut() {
+                last.0 = PatchOp::Move;
+            }
+            out.push((PatchOp::Move, p.trim().to_string()));
+        }
+    }
+    out
+}
+
+fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// `path` as the user reads it: relative to `dir` when inside it.
+fn shown(path: &str, dir: &Path) -> String {
+    Path::new(path)
+        .strip_prefix(dir)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| path.to_string())
+}
+
+/// The title of a call before it reports its own: what it acts on, in a few words.
+pub fn tool_title(tool: &str, args: &Value, dir: &Path) -> String {
+    let path = |key: &str| str_arg(args, key).map(|p| shown(p, dir));
+    let title = match tool {
+        "read" => path("filePath").map(|p| match args.get("offset").and_then(Value::as_u64) {
+            Some(line) => format!("Read {p} (from line {line})"),
+            None => format!("Read {p}"),
+        }),
+        "write" => path("filePath").map(|p| format!("Write {p}")),
+        "edit" => path("filePath").map(|p| format!("Edit {p}")),
+        "list" => Some(format!(
+            "List {}",
+            path("path").unwrap_or_else(|| ".".into())
+        )),
+        "glob" => str_arg(args, "pattern").map(|pat| match path("path") {
+            Some(p) => format!("Find {pat} in {p}"),
+            None => format!("Find {pat}"),
+        }),
+        "grep" => str_arg(args, "pattern").map(|pat| match path("path") {
+            Some(p) => format!("Search \"{pat}\" in {p}"),
+            None => format!("Search \"{pat}\""),
+        }),
+        "symbols" => Some(match str_arg(args, "query") {
+            Some(q) => format!("Symbols matching \"{q}\""),
+            None => format!("Symbols in {}", path("path").unwrap_or_else(|| ".".into())),
+        }),
+        "bash" => str_arg(args, "command").map(|c| format!("`{}`", c.trim())),
+        "webfetch" => str_arg(args, "url").map(|u| format!("Fetch {u}")),
+        "apply_patch" => {
+            let files: Vec<String> = patch_files(str_arg(args, "patch").unwrap_or(""))
+                .into_iter()
+                .map(|(_, f)| f)
+                .collect();
+            Some(if files.is_empty() {
+                "Apply patch".to_string()
+            } else {
+                format!("Patch {}", files.join(", "))
+            })
+        }
+        "task" => str_arg(args, "description").map(|d| match str_arg(args, "subagent_type") {
+            Some(agent) => format!("{d} ({agent} agent)"),
+            None => d.to_string(),
+        }),
+        _ => None,
+    };
+    clip_title(&title.unwrap_or_else(|| tool.to_string()))
+}
+
+/// The files a call touches, absolute (relative arguments resolved against `dir`), with
+/// the line a `read` starts at.
+pub fn tool_locations(tool: &str, args: &Value, dir: &Path) -> Vec<ToolCallLocation> {
+    let abs = |p: &str| -> PathBuf {
+        let p = Path::new(p);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            dir.join(p)
+        }
+    };
+    match tool {
+        "read" => str_arg(args, "filePath")
+            .map(|p| {
+                let line = args
+                    .get("offset")
+                    .and_then(Value::as_u64)
+                    .and_then(|l| u32::try_from(l).ok());
+                vec![ToolCallLocation::new(abs(p)).line(line)]
+            })
+            .unwrap_or_default(),
+        "write" | "edit" => str_arg(args, "filePath")
+            .map(|p| vec![ToolCallLocation::new(abs(p))])
+            .unwrap_or_default(),
+        "list" | "glob" | "grep" | "symbols" => str_arg(args, "path")
+            .map(|p| vec![ToolCallLocation::new(abs(p))])
+            .unwrap_or_default(),
+        "apply_patch" => patch_files(str_arg(args, "patch").unwrap_or(""))
+            .into_iter()
+            .map(|(_, f)| ToolCallLocation::new(abs(&f)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The stop reason of a finished turn. `finish_reason` is the last model request's: a
+/// reply cut at the token limit is `max_tokens`, one the provider's filter stopped is a
+/// `refusal`.
+pub fn stop_reason(end: TurnEnd, finish_reason: Option<&str>) -> StopReason {
+    match end {
+        TurnEnd::Aborted => StopReason::Cancelled,
+        TurnEnd::MaxSteps => StopReason::MaxTurnRequests,
+        TurnEnd::Answered | TurnEnd::Error => match finish_reason {
+            Some("length" | "max_tokens") => StopReason::MaxTokens,
+            Some("content_filter" | "refusal") => StopReason::Refusal,
+            _ => StopReason::EndTurn,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn kind(tool: &str, args: Value) -> String {
+        serde_json::to_value(tool_kind(tool, &args))
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn every_builtin_has_its_kind() {
+        let table = [
+            ("read", "read"),
+            ("list", "read"),
+            ("write", "edit"),
+            ("edit", "edit"),
+            ("apply_patch", "edit"),
+            ("sync_to_main", "edit"),
+            ("glob", "search"),
+            ("grep", "search"),
+            ("symbols", "search"),
+            ("bash", "execute"),
+            ("webfetch", "fetch"),
+            ("browser_navigate", "fetch"),
+            ("browser_click", "other"),
+            ("task", "think"),
+            ("my_plugin_tool", "other"),
+        ];
+        for (tool, want) in table {
+            assert_eq!(kind(tool, json!({})), want, "{tool}");
+        }
+    }
+
+    #[test]
+    fn a_patch_that_only_deletes_or_moves_says_so() {
+        let delete = "*** Begin Patch\n*** Delete File: old.txt\n*** End Patch";
+        assert_eq!(kind("apply_patch", json!({"patch": delete})), "delete");
+        let mv =
+            "*** Begin Patch\n*** Update File: a.rs\n*** Move to: b.rs\n@@\n-x\n+y\n*** End Patch";
+        assert_eq!(kind("apply_patch", json!({"patch": mv})), "move");
+        let mixed = format!("{delete}\n*** Add File: new.txt\n+hi");
+        assert_eq!(kind("apply_patch", json!({"patch": mixed})), "edit");
+    }
+
+    #[test]
+    fn titles_name_what_a_call_acts_on() {
+        let dir = Path::new("/w");
+        let t = |tool: &str, args: Value| tool_title(tool, &args, dir);
+        assert_eq!(
+            t("read", json!({"filePath": "/w/src/a.rs"})),
+            "Read src/a.rs"
+        );
+        assert_eq!(
+            t("read", json!({"filePath": "src/a.rs", "offset": 40})),
+            "Read src/a.rs (from line 40)"
+        );
+        assert_eq!(t("write", json!({"filePath": "/w/n.txt"})), "Write n.txt");
+        assert_eq!(
+            t("edit", json!({"filePath": "/etc/hosts"})),
+            "Edit /etc/hosts"
+        );
+        assert_eq!(t("list", json!({})), "List .");
+        assert_eq!(t("glob", json!({"pattern": "**/*.rs"})), "Find **/*.rs");
+        assert_eq!(
+            t("grep", json!({"pattern": "fn main", "path": "/w/src"})),
+            "Search \"fn main\" in src"
+        );
+        assert_eq!(
+            t("symbols", json!({"query": "Engine"})),
+            "Symbols matching \"Engine\""
+        );
+        assert_eq!(
+            t("bash", json!({"command": " cargo test \n"})),
+            "`cargo test`"
+        );
+        assert_eq!(
+            t("webfetch", json!({"url": "https://example.org"})),
+            "Fetch https://example.org"
+        );
+        assert_eq!(
+            t(
+                "apply_patch",
+                json!({"patch": "*** Update File: a.rs\n*** Add File: b.rs"})
+            ),
+            "Patch a.rs, b.rs"
+        );
+        assert_eq!(t("apply_patch", json!({"patch": ""})), "Apply patch");
+        assert_eq!(
+            t(
+                "task",
+                json!({"description": "Find the bug", "subagent_type": "explore"})
+            ),
+            "Find the bug (explore agent)"
+        );
+        assert_eq!(t("hello", json!({})), "hello");
+        // Missing arguments fall back to the tool id rather than an empty title.
+        assert_eq!(t("read", json!({})), "read");
+    }
+
+    #[test]
+    fn locations_are_absolute_with_the_read_line() {
+        let dir = Path::new("/w");
+        let loc = |tool: &str, args: Value| {
+            serde_json::to_value(tool_locations(tool, &args, dir)).unwrap()
+        };
+        assert_eq!(
+            loc("read", json!({"filePath": "a.rs", "offset": 7})),
+            json!([{"path": "/w/a.rs", "line": 7}])
+        );
+        assert_eq!(
+            loc("edit", json!({"filePath": "/x/b.rs"})),
+            json!([{"path": "/x/b.rs"}])
+        );
+        assert_eq!(
+            loc(
+                "apply_patch",
+                json!({"patch": "*** Update File: a.rs\n*** Move to: c/b.rs"})
+            ),
+            json!([{"path": "/w/a.rs"}, {"path": "/w/c/b.rs"}])
+        );
+        assert_eq!(loc("bash", json!({"command": "ls"})), json!([]));
+    }
+
+    #[test]
+    fn stop_reasons() {
+        let s = |end, fin| serde_json::to_value(stop_reason(end, fin)).unwrap();
+        assert_eq!(s(TurnEnd::Answered, Some("stop")), json!("end_turn"));
+        assert_eq!(s(TurnEnd::Answered, Some("length")), json!("max_tokens"));
+        assert_eq!(
+            s(TurnEnd::Answered, Some("content_filter")),
+            json!("refusal")
+        );
+        assert_eq!(s(TurnEnd::MaxSteps, None), json!("max_turn_requests"));
+        assert_eq!(s(TurnEnd::Aborted, Some("stop")), json!("cancelled"));
+    }
+}

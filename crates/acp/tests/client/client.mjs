@@ -1,0 +1,134 @@
+// A real ACP client (the official @agentclientprotocol/sdk) driving `podcode acp`, for the
+// Rust tests in crates/cli/tests/acp.rs. It spawns $PODCODE_BIN acp in $ACP_CWD, runs one
+// scenario, and prints one JSON object on stdout: what it saw, in order.
+//
+//   node client.mjs prompt  PROMPT          new session, one prompt
+//   node client.mjs cancel  PROMPT [MARKER] cancel once file MARKER exists (without one: on
+//                                           the first chunk, or at the ask with $ACP_PERMISSION=cancel)
+//   node client.mjs load    SESSION_ID      load an earlier session
+//   node client.mjs modes   PROMPT          switch to mode plan, then model, then prompt
+//
+// Permission requests are answered with the option $ACP_PERMISSION (default allow_once;
+// `cancel`: cancel the turn instead, then answer `cancelled`).
+// $ACP_MCP_COMMAND, when set, is passed as a stdio MCP server named `everything`.
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { Readable, Writable } from "node:stream";
+import { client, ndJsonStream } from "@agentclientprotocol/sdk";
+
+const [scenario, arg, marker] = process.argv.slice(2);
+const cwd = process.env.ACP_CWD;
+const answer = process.env.ACP_PERMISSION ?? "allow_once";
+const mcpServers = process.env.ACP_MCP_COMMAND
+  ? [{ name: "everything", command: process.env.ACP_MCP_COMMAND, args: [], env: [] }]
+  : [];
+
+const agent = spawn(process.env.PODCODE_BIN, ["acp"], {
+  cwd,
+  stdio: ["pipe", "pipe", "inherit"],
+});
+const exited = new Promise((resolve) => agent.on("exit", (code) => resolve(code)));
+const stream = ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout));
+
+const seen = [];
+let onUpdate = () => {};
+let cancelTurn = () => {};
+let promptEnded;
+const promptDone = new Promise((resolve) => (promptEnded = resolve));
+const app = client({ name: "podcode-test-client" })
+  .onNotification("session/update", ({ params }) => {
+    seen.push({ update: params.update });
+    onUpdate(params.update);
+  })
+  .onRequest("session/request_permission", async ({ params, signal }) => {
+    seen.push({ permission: params });
+    if (answer === "cancel") {
+      // The user cancels the turn while the agent waits for this answer; as the protocol
+      // asks, the client then answers the pending request `cancelled` (here: once the
+      // prompt has ended, or the request was withdrawn).
+      cancelTurn();
+      await Promise.race([
+        promptDone,
+        new Promise((resolve) => signal.addEventListener("abort", resolve)),
+      ]);
+      return { outcome: { outcome: "cancelled" } };
+    }
+    return { outcome: { outcome: "selected", optionId: answer } };
+  });
+
+const result = await app.connectWith(stream, async (ctx) => {
+  const init = await ctx.request("initialize", {
+    protocolVersion: 1,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+  });
+  const out = { init };
+  if (scenario === "load") {
+    out.load = await ctx.request("session/load", { sessionId: arg, cwd, mcpServers: [] });
+    // Updates of the replay arrive before the response.
+    return out;
+  }
+  const session = await ctx.request("session/new", { cwd, mcpServers });
+  out.session = session;
+  const prompt = (text) =>
+    ctx.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text }],
+    });
+  if (scenario === "prompt") {
+    out.stop = await prompt(arg);
+  } else if (scenario === "cancel") {
+    let cancelled = false;
+    const cancel = () => {
+      if (cancelled) return;
+      cancelled = true;
+      seen.push({ cancel: true });
+      ctx.notify("session/cancel", { sessionId: session.sessionId });
+    };
+    cancelTurn = cancel;
+    if (marker) {
+      const timer = setInterval(() => {
+        if (existsSync(marker)) {
+          clearInterval(timer);
+          cancel();
+        }
+      }, 20);
+    } else if (answer !== "cancel") {
+      onUpdate = (u) => {
+        if (u.sessionUpdate === "agent_message_chunk") cancel();
+      };
+    }
+    out.stop = await prompt(arg);
+    promptEnded();
+  } else if (scenario === "modes") {
+    out.setMode = await ctx.request("session/set_mode", {
+      sessionId: session.sessionId,
+      modeId: "plan",
+    });
+    out.setModel = await ctx.request("session/set_config_option", {
+      sessionId: session.sessionId,
+      configId: "model",
+      value: "scripted/other",
+    });
+    try {
+      await ctx.request("session/set_mode", { sessionId: session.sessionId, modeId: "nope" });
+    } catch (e) {
+      out.badMode = e.message ?? String(e);
+    }
+    try {
+      await ctx.request("session/set_config_option", {
+        sessionId: session.sessionId,
+        configId: "speed",
+        value: "fast",
+      });
+    } catch (e) {
+      out.badOption = e.message ?? String(e);
+    }
+    out.stop = await prompt(arg);
+  }
+  return out;
+});
+
+agent.stdin.end();
+result.exitCode = await exited;
+result.seen = seen;
+process.stdout.write(JSON.stringify(result) + "\n");
