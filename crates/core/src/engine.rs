@@ -147,11 +147,10 @@ impl Engine {
         self.agents
             .get_or_init(|| {
                 let dirs = AgentDirs::standard(
-                    &self.dirs.home,
+                    &OpencodeDirs::from_env(),
                     &self.dirs.config_dir,
                     &self.project,
                     self.is_trusted(),
-                    |k| std::env::var(k).ok(),
                 );
                 Arc::new(AgentCatalog::load(&self.config, &dirs))
             })
