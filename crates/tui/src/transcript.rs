@@ -245,6 +245,11 @@ impl Transcript {
                 }
             }
             Event::Warning { message } => self.notice(format!("⚠ {message}")),
+            Event::Toast {
+                title,
+                message,
+                variant,
+            } => self.notice(podcode_protocol::toast_text(title, message, variant)),
             Event::Compacted {
                 reason,
                 pruned,
