@@ -14,6 +14,7 @@ mod engine;
 mod error;
 mod history;
 mod listing;
+mod plugin_client;
 mod sandbox;
 mod session;
 mod sources;
