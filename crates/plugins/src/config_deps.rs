@@ -2,13 +2,14 @@
 //! `~/.config/opencode/`, `$OPENCODE_CONFIG_DIR/`), installed the way opencode installs it:
 //! into that dir's own `node_modules` (so a tool file there imports the packages, or a path
 //! into `node_modules/@opencode-ai/plugin/…`, exactly as under opencode), with Bun when it is
-//! on PATH and npm otherwise, plus `@opencode-ai/plugin` at the version opencode pins when the
-//! package.json does not list it (best effort, as in opencode). It runs once per content of
-//! package.json: a finished install leaves `node_modules/.podcode-deps` holding its hash, so
-//! later starts spawn nothing. A project's dir is project code: it is installed only in a
-//! trusted workspace. Podcode writes no package.json of its own (opencode creates one in
-//! every config dir; here a dir without one has nothing to install) and does not edit the
-//! user's (the pinned `@opencode-ai/plugin` is added without saving).
+//! on PATH and npm otherwise (npm first when the dir has a `package-lock.json`), plus
+//! `@opencode-ai/plugin` at the version opencode pins when the package.json does not list it
+//! (best effort, as in opencode). It runs once per content of package.json: a finished
+//! install leaves `node_modules/.podcode-deps` holding its hash, so later starts spawn
+//! nothing. A project's dir is project code: it is installed only in a trusted workspace.
+//! Podcode writes no package.json of its own (opencode creates one in every config dir; here
+//! a dir without one has nothing to install) and does not edit the user's (the pinned
+//! `@opencode-ai/plugin` is added without saving).
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -202,8 +203,14 @@ async fn install_one(d: &ConfigDir, trusted: bool) -> Option<DepsReport> {
         return report(DepsStatus::HostProvided { message }, vec![]);
     }
     let started = Instant::now();
-    let bun = find_on_path("bun");
-    let (program, tool) = match bun.or_else(|| find_on_path("npm")) {
+    // The dir's own lock file names its package manager; otherwise Bun first, as opencode.
+    let npm_locked = d.dir.join("package-lock.json").is_file();
+    let found = if npm_locked {
+        find_on_path("npm").or_else(|| find_on_path("bun"))
+    } else {
+        find_on_path("bun").or_else(|| find_on_path("npm"))
+    };
+    let (program, tool) = match found {
         Some(p) => {
             let tool = p
                 .file_name()
