@@ -439,4 +439,18 @@ mod tests {
         );
         assert_eq!(t.subagents["call_task"].session_id, "ses_child");
     }
+
+    #[test]
+    fn a_plugin_toast_is_a_notice_in_the_transcript() {
+        let mut t = Transcript::default();
+        t.apply_event(&Event::Toast {
+            title: "Deploy".into(),
+            message: "api is live".into(),
+            variant: "success".into(),
+        });
+        match &t.entries[..] {
+            [Entry::Notice(text)] => assert_eq!(text, "✓ Deploy: api is live"),
+            other => panic!("{other:?}"),
+        }
+    }
 }
