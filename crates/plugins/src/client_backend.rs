@@ -4,8 +4,10 @@
 //! routes these frames to the `ClientBackend` its host was given (the engine's); without one
 //! a toast is only logged and a session read answers that there is no session store.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// One `client.tui.showToast` call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,4 +47,56 @@ pub trait ClientBackend: Send + Sync {
     fn toast(&self, toast: Toast);
     /// Answers `client.session.<method>(args)` with the SDK's `data`.
     fn session(&self, method: &str, args: &Value) -> Result<Value, ClientError>;
+}
+
+/// A `client.*` notification from the sidecar: a toast goes to the backend.
+pub(crate) fn notified(backend: Option<Arc<dyn ClientBackend>>, method: &str, params: Value) {
+    if method == "client.toast"
+        && let (Some(b), Ok(toast)) = (backend, serde_json::from_value::<Toast>(params))
+    {
+        b.toast(toast);
+    }
+}
+
+/// The result of a `client.*` request from the sidecar: `{data}` or `{error}`, as the SDK
+/// resolves (never a JSON-RPC error).
+pub(crate) fn answer(
+    backend: Option<Arc<dyn ClientBackend>>,
+    method: &str,
+    params: &Value,
+) -> Value {
+    let what = params.get("method").and_then(Value::as_str).unwrap_or("");
+    let args = params.get("args").cloned().unwrap_or(Value::Null);
+    let reply = match (method, backend) {
+        ("client.session", Some(b)) => b.session(what, &args),
+        ("client.session", None) => Err(ClientError::new(
+            "UnknownError",
+            "this plugin host has no session store",
+        )),
+        _ => Err(ClientError::new(
+            "UnknownError",
+            format!("unknown method {method}"),
+        )),
+    };
+    match reply {
+        Ok(data) => json!({ "data": data }),
+        Err(e) => json!({ "error": {"name": e.name, "data": {"message": e.message}} }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_backend_a_session_read_is_an_sdk_error_not_a_throw() {
+        assert_eq!(
+            answer(None, "client.session", &json!({"method": "list"})),
+            json!({"error": {"name": "UnknownError", "data": {"message": "this plugin host has no session store"}}})
+        );
+        assert_eq!(
+            answer(None, "client.find", &json!({})),
+            json!({"error": {"name": "UnknownError", "data": {"message": "unknown method client.find"}}})
+        );
+    }
 }

@@ -24,7 +24,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::oneshot;
 
-use crate::client_backend::{ClientBackend, Toast};
+use crate::client_backend::ClientBackend;
 use crate::frames::{MAX_FRAME, frame_id, skip_line};
 
 const STDERR_LINES: usize = 20;
@@ -433,39 +433,17 @@ async fn route(inner: &Arc<Inner>, frame: Value) {
 /// engine's backend.
 fn client_frame(inner: &Arc<Inner>, method: &str, params: Value, id: Option<Value>) {
     let backend = inner.client.lock().ok().and_then(|c| c.clone());
-    match (method, id) {
-        ("client.toast", None) => {
-            if let (Some(b), Ok(toast)) = (backend, serde_json::from_value::<Toast>(params)) {
-                b.toast(toast);
-            }
-        }
-        (_, Some(id)) => {
+    match id {
+        None => crate::client_backend::notified(backend, method, params),
+        Some(id) => {
             let inner = inner.clone();
             let method = method.to_string();
             tokio::spawn(async move {
-                let what = params.get("method").and_then(Value::as_str).unwrap_or("");
-                let args = params.get("args").cloned().unwrap_or(Value::Null);
-                let reply = match (method.as_str(), backend) {
-                    ("client.session", Some(b)) => b.session(what, &args),
-                    ("client.session", None) => Err(crate::ClientError::new(
-                        "UnknownError",
-                        "this plugin host has no session store",
-                    )),
-                    _ => Err(crate::ClientError::new(
-                        "UnknownError",
-                        format!("unknown method {method}"),
-                    )),
-                };
-                let frame = match reply {
-                    Ok(data) => json!({"jsonrpc": "2.0", "id": id, "result": {"data": data}}),
-                    Err(e) => json!({"jsonrpc": "2.0", "id": id, "result": {
-                        "error": {"name": e.name, "data": {"message": e.message}}
-                    }}),
-                };
+                let result = crate::client_backend::answer(backend, &method, &params);
+                let frame = json!({"jsonrpc": "2.0", "id": id, "result": result});
                 let _ = Sidecar { inner }.send(&frame).await;
             });
         }
-        _ => {}
     }
 }
 
