@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use podcode_config::{AgentMode, Config};
+use podcode_config::{AgentMode, Config, OpencodeDirs};
 
 use crate::agent_files;
 use crate::error::AgentError;
@@ -25,26 +25,16 @@ pub struct AgentDirs {
 }
 
 impl AgentDirs {
-    /// The usual directories: opencode's global ones (`$OPENCODE_CONFIG_DIR`, then
-    /// `$XDG_CONFIG_HOME/opencode` or `~/.config/opencode`), Podcode's `config_dir`, and the
+    /// The usual directories: opencode's global ones (`OpencodeDirs::dirs`: `$XDG_CONFIG_HOME/opencode`
+    /// or `~/.config/opencode`, then `$OPENCODE_CONFIG_DIR`), Podcode's `config_dir`, and the
     /// project's `.opencode/` and `.podcode/`; each with `agent/` and `agents/`.
     pub fn standard(
-        home: &Path,
+        opencode: &OpencodeDirs,
         config_dir: &Path,
         project: &Path,
         trusted: bool,
-        env: impl Fn(&str) -> Option<String>,
     ) -> Self {
-        let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let mut roots = Vec::new();
-        let opencode_home = var("XDG_CONFIG_HOME")
-            .filter(|p| p.is_absolute())
-            .map(|p| p.join("opencode"))
-            .unwrap_or_else(|| home.join(".config/opencode"));
-        roots.push(opencode_home);
-        if let Some(dir) = var("OPENCODE_CONFIG_DIR") {
-            roots.push(dir);
-        }
+        let mut roots = opencode.dirs();
         roots.push(config_dir.to_path_buf());
         let both = |root: &Path| [root.join("agent"), root.join("agents")];
         let mut global: Vec<PathBuf> = roots.iter().flat_map(|r| both(r)).collect();
@@ -318,14 +308,14 @@ mod tests {
     fn standard_dirs_read_opencode_and_podcode_locations() {
         let env = |k: &str| match k {
             "OPENCODE_CONFIG_DIR" => Some("/oc".to_string()),
+            "HOME" => Some("/h".to_string()),
             _ => None,
         };
         let d = AgentDirs::standard(
-            Path::new("/h"),
+            &OpencodeDirs::from_vars(env),
             Path::new("/h/.config/podcode"),
             Path::new("/p"),
             true,
-            env,
         );
         let shown: Vec<String> = d.global.iter().map(|p| p.display().to_string()).collect();
         assert_eq!(

@@ -36,9 +36,13 @@ struct Ws {
 
 impl Ws {
     fn new() -> Self {
+        Self::with_project("project")
+    }
+    /// The corpus with `project` (a folder of the corpus) as the repository.
+    fn with_project(project: &str) -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let corpus = Path::new(CORPUS);
-        copy_dir(&corpus.join("project"), &tmp.path().join("repo"));
+        copy_dir(&corpus.join(project), &tmp.path().join("repo"));
         std::fs::create_dir_all(tmp.path().join("repo/.git")).unwrap();
         copy_dir(&corpus.join("xdg"), &tmp.path().join("xdg"));
         copy_dir(&corpus.join("kit"), &tmp.path().join("kit"));
@@ -73,6 +77,9 @@ impl Ws {
             .env("OPENCODE_CONFIG_DIR", self.path("kit"))
             .env_remove("OPENCODE_CONFIG")
             .env_remove("XDG_DATA_HOME")
+            // No test needs the registry: `file:` specs only; anything else fails at once.
+            .env("npm_config_registry", dead_registry())
+            .env("npm_config_fetch_retries", "0")
             .stdin(Stdio::null());
         c
     }
@@ -88,6 +95,16 @@ impl Ws {
         );
         serde_json::from_slice(&out.stdout).unwrap()
     }
+}
+
+/// A loopback registry URL nothing listens on.
+fn dead_registry() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("http://127.0.0.1:{port}/")
 }
 
 /// The built-in ids, from a workspace with no config at all.
@@ -112,6 +129,17 @@ fn builtin_ids() -> BTreeSet<String> {
         .iter()
         .map(|t| t["id"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// The `podcode plugins --json` entry for config dir `dir`'s dependencies.
+fn deps_of(report: &Value, dir: &Path) -> Value {
+    report["config_dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["dir"] == dir.display().to_string().as_str())
+        .unwrap_or_else(|| panic!("{} in {report:#}", dir.display()))
+        .clone()
 }
 
 fn tool<'a>(listing: &'a Value, id: &str) -> &'a Value {
@@ -259,6 +287,17 @@ fn an_opencode_project_offers_what_opencode_offers() {
             {"id": "mytools_b", "status": "switched off by config"}
         ])
     );
+    // The kit lists only `@opencode-ai/plugin`, which the host provides: its failed install
+    // (no registry here) is a warning, and the kit's files load.
+    let kit_deps = deps_of(&report, &ws.path("kit"));
+    assert_eq!(kit_deps["status"], "host_provided", "{kit_deps:#}");
+    assert!(
+        kit_deps["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("Podcode's own `@opencode-ai/plugin` serves `@opencode-ai/plugin` and `@opencode-ai/plugin/tool` imports"),
+        "{kit_deps:#}"
+    );
     // The plugin was installed once, into the data dir's cache; a second start spawns no installer.
     let cache = ws.path("data/cache/npm");
     let installs: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().collect();
@@ -349,6 +388,97 @@ fn an_npm_plugin_that_cannot_be_installed_is_an_error_naming_the_spec() {
     let message = problem["message"].as_str().unwrap();
     assert!(
         message.starts_with("could not install plugin package @acme/opencode-deploy@1.2.3: `"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("(is the registry reachable? Podcode retries on the next start)"),
+        "{message}"
+    );
+    assert_eq!(problem["level"], "error");
+}
+
+#[test]
+fn a_config_dirs_package_json_is_installed_once_and_its_imports_load() {
+    let ws = Ws::with_project("deps-project");
+    let dot = ws.path("repo/.opencode");
+    let package_json = std::fs::read(dot.join("package.json")).unwrap();
+
+    // Not before trust: the project's dependencies are project code.
+    let listing = ws.json(&["tools", "--json"]);
+    assert!(
+        listing["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["id"] != "greet"),
+        "{listing:#}"
+    );
+    assert!(
+        !dot.join("node_modules").exists(),
+        "nothing installed before trust"
+    );
+
+    assert!(ws.run(&["trust"]).status.success());
+    let listing = ws.json(&["tools", "--json"]);
+    // The description comes from the installed package, imported at load.
+    assert_eq!(
+        tool(&listing, "greet")["description"],
+        "Greets someone the team's way (ahoy)"
+    );
+    assert!(
+        dot.join("node_modules/@acme/greeting/package.json")
+            .is_file()
+    );
+    assert!(
+        dot.join("node_modules/@opencode-ai/plugin/dist/tool.js")
+            .is_file()
+    );
+    // The user's package.json is left as it was.
+    assert_eq!(
+        std::fs::read(dot.join("package.json")).unwrap(),
+        package_json
+    );
+
+    let out = ws.run(&["tool", "call", "greet", r#"{"name":"Ada"}"#, "--yes"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("ahoy, Ada!"), "{said}");
+
+    // Installed once: the next start reports it installed and spawns no installer.
+    let report = ws.json(&["plugins", "--json"]);
+    let deps = deps_of(&report, &dot);
+    assert_eq!(deps["status"], "up_to_date", "{deps:#}");
+    assert_eq!(
+        deps["packages"],
+        serde_json::json!(["@acme/greeting", "@opencode-ai/plugin"])
+    );
+    let text = String::from_utf8(ws.run(&["plugins"]).stdout).unwrap();
+    assert!(
+        text.contains(&format!(
+            "deps     {}: @acme/greeting, @opencode-ai/plugin installed",
+            dot.join("package.json").display()
+        )),
+        "{text}"
+    );
+
+    // A changed package.json installs again; with the registry unreachable that is an
+    // error naming the file, and the tool that needs the package is not offered.
+    std::fs::write(
+        dot.join("package.json"),
+        r#"{ "dependencies": { "@acme/greeting": "file:../vendor/acme-greeting", "left-pad": "1.3.0" } }"#,
+    )
+    .unwrap();
+    std::fs::remove_dir_all(dot.join("node_modules")).unwrap();
+    let listing = ws.json(&["tools", "--json"]);
+    let shown = dot.join("package.json").display().to_string();
+    let problem = listing["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["source"] == shown.as_str())
+        .unwrap_or_else(|| panic!("{listing:#}"));
+    let message = problem["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("could not install the dependencies of {shown}: `")),
         "{message}"
     );
     assert!(

@@ -272,3 +272,54 @@ fn a_process_a_plugin_spawned_does_not_outlive_tool_call() {
     }
     assert!(!running(), "sleep {pid} outlived podcode tool call");
 }
+
+const TOASTER: &str = r#"export const Toaster = async ({ client }) => ({
+  tool: {
+    deploy: {
+      description: "Pretends to deploy and says so with a toast",
+      args: {},
+      async execute() {
+        await client.tui.showToast({ body: { title: "Deploy", message: "api is live", variant: "success" } })
+        return "deployed"
+      },
+    },
+  },
+})
+"#;
+
+#[test]
+fn a_plugin_toast_is_printed_on_stderr_and_is_an_event_in_json() {
+    let script = || {
+        vec![
+            Reply::new().tool_call("call_1", "deploy", "{}"),
+            Reply::new().text("Deployed."),
+        ]
+    };
+    let env = Env::new(script());
+    env.write(".opencode/plugins/toaster.mjs", TOASTER);
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "deploy it", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("✓ Deploy: api is live\n"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    for reply in script() {
+        env.server.push(reply);
+    }
+    let out = env.run(&["run", "deploy again", "--yes", "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let toasts: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "toast")
+        .collect();
+    assert_eq!(
+        toasts,
+        [
+            serde_json::json!({"type": "toast", "title": "Deploy", "message": "api is live", "variant": "success"})
+        ]
+    );
+}

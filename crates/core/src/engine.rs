@@ -162,11 +162,10 @@ impl Engine {
         self.agents
             .get_or_init(|| {
                 let dirs = AgentDirs::standard(
-                    &self.dirs.home,
+                    &OpencodeDirs::from_env(),
                     &self.dirs.config_dir,
                     &self.project,
                     self.is_trusted(),
-                    |k| std::env::var(k).ok(),
                 );
                 Arc::new(AgentCatalog::load(&self.config, &dirs))
             })
@@ -266,6 +265,10 @@ impl Engine {
             plugin_config: serde_json::to_value(&self.config.plugin_config).unwrap_or_default(),
             config: serde_json::to_value(&self.config).unwrap_or_default(),
             sandbox: self.plugin_sandbox(),
+            client: Some(Arc::new(crate::plugin_client::EngineClient::new(
+                self.dirs.db_path(),
+                self.project.clone(),
+            ))),
         }));
         let executables = Executables {
             opts: podcode_plugins::DiscoveryOptions {
@@ -301,10 +304,14 @@ impl Engine {
                 std::thread::spawn(move || crate::sandbox::clean_temp_dirs(&temp));
                 let (sources, plugins) = self.sources();
                 let switches = self.config.tools.clone();
-                Arc::new(
+                let client = plugins.client().cloned();
+                let sets =
                     ToolSets::start_switched(sources, Some(plugins), self.bus.clone(), switches)
-                        .await,
-                )
+                        .await;
+                if let Some(c) = client {
+                    c.attach(sets.notice_sender());
+                }
+                Arc::new(sets)
             })
             .await
             .clone()

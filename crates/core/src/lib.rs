@@ -16,6 +16,7 @@ mod error;
 mod event_log;
 mod history;
 mod listing;
+mod plugin_client;
 mod sandbox;
 mod serving;
 mod session;

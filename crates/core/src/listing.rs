@@ -80,6 +80,9 @@ pub fn plugin_lines(registry: &ToolRegistry, state: Option<&PluginState>) -> Vec
         Some(r) => out.push(format!("JavaScript runtime: {}", r.name())),
         None => out.push("JavaScript runtime: none found (install Bun: npm install -g bun)".into()),
     }
+    for deps in state.map(|s| s.config_deps.as_slice()).unwrap_or_default() {
+        out.extend(deps.lines());
+    }
     let reports = state.map(|s| s.reports.as_slice()).unwrap_or_default();
     if reports.is_empty() {
         out.push(
@@ -172,6 +175,7 @@ pub fn plugin_json(registry: &ToolRegistry, state: Option<&PluginState>) -> Valu
     json!({
         "runtime": state.and_then(|s| s.host.runtime()).map(|r| r.name()),
         "files": files,
+        "config_dependencies": state.map(|s| s.config_deps.as_slice()).unwrap_or_default(),
     })
 }
 

@@ -95,6 +95,8 @@ pub struct PluginSettings {
     pub config: Value,
     /// The sandbox the plugin host runs in (`None`: unconfined).
     pub sandbox: Option<podcode_sandbox::Sandbox>,
+    /// Serves the plugin `client`'s toasts and session reads.
+    pub client: Option<Arc<crate::plugin_client::EngineClient>>,
 }
 
 impl PluginSettings {
@@ -130,6 +132,8 @@ pub struct PluginState {
     pub host: Arc<PluginHost>,
     pub reports: Vec<FileReport>,
     pub hooks: Option<Arc<PluginHooks>>,
+    /// The config dirs' own package.json installs (`.opencode/package.json`, …).
+    pub config_deps: Vec<podcode_plugins::DepsReport>,
 }
 
 /// JS/TS plugins and tool files (Podcode and opencode formats) and npm plugin packages,
@@ -157,6 +161,11 @@ impl Plugins {
         }
     }
 
+    /// The engine's side of the plugin `client` (toasts, session reads).
+    pub(crate) fn client(&self) -> Option<&Arc<crate::plugin_client::EngineClient>> {
+        self.settings.client.as_ref()
+    }
+
     /// The newest load's host, reports and hooks (`None` before the first load).
     pub fn state(&self) -> Option<Arc<PluginState>> {
         lock(&self.current).clone()
@@ -181,7 +190,13 @@ impl ToolSource for Plugins {
                 sandbox: s.sandbox.clone(),
             },
         );
+        if let Some(c) = &s.client {
+            host.set_client(c.clone());
+        }
         let dirs = s.plugin_dirs();
+        let config_deps =
+            podcode_plugins::install_config_deps(&podcode_plugins::config_dirs(&dirs), s.trusted)
+                .await;
         let (mut files, npm_errors) = podcode_plugins::resolve_npm_plugins_installing(
             &s.npm_plugins,
             &dirs,
@@ -206,6 +221,21 @@ impl ToolSource for Plugins {
         for (name, message) in npm_errors {
             out.problem(&name, ProblemLevel::Error, message);
         }
+        for r in &config_deps {
+            let source = r.dir.join("package.json").display().to_string();
+            match &r.status {
+                podcode_plugins::DepsStatus::Failed { message } => {
+                    out.problem(&source, ProblemLevel::Error, message.clone())
+                }
+                podcode_plugins::DepsStatus::HostProvided { message } => {
+                    out.problem(&source, ProblemLevel::Warning, message.clone())
+                }
+                podcode_plugins::DepsStatus::Skipped { reason } => {
+                    out.problem(&source, ProblemLevel::Warning, format!("skipped: {reason}"))
+                }
+                _ => {}
+            }
+        }
         let hooks = plugins.hooks.map(Arc::new);
         if let Some(h) = &hooks {
             if h.handles("config") {
@@ -222,6 +252,7 @@ impl ToolSource for Plugins {
             host,
             reports: plugins.reports,
             hooks,
+            config_deps,
         });
         if let Some(old) = lock(&self.current).replace(state) {
             lock(&self.retired).push(old.host.clone());

@@ -143,6 +143,11 @@ impl ToolSets {
         self.notices.subscribe()
     }
 
+    /// The sender of `subscribe_notices` (plugin toasts go out through it).
+    pub fn notice_sender(&self) -> broadcast::Sender<Event> {
+        self.notices.clone()
+    }
+
     pub fn plugins(&self) -> Option<&Arc<Plugins>> {
         self.plugins.as_ref()
     }

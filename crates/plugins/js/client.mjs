@@ -6,14 +6,19 @@
 // without the `body` wrapper) and `client.tui.showToast({ body: { title, message, variant } })`.
 // Both are kept per plugin file while the file loads (the load result's `logs`, which
 // `podcode plugins` prints) and, after the load (from hooks and tools), appended as JSON lines
-// to Podcode's plugin log (`<data>/logs/plugins.log`, named by `initialize`; stderr before). Every other path (`client.session.prompt`, `client.find.files`, …) reads as a
-// function, so `typeof client.session?.status` feature tests and property reads never throw;
-// calling one rejects with "<path> is not supported in Podcode" — the SDK's own failure mode,
-// which plugins already catch.
+// to Podcode's plugin log (`<data>/logs/plugins.log`, named by `initialize`; stderr before);
+// a toast after the load is also sent to Rust (notification `client.toast`), which shows it
+// in the front ends. Session reads — `client.session.list()`, `.get({ path: { id } })`,
+// `.messages({ path: { id } })`, `.status()` — ask Rust (request `client.session`), which
+// answers from Podcode's session store in opencode's shapes. Every other path
+// (`client.session.prompt`, `client.find.files`, …) reads as a function, so
+// `typeof client.session?.status` feature tests and property reads never throw; calling one
+// rejects with "<path> is not supported in Podcode" — the SDK's own failure mode, which
+// plugins already catch.
 
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { logErr } from "./io.mjs";
+import { logErr, notify, request } from "./io.mjs";
 
 const LEVELS = new Set(["debug", "info", "warn", "error"]);
 
@@ -39,7 +44,7 @@ export async function collectingClientCalls(sink, fn) {
 }
 
 export function unsupportedMessage(path) {
-  return `client.${path} is not supported in Podcode (it offers client.app.log and client.tui.showToast)`;
+  return `client.${path} is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status)`;
 }
 
 function text(v) {
@@ -67,8 +72,13 @@ function toastEntry(arg) {
   return { kind: "toast", level: variant, service: text(body.title), message: text(body.message) };
 }
 
+/** Is `file` loading now (its client calls go into its load result)? */
+function isLoading(file) {
+  return Boolean(loading && loading.file === file);
+}
+
 function record(file, entry) {
-  if (loading && loading.file === file) {
+  if (isLoading(file)) {
     loading.entries.push(entry);
     return;
   }
@@ -102,11 +112,46 @@ function unsupported(path) {
   });
 }
 
+function showToast(file, arg) {
+  const entry = toastEntry(arg);
+  const live = !isLoading(file);
+  record(file, entry);
+  if (live) notify("client.toast", { file, title: entry.service, message: entry.message, variant: entry.level });
+  return ok();
+}
+
+/** The session id an SDK call names: `{ path: { id } }` (SDK v1) or `{ sessionID }` (v2). */
+function sessionId(arg) {
+  if (typeof arg === "string") return arg;
+  return arg?.path?.id ?? arg?.sessionID ?? arg?.id;
+}
+
+/** A session read answered by Rust: `{ data }` or `{ error }`, as the SDK resolves. */
+async function sessionRead(method, arg) {
+  const args = {};
+  const id = sessionId(arg);
+  if (id !== undefined) args.id = String(id);
+  const limit = arg?.query?.limit ?? arg?.limit;
+  if (Number.isInteger(limit) && limit > 0) args.limit = limit;
+  try {
+    const reply = await request("client.session", { method, args });
+    return { data: reply?.data, error: reply?.error };
+  } catch (err) {
+    return { data: undefined, error: { name: "UnknownError", data: { message: String(err?.message ?? err) } } };
+  }
+}
+
 /** The `client` for plugin file `file`. */
 export function makeClient(file) {
   const known = {
     app: { log: (arg) => (record(file, logEntry(arg)), ok()) },
-    tui: { showToast: (arg) => (record(file, toastEntry(arg)), ok()) },
+    tui: { showToast: (arg) => showToast(file, arg) },
+    session: {
+      list: (arg) => sessionRead("list", arg),
+      get: (arg) => sessionRead("get", arg),
+      messages: (arg) => sessionRead("messages", arg),
+      status: (arg) => sessionRead("status", arg),
+    },
   };
   const branch = (name, impl) =>
     new Proxy(impl, {
@@ -117,7 +162,11 @@ export function makeClient(file) {
         return unsupported(`${name}.${key}`);
       },
     });
-  const branches = { app: branch("app", known.app), tui: branch("tui", known.tui) };
+  const branches = {
+    app: branch("app", known.app),
+    tui: branch("tui", known.tui),
+    session: branch("session", known.session),
+  };
   return new Proxy(Object.create(null), {
     get(_t, key) {
       if (typeof key === "symbol" || key === "then") return undefined;

@@ -225,7 +225,8 @@ function convertV3(s, state) {
         else if (c.kind === "max") js[c.inclusive === false ? "exclusiveMaximum" : "maximum"] = c.value;
         else if (c.kind === "multipleOf") js.multipleOf = c.value;
       }
-      return js;
+      // zod 3's `.int()` is zod 4's safe integer, which opencode's serialiser bounds.
+      return numberBounds(js, js.type === "integer" ? INT_RANGES.safeint : undefined);
     }
     case "ZodBigInt": return { type: "integer" };
     case "ZodBoolean": return { type: "boolean" };
@@ -297,6 +298,34 @@ function tuple(items, rest, state) {
 
 const INT_FORMATS = new Set(["safeint", "int32", "uint32", "int64", "uint64"]);
 
+/** The range zod 4 gives each integer format (its JSON Schema states it as bounds). */
+const INT_RANGES = {
+  safeint: [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  int32: [-2147483648, 2147483647],
+  uint32: [0, 4294967295],
+};
+
+const BOUND_KEYS = new Set(["minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf"]);
+
+/**
+ * A number's bounds as zod 4's serialiser (opencode's) writes them: an integer format's range
+ * narrowed by the checks, the tighter of an inclusive and an exclusive bound, and the keys in
+ * its order (lower bound, upper bound, multipleOf) whatever order the checks came in.
+ */
+function numberBounds(js, range) {
+  let { minimum: min, exclusiveMinimum: xmin, maximum: max, exclusiveMaximum: xmax } = js;
+  if (range && (min === undefined || min < range[0])) min = range[0];
+  if (range && (max === undefined || max > range[1])) max = range[1];
+  const out = {};
+  for (const [k, v] of Object.entries(js)) if (!BOUND_KEYS.has(k)) out[k] = v;
+  if (xmin !== undefined && (min === undefined || min <= xmin)) out.exclusiveMinimum = xmin;
+  else if (min !== undefined) out.minimum = min;
+  if (xmax !== undefined && (max === undefined || max >= xmax)) out.exclusiveMaximum = xmax;
+  else if (max !== undefined) out.maximum = max;
+  if (js.multipleOf !== undefined) out.multipleOf = js.multipleOf;
+  return out;
+}
+
 function checkDefs(def) {
   return (def.checks ?? []).map((c) => c?._zod?.def ?? {}).filter((d) => typeof d.check === "string");
 }
@@ -340,7 +369,8 @@ function convertV4(s, state) {
     case "number": {
       const js = applyV4Checks({ type: "number" }, def);
       if (INT_FORMATS.has(def.format)) js.type = "integer";
-      return js;
+      const format = [def.format, ...checkDefs(def).map((c) => c.format)].find((f) => INT_RANGES[f]);
+      return numberBounds(js, INT_RANGES[format]);
     }
     case "bigint": return applyV4Checks({ type: "integer" }, def);
     case "boolean": return { type: "boolean" };

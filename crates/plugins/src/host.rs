@@ -141,6 +141,8 @@ pub struct PluginHost {
     opts: HostOptions,
     state: Mutex<State>,
     spawns: AtomicU64,
+    /// Serves the plugin `client` (toasts, session reads); set by the engine.
+    client: std::sync::Mutex<Option<Arc<dyn crate::ClientBackend>>>,
 }
 
 #[derive(Default)]
@@ -157,7 +159,15 @@ impl PluginHost {
             opts,
             state: Mutex::new(State::default()),
             spawns: AtomicU64::new(0),
+            client: std::sync::Mutex::new(None),
         })
+    }
+
+    /// Where the plugin `client`'s toasts and session reads go (sidecars started later).
+    pub fn set_client(&self, backend: Arc<dyn crate::ClientBackend>) {
+        if let Ok(mut c) = self.client.lock() {
+            *c = Some(backend);
+        }
     }
 
     pub fn runtime(&self) -> Option<&JsRuntime> {
@@ -247,6 +257,7 @@ impl PluginHost {
         )
         .map_err(|e| format!("could not start {}: {e}", runtime.program().display()))?;
         self.spawns.fetch_add(1, Ordering::SeqCst);
+        sc.set_client(self.client.lock().ok().and_then(|c| c.clone()));
         // What plugins tell the opencode `client` after loading goes to this log file.
         let log_file = self.opts.data_dir.join("logs").join("plugins.log");
         sc.request(

@@ -3,6 +3,8 @@
 //! (`PluginHost`) that speaks JSON-RPC over stdio. Discovery honours workspace trust,
 //! caches manifests so listing tools spawns nothing, and reports every problem per file.
 
+mod client_backend;
+mod config_deps;
 mod discovery;
 mod executable;
 mod frames;
@@ -15,6 +17,10 @@ mod plugin_source;
 mod plugin_tool;
 mod sidecar;
 
+pub use client_backend::{ClientBackend, ClientError, Toast};
+pub use config_deps::{
+    ConfigDir, DepsReport, DepsStatus, OPENCODE_PLUGIN_VERSION, config_dirs, install_config_deps,
+};
 pub use discovery::{Discovered, DiscoveryOptions, discover};
 pub use executable::{ExecutableTool, describe_executable};
 pub use host::{

@@ -19,7 +19,7 @@ use crate::plugin_files::{
 const DONE: &str = ".podcode-installed";
 
 /// How long one install may take before it is given up.
-const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The package name a spec names, when the spec says it (`@scope/pkg@1.2.3` →
 /// `@scope/pkg`); `None` for paths, URLs and `file:` specs (the install tells).
@@ -68,15 +68,18 @@ pub fn install_dir(cache_root: &Path, spec: &str) -> PathBuf {
     cache_root.join(format!("{readable}-{:08x}", h.finish() as u32))
 }
 
+/// A program on PATH.
+pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
 /// Which installer runs: Bun when it is on PATH, npm otherwise.
 fn installer(spec: &str) -> Option<(PathBuf, Vec<String>)> {
-    let find = |name: &str| {
-        std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join(name))
-                .find(|p| p.is_file())
-        })
-    };
+    let find = find_on_path;
     if let Some(bun) = find("bun") {
         return Some((bun, vec!["add".into(), spec.into()]));
     }
@@ -246,7 +249,7 @@ fn installed_name(dir: &Path, spec: &str) -> Option<String> {
     }
 }
 
-fn last_lines(stderr: &[u8], stdout: &[u8]) -> String {
+pub(crate) fn last_lines(stderr: &[u8], stdout: &[u8]) -> String {
     let text = String::from_utf8_lossy(if stderr.is_empty() { stdout } else { stderr });
     let lines: Vec<&str> = text
         .lines()

@@ -24,6 +24,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::oneshot;
 
+use crate::client_backend::ClientBackend;
 use crate::frames::{MAX_FRAME, frame_id, skip_line};
 
 const STDERR_LINES: usize = 20;
@@ -56,6 +57,8 @@ struct Inner {
     pgid: Option<u32>,
     /// Cleared once the group was sent SIGKILL: never signal it again (its id may be reused).
     group_alive: AtomicBool,
+    /// Serves the plugin `client`'s toasts and session reads (`client.*` frames).
+    client: Mutex<Option<Arc<dyn ClientBackend>>>,
 }
 
 impl Drop for Inner {
@@ -83,6 +86,13 @@ pub struct Sidecar {
 }
 
 impl Sidecar {
+    /// Serves the plugin `client`'s toasts and session reads from `backend`.
+    pub fn set_client(&self, backend: Option<Arc<dyn ClientBackend>>) {
+        if let Ok(mut c) = self.inner.client.lock() {
+            *c = backend;
+        }
+    }
+
     /// Starts `<program> <script>` in `dir` (through the sandbox helper when `sandbox` is
     /// given: `sandbox.0` runs it under policy `sandbox.1`) and begins reading its frames.
     pub fn spawn(
@@ -130,6 +140,7 @@ impl Sidecar {
             child: Mutex::new(Some(child)),
             pgid,
             group_alive: AtomicBool::new(true),
+            client: Mutex::new(None),
         });
         let for_err = inner.clone();
         tokio::spawn(async move {
@@ -370,6 +381,10 @@ async fn route(inner: &Arc<Inner>, frame: Value) {
                 let _ = tx.send(result);
             }
         }
+        (Some(method), id) if method.starts_with("client.") => {
+            let params = frame.get("params").cloned().unwrap_or(Value::Null);
+            client_frame(inner, &method, params, id);
+        }
         (Some(method), id) => {
             let params = frame.get("params").cloned().unwrap_or(Value::Null);
             let call_id = params
@@ -411,6 +426,24 @@ async fn route(inner: &Arc<Inner>, frame: Value) {
             }
         }
         _ => {}
+    }
+}
+
+/// A `client.*` frame: a toast (notification) or a session read (request), served by the
+/// engine's backend.
+fn client_frame(inner: &Arc<Inner>, method: &str, params: Value, id: Option<Value>) {
+    let backend = inner.client.lock().ok().and_then(|c| c.clone());
+    match id {
+        None => crate::client_backend::notified(backend, method, params),
+        Some(id) => {
+            let inner = inner.clone();
+            let method = method.to_string();
+            tokio::spawn(async move {
+                let result = crate::client_backend::answer(backend, &method, &params);
+                let frame = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                let _ = Sidecar { inner }.send(&frame).await;
+            });
+        }
     }
 }
 

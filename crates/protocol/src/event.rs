@@ -106,6 +106,13 @@ pub enum Event {
     },
     /// Something the user should see that is not part of any call (hook errors, load problems).
     Warning { message: String },
+    /// A plugin's `client.tui.showToast({ body: { title, message, variant } })`: a short notice
+    /// for every front end (`variant`: `info`, `success`, `warning` or `error`).
+    Toast {
+        title: String,
+        message: String,
+        variant: String,
+    },
     /// The model or agent profile for the next turns changed (`Op::SetModel`/`SetAgent`).
     Configured { agent: String, model: String },
     /// The tool set was rebuilt (plugin files changed, an MCP server became ready): what the
@@ -254,6 +261,24 @@ pub fn tokens(n: u64) -> String {
     }
 }
 
+/// The line every front end shows for `Event::Toast` (user-facing): `✓ title: message` for a
+/// success, `⚠` for a warning, `✗` for an error, `ℹ` otherwise; an empty title or message is
+/// left out.
+pub fn toast_text(title: &str, message: &str, variant: &str) -> String {
+    let mark = match variant {
+        "success" => "✓",
+        "warning" => "⚠",
+        "error" => "✗",
+        _ => "ℹ",
+    };
+    match (title.trim(), message.trim()) {
+        ("", "") => format!("{mark} (empty toast)"),
+        ("", m) => format!("{mark} {m}"),
+        (t, "") => format!("{mark} {t}"),
+        (t, m) => format!("{mark} {t}: {m}"),
+    }
+}
+
 /// The note every front end shows for `Event::Compacted` (user-facing).
 pub fn compacted_text(
     reason: &str,
@@ -295,6 +320,27 @@ mod usage_tests {
         assert_eq!(
             compacted_text("overflow", 0, 8, 130_000, 20_000),
             "≡ compacted (the model refused the conversation as too long): 8 messages summarised; ~130.0k → ~20.0k tokens sent (the session keeps every message)"
+        );
+    }
+
+    #[test]
+    fn the_toast_line_is_pinned() {
+        assert_eq!(
+            toast_text("Deploy", "api is live", "success"),
+            "✓ Deploy: api is live"
+        );
+        assert_eq!(toast_text("", "rate limited", "warning"), "⚠ rate limited");
+        assert_eq!(toast_text("Build failed", " ", "error"), "✗ Build failed");
+        assert_eq!(toast_text("", "", "info"), "ℹ (empty toast)");
+        assert_eq!(toast_text("Note", "x", "loud"), "ℹ Note: x");
+        let e = Event::Toast {
+            title: "T".into(),
+            message: "m".into(),
+            variant: "info".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"type":"toast","title":"T","message":"m","variant":"info"}"#
         );
     }
 

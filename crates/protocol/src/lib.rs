@@ -16,7 +16,7 @@ mod tool;
 pub use change::{
     ChangeOp, ChangeRecord, RecordedChange, RevertConflict, RevertReport, RevertTarget,
 };
-pub use event::{Event, Op, StepUsage, TurnEnd, TurnSummary, compacted_text, tokens};
+pub use event::{Event, Op, StepUsage, TurnEnd, TurnSummary, compacted_text, toast_text, tokens};
 pub use ids::{new_id, now_millis};
 pub use permission::{PermissionAction, PermissionReply, PermissionRequest, PermissionRule};
 pub use prompt_text::{PromptSection, PromptText, argument_lines, prompt_text};

@@ -245,6 +245,11 @@ impl Transcript {
                 }
             }
             Event::Warning { message } => self.notice(format!("⚠ {message}")),
+            Event::Toast {
+                title,
+                message,
+                variant,
+            } => self.notice(podcode_protocol::toast_text(title, message, variant)),
             Event::Compacted {
                 reason,
                 pruned,
@@ -433,5 +438,19 @@ mod tests {
             "the child's calls get no cards of their own"
         );
         assert_eq!(t.subagents["call_task"].session_id, "ses_child");
+    }
+
+    #[test]
+    fn a_plugin_toast_is_a_notice_in_the_transcript() {
+        let mut t = Transcript::default();
+        t.apply_event(&Event::Toast {
+            title: "Deploy".into(),
+            message: "api is live".into(),
+            variant: "success".into(),
+        });
+        match &t.entries[..] {
+            [Entry::Notice(text)] => assert_eq!(text, "✓ Deploy: api is live"),
+            other => panic!("{other:?}"),
+        }
     }
 }

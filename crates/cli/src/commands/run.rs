@@ -247,6 +247,17 @@ fn render_text(
             eprintln!("↻ the response was cut off ({error}); retrying (attempt {attempt})");
         }
         Event::Warning { message } => eprintln!("warning: {}", clean(message)),
+        Event::Toast {
+            title,
+            message,
+            variant,
+        } => {
+            end_line(at_line_start);
+            eprintln!(
+                "{}",
+                clean(&podcode_protocol::toast_text(title, message, variant))
+            );
+        }
         Event::Compacted {
             reason,
             pruned,

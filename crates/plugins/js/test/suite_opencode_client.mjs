@@ -55,7 +55,7 @@ export function clientSuite(runtime, skip) {
       assert.deepEqual(out, {
         res: { data: true },
         features: ["function", "function", true],
-        err: "client.find.files is not supported in Podcode (it offers client.app.log and client.tui.showToast)",
+        err: "client.find.files is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status)",
       });
       // After the load, calls go to Podcode's plugin log, one JSON object a line.
       const logged = readFileSync(logFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));

@@ -187,7 +187,7 @@ export function protocolSuite(runtime, skip) {
       assert.equal((await rejection(hook({ filePath: "/w/.env" }))).message, "Do not read .env files");
       assert.deepEqual(await hook({ filePath: "/w/src/main.rs" }), { output: { args: { filePath: "/w/src/main.rs" } } });
       const e = await rejection(execute(client, GUARD, "use_client"));
-      assert.equal(e.message, "client.session.prompt is not supported in Podcode (it offers client.app.log and client.tui.showToast)");
+      assert.equal(e.message, "client.session.prompt is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status)");
       const info = JSON.parse((await execute(client, GUARD, "plugin_input")).output);
       assert.deepEqual(info, { root: INPUT.project.root, directory: INPUT.directory, worktree: INPUT.worktree, hasShell: runtime === "bun" });
     });

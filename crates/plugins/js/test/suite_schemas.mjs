@@ -14,7 +14,7 @@ const DIALECT = "https://json-schema.org/draft/2020-12/schema";
 export const SINK_SCHEMA = { $schema: DIALECT, ...obj({
   s: { type: "string", minLength: 2, maxLength: 10, pattern: "^[a-z]+$", description: "a string" },
   n: { type: "number", minimum: 0, maximum: 100, description: "a number" },
-  i: { type: "integer", description: "an int" },
+  i: { type: "integer", minimum: -9007199254740991, maximum: 9007199254740991, description: "an int" },
   b: { type: "boolean", description: "a boolean" },
   e: { type: "string", enum: ["red", "green"], description: "an enum" },
   l: { type: "string", const: "fixed", description: "a literal" },
@@ -98,7 +98,7 @@ export function schemaSuite(runtime, skip) {
       assert.deepEqual(r.tools.map((t) => t.id), ["zod4-shape_v3", "zod4-shape_v4"]);
       const expected = { $schema: DIALECT, ...obj({
         name: { type: "string", minLength: 1, description: "A name" },
-        count: { type: "integer", default: 3, description: "How many" },
+        count: { type: "integer", minimum: -9007199254740991, maximum: 9007199254740991, default: 3, description: "How many" },
         tags: { type: "array", items: obj({ name: { type: "string" } }, ["name"]), description: "Tags" },
       }, ["name"]) };
       for (const t of r.tools) assert.deepEqual(t.parameters, expected, t.id);

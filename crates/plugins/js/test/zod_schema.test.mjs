@@ -33,6 +33,14 @@ for (const [name, z] of [["zod 3", z3], ["zod 4", z4], ["zod 4 (bundled in 3.25)
     eq(z.string().email(), { type: "string", format: "email" });
     eq(z.number(), { type: "number" });
     eq(z.number().int().min(1).max(5), { type: "integer", minimum: 1, maximum: 5 });
+    // Integers carry zod 4's safe range, as opencode sends them; bounds in its key order.
+    const bytes = (schema, expected) => assert.equal(JSON.stringify(toJsonSchema(schema)), expected);
+    bytes(z.number().int(), '{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991}');
+    bytes(z.number().int().nonnegative(), '{"type":"integer","minimum":0,"maximum":9007199254740991}');
+    bytes(z.number().int().positive(), '{"type":"integer","exclusiveMinimum":0,"maximum":9007199254740991}');
+    bytes(z.number().int().positive().min(3), '{"type":"integer","minimum":3,"maximum":9007199254740991}');
+    bytes(z.number().int().lt(7), '{"type":"integer","minimum":-9007199254740991,"exclusiveMaximum":7}');
+    bytes(z.number().multipleOf(2).max(5).min(1), '{"type":"number","minimum":1,"maximum":5,"multipleOf":2}');
     eq(z.number().gt(0).lt(1), { type: "number", exclusiveMinimum: 0, exclusiveMaximum: 1 });
     eq(z.boolean(), { type: "boolean" });
     eq(z.date(), { type: "string", format: "date-time" });

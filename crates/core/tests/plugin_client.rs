@@ -1,0 +1,141 @@
+//! The opencode `client` a plugin receives, backed by the engine: a plugin tool run in a real
+//! session (scripted model over real HTTP, real SQLite store, real sidecar) reads sessions
+//! through `client.session.*` in opencode's `{ data, error }` shapes, and its
+//! `client.tui.showToast` reaches the session's event stream as `Event::Toast`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use podcode_core::{Dirs, Engine, SessionOptions, SessionPick};
+use podcode_protocol::{Event, Op, PermissionReply};
+use podcode_providers::testing::{Reply, ScriptedModel};
+use serde_json::Value;
+
+const READER: &str = r#"
+export const Reader = async ({ client }) => ({
+  tool: {
+    session_reads: {
+      description: "Reads sessions through the opencode client",
+      args: {},
+      async execute(_args, ctx) {
+        const list = await client.session.list();
+        const one = await client.session.get({ path: { id: ctx.sessionID } });
+        const msgs = await client.session.messages({ path: { id: ctx.sessionID } });
+        const missing = await client.session.get({ path: { id: "ses_missing" } });
+        const status = await client.session.status();
+        const toast = await client.tui.showToast({ body: { title: "Reader", message: "read the sessions", variant: "success" } });
+        let prompt;
+        try { await client.session.prompt({ path: { id: ctx.sessionID } }); } catch (e) { prompt = e.message; }
+        return JSON.stringify({
+          listed: list.data.map((s) => s.id),
+          listError: list.error ?? null,
+          session: one.data,
+          roles: msgs.data.map((m) => m.info.role),
+          messageSessions: [...new Set(msgs.data.map((m) => m.info.sessionID))],
+          missing,
+          status,
+          toast: toast.data,
+          prompt,
+        });
+      },
+    },
+  },
+});
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_reads_sessions_and_shows_a_toast_through_the_client() {
+    let server = ScriptedModel::start(vec![]).await;
+    let root = tempfile::tempdir().unwrap();
+    for dir in ["repo/.git", "config/plugins", "data", "home"] {
+        std::fs::create_dir_all(root.path().join(dir)).unwrap();
+    }
+    std::fs::write(
+        root.path().join("config/config.toml"),
+        format!(
+            "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n[provider.scripted.models.\"test\"]\ncontext = 128000\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    std::fs::write(root.path().join("config/plugins/reader.mjs"), READER).unwrap();
+    let dirs = Dirs {
+        config_dir: root.path().join("config"),
+        data_dir: root.path().join("data"),
+        home: root.path().join("home"),
+    };
+    let repo = root.path().join("repo");
+    let engine = Arc::new(Engine::load_in(Some(repo.clone()), dirs).unwrap());
+    let session = engine
+        .open_session(SessionOptions {
+            pick: SessionPick::New {
+                title: "reading".into(),
+            },
+            agent: "build".into(),
+            model: None,
+            max_steps: None,
+            worktree: false,
+        })
+        .await
+        .unwrap();
+    let mut events = session.subscribe();
+
+    server.push(Reply::new().tool_call("c1", "session_reads", "{}"));
+    server.push(Reply::new().text("done"));
+    session.send(Op::Prompt {
+        session_id: session.id().to_string(),
+        text: "read the sessions".into(),
+        files: Vec::new(),
+    });
+    let mut output = None;
+    let mut toasts = Vec::new();
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .expect("an event within 60 s")
+            .expect("the stream stays open");
+        match e {
+            Event::PermissionAsked { request_id, .. } => session.send(Op::PermissionReply {
+                request_id,
+                reply: PermissionReply::Once,
+            }),
+            Event::ToolFinished { result, .. } => output = Some(result.output.clone()),
+            Event::ToolFailed { error, .. } => panic!("the tool failed: {error}"),
+            Event::Toast { .. } => toasts.push(e),
+            Event::TurnFinished { .. } => break,
+            _ => {}
+        }
+    }
+    let out: Value = serde_json::from_str(&output.expect("the tool ran")).unwrap();
+    let id = session.id();
+    assert_eq!(out["listed"], serde_json::json!([id]), "{out:#}");
+    assert_eq!(out["listError"], Value::Null);
+    let s = &out["session"];
+    assert_eq!(s["id"], id);
+    assert_eq!(s["title"], "reading");
+    assert_eq!(s["directory"], repo.display().to_string());
+    assert!(s["time"]["created"].as_i64().unwrap() > 0, "{s:#}");
+    assert_eq!(out["roles"][0], "user", "{out:#}");
+    assert_eq!(out["roles"][1], "assistant", "{out:#}");
+    assert_eq!(out["messageSessions"], serde_json::json!([id]));
+    assert_eq!(
+        out["missing"],
+        serde_json::json!({"error": {"name": "NotFoundError", "data": {"message": "Session not found: ses_missing"}}})
+    );
+    assert_eq!(out["status"], serde_json::json!({"data": {}}));
+    assert_eq!(out["toast"], true);
+    assert_eq!(
+        out["prompt"],
+        "client.session.prompt is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status)"
+    );
+    assert_eq!(
+        toasts,
+        [Event::Toast {
+            title: "Reader".into(),
+            message: "read the sessions".into(),
+            variant: "success".into(),
+        }]
+    );
+    session.close().await;
+    engine.shutdown().await;
+}

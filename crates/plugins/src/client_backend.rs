@@ -1,0 +1,102 @@
+//! What the opencode `client` in the plugin host asks of the engine after a plugin loaded:
+//! toasts (`client.tui.showToast`, a notification `client.toast`) and session reads
+//! (`client.session.list/get/messages/status`, a request `client.session`). The sidecar
+//! routes these frames to the `ClientBackend` its host was given (the engine's); without one
+//! a toast is only logged and a session read answers that there is no session store.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// One `client.tui.showToast` call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Toast {
+    /// The plugin file that showed it.
+    #[serde(default)]
+    pub file: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub message: String,
+    /// `info`, `success`, `warning` or `error`.
+    #[serde(default)]
+    pub variant: String,
+}
+
+/// A failed read, in the shape the opencode SDK puts in `error` (`{ name, data: { message } }`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientError {
+    /// `NotFoundError`, `BadRequestError` or `UnknownError`, as opencode's server names them.
+    pub name: String,
+    pub message: String,
+}
+
+impl ClientError {
+    pub fn new(name: &str, message: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The engine's side of the plugin `client`.
+pub trait ClientBackend: Send + Sync {
+    /// Shows a toast in every front end.
+    fn toast(&self, toast: Toast);
+    /// Answers `client.session.<method>(args)` with the SDK's `data`.
+    fn session(&self, method: &str, args: &Value) -> Result<Value, ClientError>;
+}
+
+/// A `client.*` notification from the sidecar: a toast goes to the backend.
+pub(crate) fn notified(backend: Option<Arc<dyn ClientBackend>>, method: &str, params: Value) {
+    if method == "client.toast"
+        && let (Some(b), Ok(toast)) = (backend, serde_json::from_value::<Toast>(params))
+    {
+        b.toast(toast);
+    }
+}
+
+/// The result of a `client.*` request from the sidecar: `{data}` or `{error}`, as the SDK
+/// resolves (never a JSON-RPC error).
+pub(crate) fn answer(
+    backend: Option<Arc<dyn ClientBackend>>,
+    method: &str,
+    params: &Value,
+) -> Value {
+    let what = params.get("method").and_then(Value::as_str).unwrap_or("");
+    let args = params.get("args").cloned().unwrap_or(Value::Null);
+    let reply = match (method, backend) {
+        ("client.session", Some(b)) => b.session(what, &args),
+        ("client.session", None) => Err(ClientError::new(
+            "UnknownError",
+            "this plugin host has no session store",
+        )),
+        _ => Err(ClientError::new(
+            "UnknownError",
+            format!("unknown method {method}"),
+        )),
+    };
+    match reply {
+        Ok(data) => json!({ "data": data }),
+        Err(e) => json!({ "error": {"name": e.name, "data": {"message": e.message}} }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_backend_a_session_read_is_an_sdk_error_not_a_throw() {
+        assert_eq!(
+            answer(None, "client.session", &json!({"method": "list"})),
+            json!({"error": {"name": "UnknownError", "data": {"message": "this plugin host has no session store"}}})
+        );
+        assert_eq!(
+            answer(None, "client.find", &json!({})),
+            json!({"error": {"name": "UnknownError", "data": {"message": "unknown method client.find"}}})
+        );
+    }
+}
