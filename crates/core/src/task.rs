@@ -182,13 +182,15 @@ impl TaskTool {
 /// The `task` tool's spec exactly as the model sees it (also what `podcode tools` lists).
 pub(crate) fn task_spec(catalog: &AgentCatalog) -> ToolSpec {
     let subagents = catalog.subagents();
-    let names: Vec<&str> = subagents.iter().map(|p| p.name.as_str()).collect();
+    // A plain string, as in opencode (the description lists the names): a wrong name gets
+    // `task`'s own refusal, which says why (unknown, or a primary agent) instead of a schema
+    // error.
     let parameters = json!({
         "type": "object",
         "properties": {
             "description": {"type": "string", "description": "A short (3-5 words) description of the task"},
             "prompt": {"type": "string", "description": "The task for the sub-agent to perform: everything it needs to know"},
-            "subagent_type": {"type": "string", "enum": names, "description": "The type of sub-agent to use for this task"},
+            "subagent_type": {"type": "string", "description": "The type of sub-agent to use for this task: one of the agent types the tool description lists"},
             "task_id": {"type": "string", "description": "Continue this earlier sub-agent session (the task_id a previous task result gave) instead of starting a new one"}
         },
         "required": ["description", "prompt", "subagent_type"],
@@ -497,6 +499,16 @@ mod tests {
              - explore: Fast read-only search: finds files by pattern, greps the code and reads it to answer a question. Use it for open-ended searches that would take several rounds of grep and read.\n\
              - general: General-purpose agent for multi-step work: researching a question, searching code and making changes. Several can run at once on independent parts of a task.\n\
              \nUsage:\n- Several task calls in one response run at the same time: use that for independent pieces of work.\n- The result holds the sub-agent's final answer, the files it changed and its task_id. The user does not see it: tell them what matters.\n- Pass task_id (with a new prompt) to continue that sub-agent's session where it stopped."
+        );
+    }
+
+    #[test]
+    fn subagent_type_is_a_plain_string_with_a_pinned_description() {
+        let catalog = AgentCatalog::from_config(&podcode_config::Config::default());
+        let spec = task_spec(&catalog);
+        assert_eq!(
+            spec.parameters["properties"]["subagent_type"],
+            json!({"type": "string", "description": "The type of sub-agent to use for this task: one of the agent types the tool description lists"})
         );
     }
 
