@@ -139,7 +139,7 @@ fn base64(bytes: &[u8]) -> String {
 
 fn unbase64(text: &str) -> Option<Vec<u8>> {
     let text = text.trim_end();
-    if text.len() % 4 != 0 {
+    if !text.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
