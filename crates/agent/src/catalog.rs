@@ -191,6 +191,19 @@ impl AgentCatalog {
         }
     }
 
+    /// The usable profile `name` as a session's own agent (`--agent`, the TUI's agent
+    /// switch): a profile with `mode: subagent` is refused, with the primary ones listed.
+    pub fn resolve_primary(&self, name: &str) -> Result<AgentProfile, AgentError> {
+        let profile = self.resolve(name)?;
+        if profile.is_primary() {
+            return Ok(profile);
+        }
+        Err(AgentError::SubagentOnly {
+            name: name.to_string(),
+            primary: self.names(|p| p.is_primary() && !p.hidden).join(", "),
+        })
+    }
+
     /// Usable profiles the `task` tool may start, in catalog order.
     pub fn subagents(&self) -> Vec<&AgentProfile> {
         self.entries
@@ -277,6 +290,15 @@ mod tests {
         );
         let subs: Vec<&str> = cat.subagents().iter().map(|p| p.name.as_str()).collect();
         assert_eq!(subs, ["explore", "general", "review"]);
+        assert_eq!(
+            cat.resolve_primary("review").unwrap_err().to_string(),
+            "agent \"review\" is a sub-agent (mode: subagent), which only the task tool starts; primary agents: build, plan"
+        );
+        assert_eq!(cat.resolve_primary("plan").unwrap().name, "plan");
+        assert!(matches!(
+            cat.resolve_primary("nope"),
+            Err(AgentError::UnknownAgent { .. })
+        ));
     }
 
     #[test]

@@ -14,4 +14,9 @@ pub enum AgentError {
     /// `--agent NAME` named no built-in or configured profile.
     #[error("unknown agent \"{name}\"; available: {available}")]
     UnknownAgent { name: String, available: String },
+    /// `--agent NAME` named a profile with `mode: subagent`, which only `task` may start.
+    #[error(
+        "agent \"{name}\" is a sub-agent (mode: subagent), which only the task tool starts; primary agents: {primary}"
+    )]
+    SubagentOnly { name: String, primary: String },
 }

@@ -5,8 +5,8 @@
 //! or not) ▸ `git diff-tree -M` against the sync base lists what changed ▸ `plan` decides per
 //! file against the main workspace (three-way merge; any conflict refuses the whole sync and
 //! returns the hunks) ▸ the user approves the `sync_to_main` ask, which shows the diffstat and
-//! the diff ▸ text files are written through `ToolContext::apply_changes` (journaled, so
-//! `podcode revert` undoes a sync), binary files atomically beside it, executable bits set ▸
+//! the diff ▸ every file is written through `ToolContext::apply_changes` (journaled, binary
+//! bytes and permission bits included, so `podcode revert` undoes a sync exactly) ▸
 //! the sync base moves to a commit of what was synced, so the next sync only carries newer
 //! work. The main workspace lies outside the session's directory: this is the one tool that
 //! writes there, and only to paths git reported under the recorded checkout root.
@@ -14,13 +14,12 @@
 pub mod git;
 mod plan;
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
-use podcode_protocol::{PermissionRequest, ToolResult, ToolSpec};
+use podcode_protocol::{FileContent, PermissionRequest, ToolResult, ToolSpec};
 use podcode_tools::{FileWrite, Tool, ToolContext, ToolError, unified_diff};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -283,78 +282,62 @@ fn exec_of(path: &Path) -> Option<bool> {
         .map(|m| m.permissions().mode() & 0o111 != 0)
 }
 
-/// Writes the plan: text through the journal, all or nothing; then binary files and modes.
+/// Writes the plan through the journal, all or nothing: text as text; binary files and
+/// permission bits in the journal's `FileContent` envelope, so `podcode revert` restores
+/// bytes and modes exactly.
 fn apply(ctx: &ToolContext, writes: &[Planned]) -> Result<(), ToolError> {
-    let mut journaled = Vec::new();
-    let mut binary = Vec::new();
-    for w in writes {
-        match (text_of(&w.old), text_of(&w.new)) {
-            (Some(old), Some(new)) if old != new => journaled.push(FileWrite {
-                file: w.abs.clone(),
-                old,
-                new,
-                reverts: None,
-            }),
-            (Some(_), Some(_)) => {}
-            _ => binary.push(w),
-        }
+    let journaled: Vec<FileWrite> = writes.iter().filter_map(journal_write).collect();
+    if journaled.is_empty() {
+        return Ok(());
     }
-    if !journaled.is_empty() {
-        ctx.apply_changes(&journaled).map_err(|e| {
-            ToolError::failed(format!("sync_to_main could not write the main workspace: {e}. Nothing was changed; call sync_to_main again."))
-        })?;
-    }
-    for w in binary {
-        write_binary(&w.abs, w.new.as_deref()).map_err(|e| {
-            ToolError::failed(format!(
-                "sync_to_main wrote the text files but not the binary file {}: {e}",
-                w.rel
-            ))
-        })?;
-    }
-    for w in writes.iter().filter(|w| w.new.is_some()) {
-        if exec_of(&w.abs) != Some(w.executable) {
-            let mode = if w.executable { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&w.abs, std::fs::Permissions::from_mode(mode)).map_err(
-                |e| {
-                    ToolError::failed(format!(
-                        "sync_to_main wrote {} but could not set its executable bit: {e}",
-                        w.rel
-                    ))
-                },
-            )?;
-        }
-    }
+    ctx.apply_changes(&journaled).map_err(|e| {
+        ToolError::failed(format!("sync_to_main could not write the main workspace: {e}. Nothing was changed; call sync_to_main again."))
+    })?;
     Ok(())
 }
 
-/// A binary file replaced atomically (temp file beside it, synced, renamed), or removed.
-fn write_binary(abs: &Path, bytes: Option<&[u8]>) -> std::io::Result<()> {
-    let Some(bytes) = bytes else {
-        return std::fs::remove_file(abs);
-    };
-    if let Some(dir) = abs.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let temp = abs.with_file_name(format!(
-        ".{}.podcode-sync",
-        abs.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&temp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        if let Ok(m) = std::fs::metadata(abs) {
-            std::fs::set_permissions(&temp, m.permissions())?;
+/// One planned file as a journaled write (`None` when nothing would change). Permission
+/// bits are recorded when the file is binary, deleted, or its executable bit changes; a
+/// text edit that keeps the mode stays plain text in the journal.
+fn journal_write(w: &Planned) -> Option<FileWrite> {
+    let old_mode = mode_of(&w.abs);
+    let new_mode = w.new.as_ref().map(|_| {
+        let base = old_mode.unwrap_or(0o644);
+        if w.executable {
+            base | ((base & 0o444) >> 2) | 0o100
+        } else {
+            base & !0o111
         }
-        std::fs::rename(&temp, abs)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
+    });
+    let binary = |b: &Option<Vec<u8>>| {
+        b.as_deref()
+            .is_some_and(|b| b.contains(&0) || std::str::from_utf8(b).is_err())
+    };
+    let exec_changes = match old_mode {
+        Some(m) => w.new.is_some() && (m & 0o111 != 0) != w.executable,
+        None => w.executable,
+    };
+    let record_mode = binary(&w.old) || binary(&w.new) || w.new.is_none() || exec_changes;
+    let old = w
+        .old
+        .as_ref()
+        .map(|b| FileContent::encode(b, if record_mode { old_mode } else { None }));
+    let new = w
+        .new
+        .as_ref()
+        .map(|b| FileContent::encode(b, if record_mode { new_mode } else { None }));
+    (old != new).then(|| FileWrite {
+        file: w.abs.clone(),
+        old,
+        new,
+        reverts: None,
+    })
+}
+
+fn mode_of(path: &Path) -> Option<u32> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o7777)
 }
 
 /// A commit of the sync base with the synced paths set to the worktree's versions.

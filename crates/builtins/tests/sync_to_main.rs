@@ -334,10 +334,20 @@ async fn binary_files_deletions_renames_and_modes_are_synced() {
             ("old.txt", old.as_bytes()),
             ("gone.txt", b"bye\n"),
             ("run.sh", b"#!/bin/sh\necho hi\n"),
+            ("tool.bin", &[0x7f, b'E', b'L', b'F', 0, 0xfe]),
         ],
         vec![PermissionReply::Once],
         true,
     );
+    let mode_of = |rel: &str| {
+        fs::symlink_metadata(r.main.join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    fs::set_permissions(r.main.join("tool.bin"), fs::Permissions::from_mode(0o750)).unwrap();
+    let (png_mode, run_mode) = (mode_of("img.png"), mode_of("run.sh"));
     // Committed in the worktree: the rename with an edit at the end.
     git(&r.wt, &["mv", "old.txt", "new.txt"]);
     put(&r.wt, "new.txt", with_line(&old, 10, "line 10 renamed"));
@@ -346,6 +356,9 @@ async fn binary_files_deletions_renames_and_modes_are_synced() {
     put(&r.wt, "img.png", [0u8, 9, 9, 9, 0xff]);
     fs::remove_file(r.wt.join("gone.txt")).unwrap();
     fs::set_permissions(r.wt.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    // A new binary file, and a binary the worktree deleted.
+    put(&r.wt, "data/new.bin", [0u8, 0xc3, 0x28, 7]);
+    fs::remove_file(r.wt.join("tool.bin")).unwrap();
     // The user edited the renamed file's top in their checkout.
     put(&r.main, "old.txt", with_line(&old, 1, "line 1 by the user"));
 
@@ -384,16 +397,102 @@ async fn binary_files_deletions_renames_and_modes_are_synced() {
         "{preview}"
     );
 
-    // Reverting the sync restores every text file (the rename and the deletion).
+    assert_eq!(
+        fs::read(r.main.join("data/new.bin")).unwrap(),
+        [0u8, 0xc3, 0x28, 7]
+    );
+    assert!(!r.main.join("tool.bin").exists());
+
+    // Reverting the sync restores every file: text (the rename and the deletion), binary
+    // bytes (changed, new, deleted) and modes, exactly.
     let opts = RevertOptions {
         force: false,
         session_id: r.h.session.clone(),
     };
-    revert(&r.h.store, &RevertTarget::Call(out.call_id.clone()), &opts).unwrap();
+    let undone = revert(&r.h.store, &RevertTarget::Call(out.call_id.clone()), &opts).unwrap();
+    assert_eq!(undone.reverted.len(), 7, "{:?}", undone.reverted);
+    let restored = |r: &Repos| {
+        assert_eq!(
+            text(&r.main, "old.txt").unwrap(),
+            with_line(&old, 1, "line 1 by the user")
+        );
+        assert!(!r.main.join("new.txt").exists());
+        assert_eq!(text(&r.main, "gone.txt").unwrap(), "bye\n");
+        assert_eq!(fs::read(r.main.join("img.png")).unwrap(), png);
+        assert_eq!(mode_of("img.png"), png_mode);
+        assert_eq!(
+            mode_of("run.sh"),
+            run_mode,
+            "run.sh is not executable again"
+        );
+        assert!(!r.main.join("data/new.bin").exists());
+        assert_eq!(
+            fs::read(r.main.join("tool.bin")).unwrap(),
+            [0x7f, b'E', b'L', b'F', 0, 0xfe]
+        );
+        assert_eq!(mode_of("tool.bin"), 0o750);
+    };
+    restored(&r);
+
+    // Redo (a revert of the revert) puts the synced bytes and modes back; undoing that
+    // restores the user's files again.
+    let mut redo_ids = Vec::new();
+    for rec in &undone.reverted {
+        let redo = revert(&r.h.store, &RevertTarget::Change(rec.id.clone()), &opts).unwrap();
+        redo_ids.extend(redo.reverted.into_iter().map(|c| c.id));
+    }
     assert_eq!(
-        text(&r.main, "old.txt").unwrap(),
-        with_line(&old, 1, "line 1 by the user")
+        fs::read(r.main.join("img.png")).unwrap(),
+        [0u8, 9, 9, 9, 0xff]
     );
-    assert!(!r.main.join("new.txt").exists());
-    assert_eq!(text(&r.main, "gone.txt").unwrap(), "bye\n");
+    assert_eq!(mode_of("run.sh") & 0o111, 0o111);
+    assert_eq!(
+        fs::read(r.main.join("data/new.bin")).unwrap(),
+        [0u8, 0xc3, 0x28, 7]
+    );
+    assert!(!r.main.join("tool.bin").exists());
+    for id in redo_ids.iter().rev() {
+        revert(&r.h.store, &RevertTarget::Change(id.clone()), &opts).unwrap();
+    }
+    restored(&r);
+}
+
+#[tokio::test]
+async fn a_binary_changed_since_the_sync_is_a_revert_conflict() {
+    let r = repos(
+        &[("img.bin", &[1u8, 0, 2])],
+        vec![PermissionReply::Once],
+        true,
+    );
+    put(&r.wt, "img.bin", [3u8, 0, 4]);
+    let out = sync(&r, json!({})).await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    assert!(
+        out.model_text.starts_with("Synced 1 file"),
+        "{}",
+        out.model_text
+    );
+    put(&r.main, "img.bin", [5u8, 0, 6, 7]);
+    let opts = RevertOptions {
+        force: false,
+        session_id: r.h.session.clone(),
+    };
+    let err = revert(&r.h.store, &RevertTarget::Call(out.call_id.clone()), &opts).unwrap_err();
+    let shown = err.to_string().replace(r.main.to_str().unwrap(), "<main>");
+    assert!(
+        shown.starts_with("revert refused: <main>/img.bin changed since Podcode wrote it (use --force to overwrite)"),
+        "{shown}"
+    );
+    let mode = fs::metadata(r.main.join("img.bin"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777;
+    assert!(
+        shown.contains(&format!(
+            "-(binary file, 3 bytes, mode {mode:o})\n+(binary file, 4 bytes, mode {mode:o})"
+        )),
+        "{shown}"
+    );
+    assert_eq!(fs::read(r.main.join("img.bin")).unwrap(), [5u8, 0, 6, 7]);
 }

@@ -126,3 +126,79 @@ fn run_json_tags_sub_agent_events_and_sessions_tree_nests_the_child() {
         "{tree}"
     );
 }
+
+#[test]
+fn agent_refuses_a_sub_agent_profile_and_task_refuses_a_primary_one() {
+    let env = Env::new(vec![
+        Reply::new().tool_call(
+            "t1",
+            "task",
+            r#"{"description": "Build it", "prompt": "Build.", "subagent_type": "build"}"#,
+        ),
+        Reply::new().text("I will build it myself."),
+    ]);
+    let out = env.run(&["run", "--agent", "explore", "hello"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains(
+            "agent \"explore\" is a sub-agent (mode: subagent), which only the task tool starts; primary agents: build, plan"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = env.run(&["run", "--format", "json", "--yes", "build it"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(
+            "subagent_type \\\"build\\\" is a primary agent (mode: primary): only the user runs it, a task cannot start it; available sub-agents: explore, general"
+        ),
+        "{stdout}"
+    );
+    let sessions = text(&env.run(&["sessions", "--tree"]).stdout);
+    assert_eq!(sessions.lines().count(), 1, "no child session: {sessions}");
+}
+
+#[test]
+fn tools_lists_task_as_the_model_sees_it_and_notes_where_sync_to_main_is_offered() {
+    let env = Env::new(vec![Reply::new().text("hi")]);
+    let out = env.run(&["run", "hello"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent = env.requests()[0]["tools"].clone();
+    let sent_task = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "task")
+        .expect("the model is offered task")["function"]
+        .clone();
+
+    let out = env.run(&["tools", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tools = v["tools"].as_array().unwrap();
+    let task = tools.iter().find(|t| t["id"] == "task").unwrap();
+    assert_eq!(task["description"], sent_task["description"]);
+    assert_eq!(task["parameters"], sent_task["parameters"]);
+    assert_eq!(task["source"]["kind"], "builtin");
+    assert_eq!(task["protected"], true);
+    assert!(task.get("note").is_none());
+    let sync = tools.iter().find(|t| t["id"] == "sync_to_main").unwrap();
+    assert_eq!(sync["note"], "only in worktree sessions (--worktree)");
+    assert!(
+        !sent.to_string().contains("\"sync_to_main\""),
+        "a session in the user's checkout is not offered sync_to_main"
+    );
+
+    let human = text(&env.run(&["tools"]).stdout);
+    assert!(human.contains("\ntask "), "{human}");
+    assert!(
+        human.contains("Start a sub-agent: it works on one task in its own session"),
+        "{human}"
+    );
+    assert!(
+        human.contains("note: only in worktree sessions (--worktree)"),
+        "{human}"
+    );
+}

@@ -98,7 +98,8 @@ fn tools_json_lists_the_builtins_exactly_as_the_model_sees_them() {
             "browser_look",
             "browser_measure",
             "browser_diff",
-            "browser_resize"
+            "browser_resize",
+            "task"
         ]
     );
     let read = &v["tools"][0];

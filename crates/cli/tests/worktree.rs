@@ -141,3 +141,60 @@ fn a_plugin_tool_in_a_worktree_session_sees_the_worktree_and_the_users_checkout(
     assert_eq!(seen["worktree"], wt.to_str().unwrap(), "{result}");
     assert_eq!(seen["mainCwd"], main.to_str().unwrap(), "{result}");
 }
+
+#[test]
+fn tui_new_in_a_worktree_session_starts_in_a_fresh_worktree() {
+    let env = Env::new(vec![
+        Reply::new().text("First."),
+        Reply::new().text("Second."),
+    ]);
+    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
+    git(&env.repo(), &["init", "-q"]);
+    env.write("a.txt", "a\n");
+    git(&env.repo(), &["add", "-A"]);
+    git(&env.repo(), &["commit", "-qm", "start"]);
+
+    let (screen, matched) = common::pty::drive(
+        &env,
+        &["tui", "--worktree"],
+        &[
+            ("enter to send", "hello\r"),
+            ("First.", "/new\r"),
+            ("new session in a fresh worktree", "again\r"),
+            ("Second.", "\x03\x03"),
+        ],
+    );
+    assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
+    let out = env.run(&["sessions", "--json"]);
+    let sessions: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{sessions}");
+    // Each session worked in its own worktree: the second prompt's request names the new one.
+    for (id, request) in [(ids[1], 0), (ids[0], 1)] {
+        let wt = env
+            .root
+            .path()
+            .join("data/worktrees")
+            .join(id)
+            .canonicalize()
+            .unwrap();
+        let sent = env.requests()[request].to_string();
+        assert!(sent.contains(wt.to_str().unwrap()), "{id}: {sent}");
+    }
+    let first = env.root.path().join("data/worktrees").join(ids[1]);
+    let first = first.canonicalize().unwrap();
+    assert!(
+        !env.requests()[1]
+            .to_string()
+            .contains(first.to_str().unwrap())
+    );
+    assert!(
+        screen.contains(&format!("branch podcode/{}", ids[0]).replace(' ', "")),
+        "{screen}"
+    );
+}

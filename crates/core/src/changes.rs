@@ -84,8 +84,8 @@ impl Engine {
                 .unwrap_or_else(|_| c.file.clone());
             let diff = unified_diff(
                 &display,
-                c.old_content.as_deref().unwrap_or(""),
-                c.new_content.as_deref().unwrap_or(""),
+                &podcode_protocol::display_text(c.old_content.as_deref()),
+                &podcode_protocol::display_text(c.new_content.as_deref()),
             );
             let turn = prompts
                 .iter()

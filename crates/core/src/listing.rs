@@ -22,7 +22,13 @@ pub struct ToolInfo {
     pub source: SourceLabel,
     pub protected: bool,
     pub replaced: Option<String>,
+    /// When the model is offered it, if not in every session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
+
+/// The note on `sync_to_main`: only worktree sessions are offered it.
+pub const SYNC_NOTE: &str = "only in worktree sessions (--worktree)";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolListing {
@@ -48,6 +54,7 @@ fn listing(registry: &ToolRegistry) -> ToolListing {
                     source: t.source.clone(),
                     protected: t.protected,
                     replaced: t.replaced.clone(),
+                    note: (spec.id == "sync_to_main").then(|| SYNC_NOTE.to_string()),
                 }
             })
             .collect(),
@@ -181,8 +188,31 @@ pub fn plugin_json(registry: &ToolRegistry, state: Option<&PluginState>) -> Valu
 
 impl Engine {
     /// The merged tool set as the model sees it, with sources and load problems.
+    /// `task` is each session's own tool (bound to it), listed here among the built-ins with
+    /// the spec a session's model gets.
     pub async fn tool_listing(&self) -> ToolListing {
-        listing(&self.tool_sets().await.latest().registry)
+        let mut out = listing(&self.tool_sets().await.latest().registry);
+        let spec = crate::task::task_spec(&self.agents());
+        let at = out
+            .tools
+            .iter()
+            .position(|t| t.source.kind != podcode_tools::SourceKind::Builtin)
+            .unwrap_or(out.tools.len());
+        out.tools.insert(
+            at,
+            ToolInfo {
+                id: spec.id.clone(),
+                description: spec.description.clone(),
+                parameters: spec.parameters.clone(),
+                truncation: spec.truncation,
+                idempotent: spec.idempotent,
+                source: SourceLabel::builtin(),
+                protected: podcode_tools::is_protected(&spec.id),
+                replaced: None,
+                note: None,
+            },
+        );
+        out
     }
 
     /// Tool ids offered now, one `id · source` line each, then load problems.

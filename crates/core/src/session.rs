@@ -114,6 +114,8 @@ pub struct Session {
     serving: tokio::task::JoinHandle<()>,
     /// The worktree this session works in, when it has one.
     worktree: Option<std::path::PathBuf>,
+    /// Where it works (the driver's place when opened).
+    directory: std::path::PathBuf,
 }
 
 impl Session {
@@ -125,7 +127,7 @@ impl Session {
     }
     /// The directory the session works in (a worktree, or the engine's directory).
     pub fn directory(&self) -> &std::path::Path {
-        &self.driver.place.directory
+        &self.directory
     }
     /// The root of the session's own git worktree, for a worktree session.
     pub fn worktree(&self) -> Option<&std::path::Path> {
@@ -163,7 +165,7 @@ impl Engine {
         self: &Arc<Self>,
         opts: SessionOptions,
     ) -> Result<Session, EngineError> {
-        let profile = self.agents().resolve(&opts.agent)?;
+        let profile = self.agents().resolve_primary(&opts.agent)?;
         let wanted = opts.model.clone().or_else(|| profile.model.clone());
         let model = resolve_model(self, wanted.as_deref())?;
         let model_name = model.model().to_string();
@@ -187,7 +189,7 @@ impl Engine {
             port: port.clone(),
             max_steps: opts.max_steps,
             turns: Arc::new(AtomicU64::new(0)),
-            place,
+            place: std::sync::Mutex::new(place),
             current: Mutex::new(Current {
                 agent: None,
                 profile,
@@ -207,6 +209,7 @@ impl Engine {
                 notice_port.emit(e);
             }
         });
+        let directory = place_of(&driver).directory;
         let serving = tokio::spawn(driver.clone().serve(op_rx));
         Ok(Session {
             id,
@@ -215,6 +218,7 @@ impl Engine {
             driver,
             serving,
             worktree,
+            directory,
         })
     }
 
@@ -292,7 +296,9 @@ struct Driver {
     sets: Arc<ToolSets>,
     port: Port,
     max_steps: Option<u32>,
-    place: Place,
+    /// Where turns run: the place of the session the newest prompt was for (a front end
+    /// may switch sessions, e.g. the TUI's `/new` in a fresh worktree).
+    place: std::sync::Mutex<Place>,
     current: Mutex<Current>,
     /// Turns running now (`/compact` waits for none).
     turns: Arc<AtomicU64>,
@@ -336,6 +342,7 @@ impl Driver {
         let token = CancellationToken::new();
         let agent = {
             let mut cur = self.current.lock().await;
+            self.follow(&session_id, &mut cur);
             cur.turn = Some(token.clone());
             cur.agent.clone()
         };
@@ -358,6 +365,24 @@ impl Driver {
                 });
             }
         });
+    }
+
+    /// Moves the driver to where `session_id` works (its worktree, or the engine's
+    /// directory) when that is not where it is now, rebuilding the agent there.
+    fn follow(&self, session_id: &str, cur: &mut Current) {
+        let place = match self.engine.session_place(session_id, false) {
+            Ok((place, _)) => place,
+            Err(e) => return self.warn(e.to_string()),
+        };
+        if place_of(self) == place {
+            return;
+        }
+        if let Ok(mut at) = self.place.lock() {
+            *at = place;
+        }
+        if let Err(e) = self.rebuild(cur, false) {
+            self.warn(e.to_string());
+        }
     }
 
     /// `/compact`: between turns only, so the conversation is not edited under a request.
@@ -399,7 +424,7 @@ impl Driver {
     }
 
     async fn set_agent(&self, name: &str) {
-        let profile = match self.engine.agents().resolve(name) {
+        let profile = match self.engine.agents().resolve_primary(name) {
             Ok(p) => p,
             Err(e) => return self.warn(format!("agent not changed: {e}")),
         };
@@ -434,7 +459,8 @@ impl Driver {
         };
         let (registry, tools) = crate::task::tools_for(&host, &set);
         let mut registry = filter_registry(&registry, &cur.profile);
-        if !self.place.in_worktree {
+        let place = place_of(self);
+        if !place.in_worktree {
             registry = crate::worktree::without_sync(&registry);
         }
         let runtime = Arc::new(self.engine.runtime(
@@ -446,8 +472,8 @@ impl Driver {
         )?);
         forward_events(&runtime, &self.port, self.engine.bus());
         let engine = &self.engine;
-        let mut opts = AgentOptions::new(self.place.directory.clone(), self.place.root.clone());
-        opts.main_cwd = self.place.main_cwd.clone();
+        let mut opts = AgentOptions::new(place.directory.clone(), place.root.clone());
+        opts.main_cwd = place.main_cwd.clone();
         opts.config_dir = Some(engine.dirs().config_dir.clone());
         opts.model_info = podcode_providers::model_info(engine.config(), cur.model.model());
         opts.compaction = engine.config().compaction;
@@ -498,6 +524,14 @@ pub(crate) fn forward_events(runtime: &ToolRuntime, port: &Port, bus: &broadcast
             }
         }
     });
+}
+
+/// The driver's place now.
+fn place_of(driver: &Driver) -> Place {
+    match driver.place.lock() {
+        Ok(p) => p.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    }
 }
 
 fn failed_summary(session_id: &str, error: String) -> TurnSummary {

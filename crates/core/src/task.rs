@@ -19,7 +19,8 @@ use std::sync::atomic::AtomicU64;
 
 use async_trait::async_trait;
 use podcode_agent::{
-    Agent, AgentOptions, AgentProfile, ReloadedTools, ToolReloader, filter_registry, load_history,
+    Agent, AgentCatalog, AgentOptions, AgentProfile, ReloadedTools, ToolReloader, filter_registry,
+    load_history,
 };
 use podcode_protocol::{Event, PermissionReply, PermissionRequest, ToolResult, ToolSpec};
 use podcode_providers::{ModelClient, Part, Role};
@@ -141,6 +142,15 @@ pub fn unknown_subagent_text(name: &str, available: &[String]) -> String {
     )
 }
 
+/// The model-facing error for a `subagent_type` that names a primary-only profile
+/// (`mode: primary`): the user's own agent, never started by `task`.
+pub fn primary_only_text(name: &str, available: &[String]) -> String {
+    format!(
+        "subagent_type \"{name}\" is a primary agent (mode: primary): only the user runs it, a task cannot start it; available sub-agents: {}",
+        available.join(", ")
+    )
+}
+
 /// The model-facing error for a `task_id` that is not a sub-agent of this session.
 pub fn foreign_task_text(task_id: &str) -> String {
     format!(
@@ -164,24 +174,31 @@ pub(crate) struct TaskTool {
 
 impl TaskTool {
     fn new(host: TaskHost) -> Self {
-        let catalog = host.engine.agents();
-        let subagents = catalog.subagents();
-        let names: Vec<&str> = subagents.iter().map(|p| p.name.as_str()).collect();
-        let parameters = json!({
-            "type": "object",
-            "properties": {
-                "description": {"type": "string", "description": "A short (3-5 words) description of the task"},
-                "prompt": {"type": "string", "description": "The task for the sub-agent to perform: everything it needs to know"},
-                "subagent_type": {"type": "string", "enum": names, "description": "The type of sub-agent to use for this task"},
-                "task_id": {"type": "string", "description": "Continue this earlier sub-agent session (the task_id a previous task result gave) instead of starting a new one"}
-            },
-            "required": ["description", "prompt", "subagent_type"],
-            "additionalProperties": false
-        });
-        let mut spec = ToolSpec::new("task", task_description(&subagents), parameters);
-        spec.timeout_ms = Some(TASK_TIMEOUT_MS);
+        let spec = task_spec(&host.engine.agents());
         Self { spec, host }
     }
+}
+
+/// The `task` tool's spec exactly as the model sees it (also what `podcode tools` lists).
+pub(crate) fn task_spec(catalog: &AgentCatalog) -> ToolSpec {
+    let subagents = catalog.subagents();
+    // A plain string, as in opencode (the description lists the names): a wrong name gets
+    // `task`'s own refusal, which says why (unknown, or a primary agent) instead of a schema
+    // error.
+    let parameters = json!({
+        "type": "object",
+        "properties": {
+            "description": {"type": "string", "description": "A short (3-5 words) description of the task"},
+            "prompt": {"type": "string", "description": "The task for the sub-agent to perform: everything it needs to know"},
+            "subagent_type": {"type": "string", "description": "The type of sub-agent to use for this task: one of the agent types the tool description lists"},
+            "task_id": {"type": "string", "description": "Continue this earlier sub-agent session (the task_id a previous task result gave) instead of starting a new one"}
+        },
+        "required": ["description", "prompt", "subagent_type"],
+        "additionalProperties": false
+    });
+    let mut spec = ToolSpec::new("task", task_description(&subagents), parameters);
+    spec.timeout_ms = Some(TASK_TIMEOUT_MS);
+    spec
 }
 
 /// Labels a sub-agent's asks before the top session's asker shows them.
@@ -242,13 +259,19 @@ impl Tool for TaskTool {
             return Err(ToolError::failed(depth_limit_text(max_depth)));
         }
         let catalog = engine.agents();
+        let names = || catalog.names(|p| p.is_subagent() && !p.hidden);
         let profile = match catalog.resolve(&a.subagent_type) {
             Ok(p) if p.is_subagent() => p,
-            _ => {
-                let names = catalog.names(|p| p.is_subagent() && !p.hidden);
+            Ok(_) => {
+                return Err(ToolError::failed(primary_only_text(
+                    &a.subagent_type,
+                    &names(),
+                )));
+            }
+            Err(_) => {
                 return Err(ToolError::failed(unknown_subagent_text(
                     &a.subagent_type,
-                    &names,
+                    &names(),
                 )));
             }
         };
@@ -480,6 +503,16 @@ mod tests {
     }
 
     #[test]
+    fn subagent_type_is_a_plain_string_with_a_pinned_description() {
+        let catalog = AgentCatalog::from_config(&podcode_config::Config::default());
+        let spec = task_spec(&catalog);
+        assert_eq!(
+            spec.parameters["properties"]["subagent_type"],
+            json!({"type": "string", "description": "The type of sub-agent to use for this task: one of the agent types the tool description lists"})
+        );
+    }
+
+    #[test]
     fn refusals_are_pinned() {
         assert_eq!(
             depth_limit_text(2),
@@ -488,6 +521,10 @@ mod tests {
         assert_eq!(
             unknown_subagent_text("x", &["explore".into(), "general".into()]),
             "unknown subagent_type \"x\"; available: explore, general"
+        );
+        assert_eq!(
+            primary_only_text("build", &["explore".into(), "general".into()]),
+            "subagent_type \"build\" is a primary agent (mode: primary): only the user runs it, a task cannot start it; available sub-agents: explore, general"
         );
         assert_eq!(
             foreign_task_text("ses_1"),

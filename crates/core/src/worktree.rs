@@ -250,6 +250,27 @@ impl Engine {
         Ok((place, Some(root)))
     }
 
+    /// `/new` from session `like`: a new session, in a fresh worktree (forked from the
+    /// user's checkout as it is now, like `--worktree`) when `like` works in one, so the new
+    /// conversation works the way the one it replaces did. Returns the new id and, for a
+    /// worktree, the directory it works in.
+    pub fn create_session_like(
+        &self,
+        like: &str,
+        spec: &crate::engine::NewSessionSpec<'_>,
+    ) -> Result<(String, Option<PathBuf>), EngineError> {
+        let in_worktree = self.store()?.worktree(like)?.is_some();
+        if in_worktree {
+            check(self.cwd())?;
+        }
+        let id = self.create_session(spec)?;
+        if !in_worktree {
+            return Ok((id, None));
+        }
+        let (place, _) = self.session_place(&id, true)?;
+        Ok((id, Some(place.directory)))
+    }
+
     /// The worktree of every session that has one (status counted now).
     pub fn worktrees(&self) -> Result<Vec<WorktreeInfo>, EngineError> {
         Ok(self.store()?.worktrees()?.iter().map(status).collect())

@@ -7,6 +7,7 @@
 
 mod change;
 mod event;
+mod file_content;
 mod ids;
 mod permission;
 mod prompt_text;
@@ -17,6 +18,7 @@ pub use change::{
     ChangeOp, ChangeRecord, RecordedChange, RevertConflict, RevertReport, RevertTarget,
 };
 pub use event::{Event, Op, StepUsage, TurnEnd, TurnSummary, compacted_text, toast_text, tokens};
+pub use file_content::{FileContent, display_text};
 pub use ids::{new_id, now_millis};
 pub use permission::{PermissionAction, PermissionReply, PermissionRequest, PermissionRule};
 pub use prompt_text::{PromptSection, PromptText, argument_lines, prompt_text};

@@ -11,8 +11,11 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use podcode_protocol::FileContent;
 
 fn cstr(s: &OsStr) -> io::Result<CString> {
     CString::new(s.as_bytes())
@@ -128,7 +131,31 @@ fn split(file: &Path) -> io::Result<(&Path, CString)> {
 
 /// The bytes of `file` read without following symbolic links anywhere on its path; `None`
 /// when it (or a folder on its path) does not exist.
+#[cfg(test)]
 pub(crate) fn read_nofollow(file: &Path) -> io::Result<Option<Vec<u8>>> {
+    Ok(read_with_mode(file)?.map(|(bytes, _)| bytes))
+}
+
+/// Whether `file` holds journal content `stored` (`None`: the file is absent): the same
+/// bytes, and the same permission bits when the content records them.
+pub(crate) fn holds(file: &Path, stored: Option<&str>) -> io::Result<bool> {
+    let now = read_with_mode(file)?;
+    Ok(match (now, stored) {
+        (None, None) => true,
+        (Some((bytes, mode)), Some(stored)) => {
+            FileContent::decode(stored).matches(&bytes, Some(mode))
+        }
+        _ => false,
+    })
+}
+
+/// The journal content `stored` decoded for writing: bytes and permission bits.
+pub(crate) fn decoded(stored: Option<&str>) -> Option<FileContent> {
+    stored.map(FileContent::decode)
+}
+
+/// `read_nofollow` with the file's permission bits.
+pub(crate) fn read_with_mode(file: &Path) -> io::Result<Option<(Vec<u8>, u32)>> {
     let (parent, name) = split(file)?;
     let dir = match open_dir(parent, false, &mut Vec::new()) {
         Ok(d) => d,
@@ -147,12 +174,13 @@ pub(crate) fn read_nofollow(file: &Path) -> io::Result<Option<Vec<u8>>> {
         Err(e) => return Err(e),
     };
     let mut file = File::from(fd);
-    if !file.metadata()?.is_file() {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
         return Err(invalid("not a regular file"));
     }
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
-    Ok(Some(bytes))
+    Ok(Some((bytes, meta.permissions().mode() & 0o7777)))
 }
 
 /// A temp-file name beside `file`, unique within this process; chosen before the intent
@@ -178,13 +206,16 @@ pub(crate) struct Staged {
 
 /// Stages `content` for `file` in `temp` (same folder), or a deletion for `None`. Missing
 /// folders are created for a write (recorded in `created`). The target must be a regular
-/// file or absent; the temp file gets its mode and, where permitted, its owner.
+/// file or absent; the temp file gets its mode (or `mode`, when given) and, where
+/// permitted, its owner.
 pub(crate) fn stage(
     file: &Path,
     temp: &Path,
     content: Option<&[u8]>,
+    mode: Option<u32>,
     created: &mut Vec<PathBuf>,
 ) -> io::Result<Staged> {
+    let wanted = mode;
     let (parent, name) = split(file)?;
     let dir = open_dir(parent, content.is_some(), created)?;
     let existing = stat_at(&dir, &name)?;
@@ -204,7 +235,7 @@ pub(crate) fn stage(
         });
     };
     let temp_name = cstr(temp.file_name().ok_or_else(|| invalid("bad temp name"))?)?;
-    let mode = existing.as_ref().map_or(0o666, |st| st.st_mode & 0o7777);
+    let mode = wanted.unwrap_or_else(|| existing.as_ref().map_or(0o666, |st| st.st_mode & 0o7777));
     let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
     let fd = open_at(dir.as_raw_fd(), &temp_name, flags, mode)?;
     let staged = Staged {
@@ -215,10 +246,13 @@ pub(crate) fn stage(
     let mut out = File::from(fd);
     let written = (|| {
         out.write_all(content)?;
-        if let Some(st) = &existing {
-            // The umask shaped the create mode; the replacement keeps the old one exactly.
+        if existing.is_some() || wanted.is_some() {
+            // The umask shaped the create mode; the replacement keeps the old one (or the
+            // journaled one) exactly.
             // SAFETY: `out` is an open descriptor.
             check(unsafe { libc::fchmod(out.as_raw_fd(), mode) })?;
+        }
+        if let Some(st) = &existing {
             // Only root may give a file away; for anyone else the file is theirs already.
             // SAFETY: as above.
             let _ = unsafe { libc::fchown(out.as_raw_fd(), st.st_uid, st.st_gid) };
@@ -265,9 +299,24 @@ impl Staged {
 }
 
 /// Writes `content` to `file` atomically (or removes it for `None`), creating folders.
+#[cfg(test)]
 pub(crate) fn replace(file: &Path, content: Option<&[u8]>) -> io::Result<()> {
     let temp = temp_path_for(file);
-    let staged = stage(file, &temp, content, &mut Vec::new())?;
+    let staged = stage(file, &temp, content, None, &mut Vec::new())?;
+    staged.commit().inspect_err(|_| staged.discard())
+}
+
+/// `replace` with journal content: its bytes, and its permission bits when it records them.
+pub(crate) fn put(file: &Path, stored: Option<&str>) -> io::Result<()> {
+    let content = decoded(stored);
+    let temp = temp_path_for(file);
+    let staged = stage(
+        file,
+        &temp,
+        content.as_ref().map(|c| c.bytes.as_slice()),
+        content.as_ref().and_then(|c| c.mode),
+        &mut Vec::new(),
+    )?;
     staged.commit().inspect_err(|_| staged.discard())
 }
 

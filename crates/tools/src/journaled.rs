@@ -18,7 +18,8 @@ use podcode_store::{Intent, Store, StoreError};
 use crate::fsafe::{self, Staged};
 
 /// One file to change: what it must hold now (`old`) and what it will hold (`new`; `None`
-/// deletes it). `file` is absolute; no symbolic link on its path is followed.
+/// deletes it), as journal content (plain text, or a `FileContent` envelope for binary
+/// bytes and permission bits). `file` is absolute; no symbolic link on its path is followed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileWrite {
     pub file: PathBuf,
@@ -93,8 +94,8 @@ pub fn apply_journaled(
     writes: &[FileWrite],
 ) -> Result<Applied, WriteError> {
     for w in writes {
-        let now = fsafe::read_nofollow(&w.file).map_err(|e| io_error(&w.file, e))?;
-        if now.as_deref() != w.old.as_deref().map(str::as_bytes) {
+        let holds = fsafe::holds(&w.file, w.old.as_deref()).map_err(|e| io_error(&w.file, e))?;
+        if !holds {
             return Err(WriteError::Changed {
                 file: w.file.clone(),
             });
@@ -131,10 +132,12 @@ pub fn apply_journaled(
     let mut staged: Vec<Staged> = Vec::with_capacity(writes.len());
     for (w, temp) in writes.iter().zip(&temps) {
         let temp = temp.clone().unwrap_or_default();
+        let content = fsafe::decoded(w.new.as_deref());
         match fsafe::stage(
             &w.file,
             &temp,
-            w.new.as_deref().map(str::as_bytes),
+            content.as_ref().map(|c| c.bytes.as_slice()),
+            content.as_ref().and_then(|c| c.mode),
             &mut created,
         ) {
             Ok(s) => staged.push(s),
@@ -152,7 +155,7 @@ pub fn apply_journaled(
             staged[i..].iter().for_each(Staged::discard);
             let mut unrestored = Vec::new();
             for w in writes[..i].iter().rev() {
-                if let Err(x) = fsafe::replace(&w.file, w.old.as_deref().map(str::as_bytes)) {
+                if let Err(x) = fsafe::put(&w.file, w.old.as_deref()) {
                     unrestored.push((w.file.clone(), x.to_string()));
                 }
             }

@@ -20,17 +20,12 @@ enum OnDisk {
 }
 
 fn on_disk(p: &PendingChange) -> OnDisk {
-    let now = match fsafe::read_nofollow(Path::new(&p.change.file)) {
-        Ok(now) => now,
-        Err(_) => return OnDisk::Other,
-    };
-    let now = now.as_deref();
-    if now == p.change.new_content.as_deref().map(str::as_bytes) {
-        OnDisk::New
-    } else if now == p.change.old_content.as_deref().map(str::as_bytes) {
-        OnDisk::Old
-    } else {
-        OnDisk::Other
+    let file = Path::new(&p.change.file);
+    let holds = |content: &Option<String>| fsafe::holds(file, content.as_deref());
+    match (holds(&p.change.new_content), holds(&p.change.old_content)) {
+        (Ok(true), _) => OnDisk::New,
+        (_, Ok(true)) => OnDisk::Old,
+        _ => OnDisk::Other,
     }
 }
 
@@ -86,8 +81,7 @@ fn settle(store: &Store, batch: &[PendingChange]) -> Vec<String> {
         match state {
             OnDisk::Old => settled.push(p.change.id.clone()),
             OnDisk::New => {
-                let old = p.change.old_content.as_deref().map(str::as_bytes);
-                match fsafe::replace(Path::new(&p.change.file), old) {
+                match fsafe::put(Path::new(&p.change.file), p.change.old_content.as_deref()) {
                     Ok(()) => settled.push(p.change.id.clone()),
                     Err(e) => notes.push(format!(
                         "could not roll back the interrupted write to {}: {e}; it will be tried again on the next start",

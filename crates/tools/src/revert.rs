@@ -8,7 +8,9 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use podcode_protocol::RecordedChange;
+use std::os::unix::fs::PermissionsExt;
+
+use podcode_protocol::{FileContent, RecordedChange, display_text};
 use podcode_store::{Store, StoreError};
 use similar::TextDiff;
 
@@ -111,7 +113,7 @@ pub fn revert(
     }
 
     for change in &selected {
-        let on_disk = read_current(&change.file)?;
+        let on_disk = journal_current(change)?;
         // Journal first, then an atomic replace (see `journaled`): a crash mid-revert leaves
         // every file old or new and the journal in step with it after recovery.
         let write = FileWrite {
@@ -161,14 +163,16 @@ fn check_unchanged(newest_first: &[RecordedChange]) -> Result<(), RevertError> {
         if !checked.insert(change.file.as_str()) {
             continue;
         }
-        let on_disk = read_current(&change.file)?;
-        if on_disk != change.new_content {
+        let holds = crate::fsafe::holds(&real_parent(&change.file), change.new_content.as_deref())
+            .unwrap_or(false);
+        if !holds {
+            let on_disk = journal_current(change)?;
             return Err(RevertError::Conflict {
                 file: change.file.clone(),
                 diff: unified_diff(
                     &change.file,
-                    change.new_content.as_deref().unwrap_or(""),
-                    on_disk.as_deref().unwrap_or(""),
+                    &display_text(change.new_content.as_deref()),
+                    &display_text(on_disk.as_deref()),
                 ),
             });
         }
@@ -176,17 +180,27 @@ fn check_unchanged(newest_first: &[RecordedChange]) -> Result<(), RevertError> {
     Ok(())
 }
 
-/// The file's current text, `None` when it does not exist. Bytes that are not UTF-8 are
-/// replaced, so such a file never matches recorded text and shows up as a conflict.
-fn read_current(file: &str) -> Result<Option<String>, RevertError> {
-    match std::fs::read(file) {
-        Ok(bytes) => Ok(Some(match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        })),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(io_error(file, source)),
-    }
+/// The changed file as it is now, as journal content (`None` when it does not exist):
+/// plain text, or an envelope with its bytes and permission bits when the file is binary
+/// or the change recorded permission bits (so a revert of the revert restores them too).
+fn journal_current(change: &RecordedChange) -> Result<Option<String>, RevertError> {
+    let file = change.file.as_str();
+    let bytes = match std::fs::read(file) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(io_error(file, source)),
+    };
+    let has_mode = |c: &Option<String>| {
+        c.as_deref()
+            .is_some_and(|c| FileContent::decode(c).mode.is_some())
+    };
+    let mode = if has_mode(&change.old_content) || has_mode(&change.new_content) {
+        let meta = std::fs::metadata(file).map_err(|e| io_error(file, e))?;
+        Some(meta.permissions().mode() & 0o7777)
+    } else {
+        None
+    };
+    Ok(Some(FileContent::encode(&bytes, mode)))
 }
 
 /// `file` with its folder's symbolic links resolved: journal rows hold the path as it was

@@ -25,18 +25,27 @@ impl Loop {
             },
             PickerKind::Model => self.services.models(),
             PickerKind::Agent => self.services.agents(),
+            PickerKind::Subagent => {
+                let items = self.state.subagent_items();
+                if items.is_empty() {
+                    self.notice("no sub-agents in this conversation yet (the agent starts them with its task tool)".into());
+                    return;
+                }
+                items
+            }
         };
         let mut picker = Picker::new(kind, items);
         // Start on the current choice.
-        let current = match kind {
+        let current: &str = match kind {
             PickerKind::Session => &self.state.session_id,
             PickerKind::Model => &self.state.status.model,
             PickerKind::Agent => &self.state.status.agent,
+            PickerKind::Subagent => "",
         };
         picker.selected = picker
             .items
             .iter()
-            .position(|i| &i.value == current)
+            .position(|i| i.value == current)
             .unwrap_or(0);
         self.state.picker = Some(picker);
     }
@@ -57,6 +66,22 @@ impl Loop {
                 });
             }
             PickerKind::Session => self.resume(&value),
+            PickerKind::Subagent => self.open_child(&value),
+        }
+    }
+
+    /// Shows sub-agent session `session_id`'s transcript (see `subagent_view`).
+    fn open_child(&mut self, session_id: &str) {
+        let label = self
+            .state
+            .subagent_items()
+            .into_iter()
+            .find(|i| i.value == session_id)
+            .map(|i| i.label)
+            .unwrap_or_default();
+        match self.services.transcript(session_id) {
+            Ok((entries, _)) => self.state.open_child(session_id, &label, entries),
+            Err(e) => self.notice(format!("could not load the sub-agent's transcript: {e}")),
         }
     }
 
@@ -114,11 +139,20 @@ impl Loop {
             ));
             return;
         }
-        let created = self
-            .services
-            .new_session(&self.state.status.agent, &self.state.status.model);
+        let created = self.services.new_session(
+            &self.state.session_id,
+            &self.state.status.agent,
+            &self.state.status.model,
+        );
         match created {
-            Ok(id) => self.state = self.fresh_state(&id),
+            Ok((id, None)) => self.state = self.fresh_state(&id),
+            Ok((id, Some(dir))) => {
+                self.state = self.fresh_state(&id);
+                self.state.status.cwd = dir.clone();
+                self.notice(format!(
+                    "new session in a fresh worktree: {dir} (branch podcode/{id}), forked from your checkout as it is now; sync_to_main copies its work back"
+                ));
+            }
             Err(e) => self
                 .state
                 .transcript

@@ -131,14 +131,22 @@ impl TuiServices for EngineServices {
             .collect())
     }
 
-    fn new_session(&self, agent: &str, model: &str) -> Result<String, String> {
-        self.engine
-            .create_session(&NewSessionSpec {
-                agent,
-                title: "",
-                model: Some(model),
-            })
-            .map_err(|e| e.to_string())
+    fn new_session(
+        &self,
+        like: &str,
+        agent: &str,
+        model: &str,
+    ) -> Result<(String, Option<String>), String> {
+        let spec = NewSessionSpec {
+            agent,
+            title: "",
+            model: Some(model),
+        };
+        let (id, worktree) = self
+            .engine
+            .create_session_like(like, &spec)
+            .map_err(|e| e.to_string())?;
+        Ok((id, worktree.map(|d| d.to_string_lossy().into_owned())))
     }
 
     fn session_title(&self, id: &str) -> Result<Option<String>, String> {

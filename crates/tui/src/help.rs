@@ -13,11 +13,12 @@ pub const HELP: &str =
 ←/→ ctrl-←/→ home/end move · ctrl-w ctrl-u ctrl-k delete · @path attach a file (tab completes)
 pgup/pgdn shift-↑/↓ ctrl-home/end scroll · esc abort the turn · ctrl-c twice quit · ctrl-o expand the last tool output
 ctrl-g or /changes: Changes view (r change · c call · t since its prompt · a all · f force)
-/new  /sessions  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /help
+ctrl-t or /subagents: open a sub-agent's transcript (live while it runs; esc goes back)
+/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /help
 /compact: summarise the older conversation now (it also happens by itself when the context fills)";
 
 pub fn draw_help(frame: &mut Frame, area: Rect, theme: Theme) {
-    let h = 11.min(area.height);
+    let h = 12.min(area.height);
     let rect = Rect::new(area.x, area.bottom().saturating_sub(h), area.width, h);
     frame.render_widget(Clear, rect);
     frame.render_widget(

@@ -103,8 +103,13 @@ pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
         .modifiers
         .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT);
     match key.code {
+        KeyCode::Esc if state.child.is_some() => {
+            state.close_child();
+            Action::None
+        }
         KeyCode::Esc if state.status.busy => Action::Abort,
         KeyCode::Char('g') if ctrl => Action::OpenChanges,
+        KeyCode::Char('t') if ctrl => Action::OpenPicker(PickerKind::Subagent),
         KeyCode::Enter if !newline => submit(state),
         _ => {
             if !state.transcript.key(key) {
@@ -119,6 +124,8 @@ fn submit(state: &mut AppState) -> Action {
     let Some(text) = state.input.take_prompt() else {
         return Action::None;
     };
+    // What is typed goes to the main conversation: show it again.
+    state.close_child();
     if let Some(action) = slash::command(state, &text) {
         return action;
     }
@@ -193,6 +200,27 @@ mod tests {
         assert_eq!(s.transcript.scroll, 0);
         assert_eq!(s.input.buffer.text(), "typed");
         assert_eq!(s.input.buffer.cursor(), 5);
+    }
+
+    #[test]
+    fn ctrl_t_lists_sub_agents_and_esc_closes_an_open_child_before_aborting() {
+        let mut s = AppState::default();
+        let ctrl_t = KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL);
+        assert_eq!(
+            handle_key(&mut s, ctrl_t),
+            Action::OpenPicker(PickerKind::Subagent)
+        );
+        s.transcript.notice("main".into());
+        s.open_child(
+            "ses_child",
+            "general · Look",
+            vec![Entry::User("child".into())],
+        );
+        s.status.busy = true;
+        assert_eq!(handle_key(&mut s, key(KeyCode::Esc)), Action::None);
+        assert!(s.child.is_none());
+        assert!(matches!(s.transcript.entries.last(), Some(Entry::Notice(t)) if t == "main"));
+        assert_eq!(handle_key(&mut s, key(KeyCode::Esc)), Action::Abort);
     }
 
     #[test]

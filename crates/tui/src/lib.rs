@@ -8,6 +8,7 @@
 //! (`input.rs`), the `StatusLine` (`status.rs`), the `PermissionModal` (`modal.rs`), the
 //! `ChangesView` (`changes.rs`) and the `Picker` (`picker.rs`). `AppState` (`state.rs`) is
 //! their composition; `keys.rs` dispatches each key to the component that has the keyboard,
+//! a sub-agent's transcript opens in place of the main one (`subagent_view.rs`),
 //! and `render::draw` lays the screen out and has each component draw into its area, so
 //! every view is tested with ratatui's test backend. Components import none of that: they
 //! share only the drawing helpers in `style.rs`. The event loop (`event_loop.rs`) and what
@@ -31,6 +32,7 @@ mod services;
 mod state;
 mod status;
 mod style;
+mod subagent_view;
 mod transcript;
 pub mod transcript_cache;
 
@@ -49,4 +51,5 @@ pub use services::{NoServices, PickItem, TuiServices};
 pub use state::{AppState, Screen};
 pub use status::StatusLine;
 pub use style::Theme;
+pub use subagent_view::ChildView;
 pub use transcript::{Entry, ToolCard, ToolStatus, Transcript};

@@ -19,6 +19,8 @@ pub enum PickerKind {
     Session,
     Model,
     Agent,
+    /// A sub-agent of this conversation, to open its transcript.
+    Subagent,
 }
 
 impl PickerKind {
@@ -27,6 +29,7 @@ impl PickerKind {
             Self::Session => " resume a session ",
             Self::Model => " model (type provider/model-id to use another) ",
             Self::Agent => " agent ",
+            Self::Subagent => " sub-agents (enter opens its transcript) ",
         }
     }
 }

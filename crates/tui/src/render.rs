@@ -19,6 +19,12 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     ])
     .areas(area);
     match state.screen {
+        Screen::Transcript if state.child.is_some() => {
+            let [header, rest] =
+                Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(main);
+            crate::subagent_view::draw_header(frame, header, theme, state);
+            state.transcript.draw(frame, rest, theme, busy);
+        }
         Screen::Transcript => state.transcript.draw(frame, main, theme, busy),
         Screen::Changes => state.changes.draw(frame, main, theme),
     }

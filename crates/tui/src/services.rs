@@ -39,8 +39,14 @@ pub trait TuiServices: Send + Sync {
     /// The other sessions of directory `cwd` that have a conversation (not `current`),
     /// newest first, for the `/sessions` picker.
     fn sessions_here(&self, cwd: &str, current: &str) -> Result<Vec<PickItem>, String>;
-    /// Starts a new session (`/new`) and returns its id.
-    fn new_session(&self, agent: &str, model: &str) -> Result<String, String>;
+    /// Starts a new session (`/new`) that works like session `like` (in a fresh worktree
+    /// when `like` has one) and returns its id and, for a worktree, its directory.
+    fn new_session(
+        &self,
+        like: &str,
+        agent: &str,
+        model: &str,
+    ) -> Result<(String, Option<String>), String>;
     /// A stored session's title (`None`: no such session).
     fn session_title(&self, id: &str) -> Result<Option<String>, String>;
     /// The session's journaled changes for the Changes view.
@@ -69,7 +75,7 @@ impl TuiServices for NoServices {
     fn sessions_here(&self, _: &str, _: &str) -> Result<Vec<PickItem>, String> {
         Ok(Vec::new())
     }
-    fn new_session(&self, _: &str, _: &str) -> Result<String, String> {
+    fn new_session(&self, _: &str, _: &str, _: &str) -> Result<(String, Option<String>), String> {
         Err("no store in this UI".into())
     }
     fn session_title(&self, _: &str) -> Result<Option<String>, String> {

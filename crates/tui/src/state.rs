@@ -39,6 +39,8 @@ pub struct AppState {
     pub no_color: bool,
     /// What `/tools` shows: the merged tool set with sources, then load problems.
     pub tools_info: Vec<String>,
+    /// The sub-agent transcript shown instead of the main one (`subagent_view`).
+    pub child: Option<crate::subagent_view::ChildView>,
 }
 
 impl AppState {
@@ -59,6 +61,9 @@ impl AppState {
     /// Advances spinners and the elapsed time of running calls by `ms`.
     pub fn tick(&mut self, ms: u64) {
         self.transcript.tick(ms);
+        if let Some(child) = &mut self.child {
+            child.parent.tick(ms);
+        }
     }
 
     /// The user sent `text`.
@@ -69,7 +74,7 @@ impl AppState {
 
     pub fn apply_event(&mut self, event: &Event) {
         self.status.apply_event(event);
-        self.transcript.apply_event(event);
+        self.apply_to_transcripts(event);
         if let Event::ToolsReloaded { tools } = event {
             self.tools_info = tools.clone();
         }

@@ -56,8 +56,8 @@ pub struct RevertArgs {
 }
 
 fn diffstat(c: &RecordedChange) -> (usize, usize) {
-    let old = c.old_content.as_deref().unwrap_or("");
-    let new = c.new_content.as_deref().unwrap_or("");
+    let old: &str = &podcode_protocol::display_text(c.old_content.as_deref());
+    let new: &str = &podcode_protocol::display_text(c.new_content.as_deref());
     let diff = similar::TextDiff::from_lines(old, new);
     let (mut add, mut del) = (0, 0);
     for change in diff.iter_all_changes() {
@@ -80,8 +80,8 @@ pub fn run_changes(cwd: Option<PathBuf>, args: ChangesArgs) -> Result<ExitCode> 
             "{}",
             podcode_protocol::sanitize_for_terminal(&unified_diff(
                 &c.file,
-                c.old_content.as_deref().unwrap_or(""),
-                c.new_content.as_deref().unwrap_or("")
+                &podcode_protocol::display_text(c.old_content.as_deref()),
+                &podcode_protocol::display_text(c.new_content.as_deref())
             ))
         );
         return Ok(ExitCode::SUCCESS);

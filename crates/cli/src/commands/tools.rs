@@ -53,6 +53,9 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
             "",
             podcode_protocol::sanitize_for_terminal(first)
         );
+        if let Some(note) = &t.note {
+            println!("{:width$}  note: {note}", "");
+        }
     }
     if !listing.switched_off.is_empty() {
         println!(

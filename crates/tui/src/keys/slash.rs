@@ -7,7 +7,7 @@ use super::Action;
 use crate::picker::PickerKind;
 use crate::state::AppState;
 
-pub const COMMANDS: &str = "/new  /sessions  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /compact  /help";
+pub const COMMANDS: &str = "/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /compact  /help";
 
 /// `Some` when `text` is a slash command (handled or refused), `None` for a prompt.
 pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
@@ -25,6 +25,7 @@ pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
         ("/undo", true) => Action::Undo,
         ("/compact", true) => Action::Compact,
         ("/sessions", true) => Action::OpenPicker(PickerKind::Session),
+        ("/subagents", true) => Action::OpenPicker(PickerKind::Subagent),
         ("/plugins", true) => Action::ShowPlugins,
         ("/tools", true) => {
             let text = if state.tools_info.is_empty() {
@@ -74,6 +75,10 @@ mod tests {
             Some(Action::Pick(PickerKind::Agent, "plan".into()))
         );
         assert_eq!(command(&mut s, "/plugins"), Some(Action::ShowPlugins));
+        assert_eq!(
+            command(&mut s, "/subagents"),
+            Some(Action::OpenPicker(PickerKind::Subagent))
+        );
         assert_eq!(command(&mut s, "fix the bug"), None);
         assert_eq!(command(&mut s, "/usr/bin is missing from PATH"), None);
         s.tools_info = vec!["read · built-in".into()];
