@@ -51,10 +51,11 @@ impl Engine {
         Ok(self.store()?.reverted_by(id)?)
     }
 
-    /// A session's changes for the Changes view, grouped by tool call in first-change order.
+    /// A session's changes for the Changes view, its sub-agents' included (labelled with the
+    /// sub-agent), grouped by tool call in first-change order.
     pub fn change_entries(&self, session_id: &str) -> Result<Vec<ChangeEntry>, EngineError> {
         let store = self.store()?;
-        let all = store.changes(Some(session_id), None)?;
+        let all = store.changes_in_tree(session_id)?;
         // The user's prompts, oldest first: a change belongs to the last one written before it.
         let mut prompts: Vec<(i64, String, String)> = Vec::new();
         for m in store.messages(session_id)? {
@@ -92,7 +93,7 @@ impl Engine {
                 .rev()
                 .find(|(at, ..)| *at <= c.time)
                 .map(|(_, id, text)| (id.clone(), text.clone()));
-            let call_label = match &c.call_id {
+            let mut call_label = match &c.call_id {
                 Some(id) => match store.tool_call(id)? {
                     Some(call) if !call.title.is_empty() => {
                         format!("{} — {}", call.tool, call.title)
@@ -102,6 +103,13 @@ impl Engine {
                 },
                 None => "(revert)".to_string(),
             };
+            if c.session_id != session_id {
+                let agent = store
+                    .session(&c.session_id)?
+                    .map(|s| s.agent)
+                    .unwrap_or_default();
+                call_label = format!("sub-agent {agent} · {call_label}");
+            }
             items.push(ChangeEntry {
                 turn,
                 call_label,
@@ -119,6 +127,22 @@ impl Engine {
         }
         items.sort_by_key(|i| order.iter().position(|o| *o == i.change.call_id));
         Ok(items)
+    }
+
+    /// Whether `session` is `root` or one of its sub-agent sessions (at any depth): a
+    /// front end showing `root`'s changes also shows, and reverts, theirs.
+    pub fn session_within(&self, session: &str, root: &str) -> Result<bool, EngineError> {
+        let store = self.store()?;
+        let mut current = Some(session.to_string());
+        // Bounded walk: a parent chain never legitimately exceeds the task depth limit.
+        for _ in 0..64 {
+            match current {
+                Some(id) if id == root => return Ok(true),
+                Some(id) => current = store.session(&id)?.and_then(|s| s.parent_id),
+                None => return Ok(false),
+            }
+        }
+        Ok(false)
     }
 
     /// The session a revert target belongs to (revert records are journaled under it).

@@ -416,3 +416,58 @@ async fn a_plugin_tool_in_a_sub_agent_sees_parent_and_root_ids() {
     );
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agent_s_edits_are_the_parent_s_changes_and_revert_with_it() {
+    let server = ScriptedModel::start(vec![
+        task_call("t1", "Write notes", "Write notes.txt.", "general"),
+        Reply::new().tool_call(
+            "w1",
+            "write",
+            json!({"filePath": "notes.txt", "content": "from the child\n"}).to_string(),
+        ),
+        Reply::new().text("wrote it"),
+        Reply::new().text("The child wrote notes.txt."),
+    ])
+    .await;
+    let ws = Workspace::new(
+        &server,
+        "[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"allow\"\n",
+    );
+    let engine = ws.engine();
+    let session = open(&engine).await;
+    let mut events = session.subscribe();
+    prompt(&session, "delegate the notes");
+    until(&mut events, turn_finished).await;
+    let file = ws.repo().join("notes.txt");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "from the child\n");
+
+    // The parent's Changes view lists the child's edit under the parent's prompt, labelled.
+    let entries = engine.change_entries(session.id()).unwrap();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_ne!(entries[0].change.session_id, session.id());
+    assert!(
+        entries[0]
+            .call_label
+            .starts_with("sub-agent general · write"),
+        "{}",
+        entries[0].call_label
+    );
+    assert_eq!(
+        entries[0].turn.as_ref().map(|(_, text)| text.as_str()),
+        Some("delegate the notes")
+    );
+
+    // Undoing the parent's session undoes what its sub-agent wrote.
+    let report = engine.revert(
+        session.id(),
+        &podcode_protocol::RevertTarget::Session(session.id().to_string()),
+        false,
+    );
+    assert!(
+        report.error.is_none() && report.conflict.is_none(),
+        "{report:?}"
+    );
+    assert_eq!(report.reverted.len(), 1);
+    assert!(!file.exists(), "the new file is removed again");
+}

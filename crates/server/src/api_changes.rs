@@ -35,19 +35,22 @@ pub async fn get_change(
     State(state): State<Arc<AppState>>,
     Path((id, change_id)): Path<(String, String)>,
 ) -> ApiResult<Json<ChangeDetail>> {
-    let change = state
-        .engine
-        .change(&change_id)?
-        .filter(|c| c.session_id == id)
-        .ok_or_else(|| ApiError::NotFound(format!("no change {change_id} in session {id}")))?;
+    let change = match state.engine.change(&change_id)? {
+        Some(c) if state.engine.session_within(&c.session_id, &id)? => c,
+        _ => {
+            return Err(ApiError::NotFound(format!(
+                "no change {change_id} in session {id}"
+            )));
+        }
+    };
     let display = FsPath::new(&change.file)
         .strip_prefix(state.engine.cwd())
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| change.file.clone());
     let diff = podcode_core::unified_diff(
         &display,
-        change.old_content.as_deref().unwrap_or(""),
-        change.new_content.as_deref().unwrap_or(""),
+        &podcode_protocol::display_text(change.old_content.as_deref()),
+        &podcode_protocol::display_text(change.new_content.as_deref()),
     );
     let reverted = state.engine.reverted_by(&change.id)?.is_some();
     Ok(Json(ChangeDetail {
@@ -89,14 +92,15 @@ pub async fn revert(
             )));
         }
     };
-    match state.engine.session_of(&target) {
-        Ok(owner) if owner == id => {}
-        _ => {
-            return Err(ApiError::NotFound(format!(
-                "nothing to revert: no such {} in session {id}",
-                t.kind.replace('_', " ")
-            )));
-        }
+    let owned = match state.engine.session_of(&target) {
+        Ok(owner) => state.engine.session_within(&owner, &id)?,
+        Err(_) => false,
+    };
+    if !owned {
+        return Err(ApiError::NotFound(format!(
+            "nothing to revert: no such {} in session {id}",
+            t.kind.replace('_', " ")
+        )));
     }
     let report = match state.live(&id).await {
         Some(live) => state.engine.revert_in(&live.session, &target, body.force),

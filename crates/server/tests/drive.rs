@@ -297,3 +297,64 @@ async fn a_stream_dropped_mid_turn_resumes_from_last_event_id_without_loss_or_du
     assert_eq!(whole.last().unwrap().id, after.last().unwrap().id);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agent_s_change_is_listed_shown_and_reverted_under_its_parent() {
+    let model = ScriptedModel::start(vec![]).await;
+    let ws = Workspace::new(&model);
+    std::fs::write(
+        ws.root.path().join("config/config.toml"),
+        std::fs::read_to_string(ws.root.path().join("config/config.toml")).unwrap()
+            + "[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"allow\"\n",
+    )
+    .unwrap();
+    let file = ws.repo().join("child.txt");
+    model.push(Reply::new().tool_call(
+        "t1",
+        "task",
+        json!({"description": "Write a file", "prompt": "Write child.txt.", "subagent_type": "general"})
+            .to_string(),
+    ));
+    model.push(write_call("w1", &file, "from the child\n"));
+    model.push(Reply::new().text("wrote it"));
+    model.push(Reply::new().text("The child wrote child.txt."));
+    let server = Running::start(&ws).await;
+    let id = server.session().await;
+    let mut sse = Sse::connect(&server, &format!("/api/sessions/{id}/events"), None).await;
+    server
+        .post(
+            &format!("/api/sessions/{id}/prompt"),
+            json!({"text": "delegate"}),
+        )
+        .await;
+    sse.until("turn_finished").await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "from the child\n");
+
+    let (status, changes) = server.get(&format!("/api/sessions/{id}/changes")).await;
+    assert_eq!(status, 200, "{changes}");
+    let call = &changes["prompts"][0]["calls"][0];
+    assert!(
+        call["label"]
+            .as_str()
+            .unwrap()
+            .starts_with("sub-agent general · write"),
+        "{changes}"
+    );
+    let change_id = call["changes"][0]["id"].as_str().unwrap().to_string();
+    let (status, detail) = server
+        .get(&format!("/api/sessions/{id}/changes/{change_id}"))
+        .await;
+    assert_eq!(status, 200, "{detail}");
+    assert_ne!(detail["session_id"], json!(id), "the change is the child's");
+    assert!(detail["diff"].as_str().unwrap().contains("+from the child"));
+
+    let (status, report) = server
+        .post(
+            &format!("/api/sessions/{id}/revert"),
+            json!({"target": {"kind": "change", "id": change_id}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{report}");
+    assert!(!file.exists(), "the child's new file is removed again");
+    server.stop().await;
+}

@@ -112,6 +112,24 @@ impl Store {
         Ok(rows)
     }
 
+    /// Oldest first: the changes of a session and of its sub-agent sessions (recursively),
+    /// since a sub-agent edits on behalf of the prompt that started it.
+    pub fn changes_in_tree(&self, session_id: &str) -> Result<Vec<RecordedChange>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "WITH RECURSIVE tree(id) AS (
+                 SELECT ?1
+                 UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_id = t.id
+             )
+             SELECT {COLUMNS} FROM changes
+             WHERE state = 'done' AND session_id IN (SELECT id FROM tree) ORDER BY rowid"
+        ))?;
+        let rows = stmt
+            .query_map([session_id], from_row)?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
     /// The id of the change that reverted `id`, if any (the newest one when it was reverted,
     /// redone and reverted again).
     pub fn reverted_by(&self, id: &str) -> Result<Option<String>, StoreError> {

@@ -74,7 +74,7 @@ pub fn revert(
             (changes, true)
         }
         RevertTarget::Session(id) => {
-            let changes = store.changes(Some(id), None)?;
+            let changes = store.changes_in_tree(id)?;
             if changes.is_empty() && store.session(id)?.is_none() {
                 return Err(RevertError::NotFound(id.clone()));
             }
@@ -85,7 +85,7 @@ pub fn revert(
                 .message(id)?
                 .ok_or_else(|| RevertError::NotFound(id.clone()))?;
             let changes = store
-                .changes(Some(&message.session_id), None)?
+                .changes_in_tree(&message.session_id)?
                 .into_iter()
                 .filter(|c| c.time >= message.created_at)
                 .collect();
