@@ -258,6 +258,7 @@ impl Engine {
                 project_dirs: vec![self.project.join(".podcode/tools")],
                 trusted,
                 cache_file: self.dirs.data_dir.join("cache/executables.json"),
+                sandbox: self.describe_sandbox(),
             },
         };
         let mcp = Mcp {

@@ -100,6 +100,20 @@ impl Engine {
         self.launcher(settings).map(Arc::new)
     }
 
+    /// Where executable tools' `describe` step runs: the `[sandbox]` setting of commands,
+    /// with the workspace writable (as a call's directory is).
+    pub(crate) fn describe_sandbox(&self) -> Option<podcode_plugins::DescribeSandbox> {
+        let cfg = self.sandbox_config();
+        let sandbox = self.launcher(Settings {
+            mode: mode_of(cfg.mode),
+            network: cfg.network,
+        })?;
+        Some(podcode_plugins::DescribeSandbox {
+            sandbox: Arc::new(sandbox),
+            writable: vec![self.project().to_path_buf(), self.cwd().to_path_buf()],
+        })
+    }
+
     /// The sandbox the plugin sidecar runs in (its own network setting).
     pub(crate) fn plugin_sandbox(&self) -> Option<Sandbox> {
         let cfg = self.sandbox_config();

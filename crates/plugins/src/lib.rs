@@ -16,7 +16,9 @@ mod plugin_tool;
 mod sidecar;
 
 pub use discovery::{Discovered, DiscoveryOptions, discover};
-pub use executable::{ExecutableTool, describe_executable};
+pub use executable::{
+    DescribeSandbox, ExecutableTool, describe_executable, describe_executable_in,
+};
 pub use host::{
     ClientCall, Dependencies, HOST_FILES, HostOptions, JsRuntime, LoadError, LoadResult,
     PackageDep, PluginHost, ToolManifest, detect_runtime, file_stamp,
