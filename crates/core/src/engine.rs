@@ -217,9 +217,10 @@ impl Engine {
                 for name in self.untrusted_mcp_servers() {
                     servers.remove(&name);
                 }
-                Arc::new(podcode_mcp::McpSource::new(
+                Arc::new(podcode_mcp::McpSource::new_sandboxed(
                     &servers,
                     self.dirs.data_dir.join("cache/mcp-manifests.json"),
+                    self.mcp_sandbox(),
                 ))
             })
             .clone()

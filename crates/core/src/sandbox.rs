@@ -114,6 +114,15 @@ impl Engine {
         })
     }
 
+    /// Where stdio MCP servers run: like the plugin host (its network setting), with the
+    /// workspace writable.
+    pub(crate) fn mcp_sandbox(&self) -> Option<podcode_mcp::StdioSandbox> {
+        Some(podcode_mcp::StdioSandbox {
+            sandbox: Arc::new(self.plugin_sandbox()?),
+            writable: vec![self.project().to_path_buf(), self.cwd().to_path_buf()],
+        })
+    }
+
     /// The sandbox the plugin sidecar runs in (its own network setting).
     pub(crate) fn plugin_sandbox(&self) -> Option<Sandbox> {
         let cfg = self.sandbox_config();

@@ -90,10 +90,21 @@ pub struct McpServer {
     unmatched_oversize: Arc<std::sync::atomic::AtomicU64>,
     /// Large result texts streamed to disk, waiting for their call.
     spills: Arc<crate::streamed::Spills>,
+    /// The sandbox a stdio server starts in (`None`: as it is).
+    sandbox: Option<crate::StdioSandbox>,
 }
 
 impl McpServer {
     pub fn new(name: String, config: McpServerConfig) -> Arc<Self> {
+        Self::sandboxed(name, config, None)
+    }
+
+    /// A server whose stdio process starts in `sandbox` (unless its config opts out).
+    pub fn sandboxed(
+        name: String,
+        config: McpServerConfig,
+        sandbox: Option<crate::StdioSandbox>,
+    ) -> Arc<Self> {
         let state = if config.enabled {
             ServerState::Starting
         } else {
@@ -115,6 +126,7 @@ impl McpServer {
             stderr: Arc::new(StdMutex::new(String::new())),
             unmatched_oversize: Arc::default(),
             spills: Arc::default(),
+            sandbox,
         })
     }
 
@@ -267,8 +279,9 @@ impl McpServer {
         let (client, pid) = if let Some(url) = &self.config.url {
             (self.connect_http(url, handler).await?, None)
         } else if let Some(command) = &self.config.command {
-            let mut cmd = tokio::process::Command::new(command);
-            cmd.args(&self.config.args).envs(&self.config.env);
+            let mut cmd =
+                crate::confine::command(self.sandbox.as_ref(), &self.name, &self.config, command)
+                    .map_err(|e| format!("could not prepare the sandbox for `{command}`: {e}"))?;
             if let Some(cwd) = &self.config.cwd {
                 cmd.current_dir(cwd);
             }

@@ -1,0 +1,66 @@
+//! Stdio MCP servers in the sandbox. A server is a program the user installed, often from a
+//! package registry, that runs for the whole session: like the plugin host it runs through
+//! the sandbox helper with the network on (servers fetch) and write access to the
+//! workspace, its own temp dir and the sandbox's writable roots; the provider API keys are
+//! removed from the environment it inherits (keys it needs go in its `env`). `sandbox =
+//! false` under `[mcp.<name>]` starts it as it is.
+//!
+//! Data flow: the engine builds a `StdioSandbox` → `McpSource::new_sandboxed` hands it to
+//! every server → `command` turns the configured command into the helper's when the
+//! sandbox is active and the server did not opt out.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use podcode_config::McpServerConfig;
+use podcode_sandbox::Sandbox;
+
+/// The sandbox stdio servers run in, and the directories they may write (the workspace).
+#[derive(Clone)]
+pub struct StdioSandbox {
+    pub sandbox: Arc<Sandbox>,
+    pub writable: Vec<PathBuf>,
+}
+
+/// The command that starts server `name` (through the sandbox helper when confined).
+pub(crate) fn command(
+    sandbox: Option<&StdioSandbox>,
+    name: &str,
+    config: &McpServerConfig,
+    program: &str,
+) -> std::io::Result<tokio::process::Command> {
+    let args: Vec<std::ffi::OsString> = config.args.iter().map(Into::into).collect();
+    let confined = sandbox.filter(|s| config.sandbox && s.sandbox.is_active());
+    let mut cmd = match confined {
+        Some(s) => {
+            let temp = s.sandbox.session_temp(&format!("mcp-{name}"))?;
+            let policy = s.sandbox.policy(
+                s.writable
+                    .iter()
+                    .map(PathBuf::as_path)
+                    .chain(config.cwd.as_deref().map(std::path::Path::new))
+                    .chain(temp.as_deref()),
+            );
+            let (helper, argv) = s.sandbox.wrap(&policy, program.as_ref(), &args);
+            let mut cmd = tokio::process::Command::new(helper);
+            cmd.args(argv);
+            if let Some(temp) = temp {
+                cmd.env("TMPDIR", temp);
+            }
+            cmd
+        }
+        None => {
+            let mut cmd = tokio::process::Command::new(program);
+            cmd.args(&args);
+            cmd
+        }
+    };
+    if let Some(s) = sandbox.filter(|_| config.sandbox) {
+        for key in s.sandbox.hidden_env() {
+            cmd.env_remove(key);
+        }
+    }
+    // After the removals: a key the user passes to this server on purpose is kept.
+    cmd.envs(&config.env);
+    Ok(cmd)
+}
