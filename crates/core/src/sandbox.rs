@@ -19,6 +19,9 @@ pub use podcode_sandbox::{
 use crate::engine::Engine;
 use crate::error::EngineError;
 
+/// Package manager caches under `$HOME` stdio MCP servers may write (when they exist).
+const MCP_CACHES: [&str; 4] = [".npm", ".cache", ".bun/install/cache", ".local/share/uv"];
+
 /// What `podcode sandbox status` shows.
 #[derive(Debug, Clone)]
 pub struct SandboxReport {
@@ -115,11 +118,20 @@ impl Engine {
     }
 
     /// Where stdio MCP servers run: like the plugin host (its network setting), with the
-    /// workspace writable.
+    /// workspace writable, and the package managers' caches that exist (`npx -y …`,
+    /// `uvx …` and `bunx …` servers install themselves there at every start).
     pub(crate) fn mcp_sandbox(&self) -> Option<podcode_mcp::StdioSandbox> {
+        let home = &self.dirs().home;
+        let mut writable = vec![self.project().to_path_buf(), self.cwd().to_path_buf()];
+        writable.extend(
+            MCP_CACHES
+                .iter()
+                .map(|c| home.join(c))
+                .filter(|p| p.is_dir()),
+        );
         Some(podcode_mcp::StdioSandbox {
             sandbox: Arc::new(self.plugin_sandbox()?),
-            writable: vec![self.project().to_path_buf(), self.cwd().to_path_buf()],
+            writable,
         })
     }
 
