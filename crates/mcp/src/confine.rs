@@ -64,3 +64,41 @@ pub(crate) fn command(
     cmd.envs(&config.env);
     Ok(cmd)
 }
+
+/// What a failed start adds when the sandbox may have caused it (a refused write or
+/// connection in the server's stderr): the settings that allow it.
+pub(crate) fn denied_note(
+    sandbox: Option<&StdioSandbox>,
+    name: &str,
+    config: &McpServerConfig,
+    stderr: &str,
+) -> Option<String> {
+    sandbox.filter(|s| config.command.is_some() && config.sandbox && s.sandbox.is_active())?;
+    let lower = stderr.to_ascii_lowercase();
+    let refused = [
+        "permission denied",
+        "operation not permitted",
+        "eacces",
+        "eperm",
+    ]
+    .iter()
+    .any(|m| lower.contains(m));
+    refused.then(|| sandbox_note(name))
+}
+
+pub(crate) fn sandbox_note(name: &str) -> String {
+    format!(
+        "it runs in Podcode's sandbox, which may have refused this: add the directory to `writable` under [sandbox], or set `sandbox = false` under [mcp.{name}]"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_note_names_both_settings() {
+        assert_eq!(
+            super::sandbox_note("files"),
+            "it runs in Podcode's sandbox, which may have refused this: add the directory to `writable` under [sandbox], or set `sandbox = false` under [mcp.files]"
+        );
+    }
+}

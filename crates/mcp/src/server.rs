@@ -268,9 +268,11 @@ impl McpServer {
             .map(|s| s.trim().to_string())
             .unwrap_or_default();
         if tail.is_empty() {
-            what.to_string()
-        } else {
-            format!("{what}; its stderr ends with: {tail}")
+            return what.to_string();
+        }
+        match crate::confine::denied_note(self.sandbox.as_ref(), &self.name, &self.config, &tail) {
+            Some(note) => format!("{what}; its stderr ends with: {tail} ({note})"),
+            None => format!("{what}; its stderr ends with: {tail}"),
         }
     }
 
@@ -297,9 +299,10 @@ impl McpServer {
             if let Ok(mut s) = self.stderr.lock() {
                 s.clear();
             }
+            let mut stderr_task = None;
             if let Some(mut err) = stderr {
                 let tail = self.stderr.clone();
-                tokio::spawn(async move {
+                stderr_task = Some(tokio::spawn(async move {
                     let mut buf = [0u8; 4096];
                     while let Ok(n) = err.read(&mut buf).await {
                         if n == 0 {
@@ -314,12 +317,19 @@ impl McpServer {
                             }
                         }
                     }
-                });
+                }));
             }
-            let client = handler
-                .serve(transport)
-                .await
-                .map_err(|e| self.exit_reason(&format!("the MCP handshake failed: {e}")))?;
+            let client = match handler.serve(transport).await {
+                Ok(client) => client,
+                Err(e) => {
+                    // A server that exited has closed its stderr too: let the reader take
+                    // the rest, so the error says why (briefly: a live server may hold it).
+                    if let Some(task) = stderr_task {
+                        let _ = tokio::time::timeout(Duration::from_millis(500), task).await;
+                    }
+                    return Err(self.exit_reason(&format!("the MCP handshake failed: {e}")));
+                }
+            };
             (client, pid)
         } else {
             return Err("neither `command` nor `url` is set".to_string());

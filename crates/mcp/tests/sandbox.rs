@@ -85,6 +85,10 @@ async fn stdio_servers_may_write_the_workspace_but_not_home() {
     assert_eq!(state, ServerState::Failed);
     let error = error.unwrap_or_default();
     assert!(error.contains("Permission denied"), "{error}");
+    assert!(
+        error.ends_with("(it runs in Podcode's sandbox, which may have refused this: add the directory to `writable` under [sandbox], or set `sandbox = false` under [mcp.home])"),
+        "{error}"
+    );
     assert!(!home.join(".tool-state").exists());
 
     // Opted out: the same write works.
