@@ -33,6 +33,12 @@ pub(crate) fn command(
     let confined = sandbox.filter(|s| config.sandbox && s.sandbox.is_active());
     let mut cmd = match confined {
         Some(s) => {
+            // The helper would start and then fail to exec it: say "not found" as an
+            // unconfined start would.
+            if !on_path(program) {
+                const ENOENT: i32 = 2;
+                return Err(std::io::Error::from_raw_os_error(ENOENT));
+            }
             let temp = s.sandbox.session_temp(&format!("mcp-{name}"))?;
             let policy = s.sandbox.policy(
                 s.writable
@@ -63,6 +69,15 @@ pub(crate) fn command(
     // After the removals: a key the user passes to this server on purpose is kept.
     cmd.envs(&config.env);
     Ok(cmd)
+}
+
+/// Whether `program` names a file (with a `/`) or is found on `PATH`.
+fn on_path(program: &str) -> bool {
+    if program.contains('/') {
+        return std::path::Path::new(program).is_file();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
 }
 
 /// What a failed start adds when the sandbox may have caused it (a refused write or

@@ -283,7 +283,10 @@ impl McpServer {
         } else if let Some(command) = &self.config.command {
             let mut cmd =
                 crate::confine::command(self.sandbox.as_ref(), &self.name, &self.config, command)
-                    .map_err(|e| format!("could not prepare the sandbox for `{command}`: {e}"))?;
+                    .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => format!("could not start `{command}`: {e}"),
+                    _ => format!("could not prepare the sandbox for `{command}`: {e}"),
+                })?;
             if let Some(cwd) = &self.config.cwd {
                 cmd.current_dir(cwd);
             }
