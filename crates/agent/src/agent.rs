@@ -192,6 +192,11 @@ impl Agent {
             worktree: self.opts.worktree.clone(),
             parent_id: self.opts.parent_id.clone(),
             root_id: self.opts.root_id.clone(),
+            model_images: self
+                .opts
+                .model_info
+                .known
+                .then_some(self.opts.model_info.images),
             ..Default::default()
         };
         if !files.is_empty() {

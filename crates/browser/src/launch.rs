@@ -3,21 +3,24 @@
 //! close and for the memory figure).
 //!
 //! Flags: headless, no sandbox (containers), and no GPU, QUIC, background networking,
-//! component updates or sync — on a closed network Chromium otherwise waits on connections
-//! it opens by itself. The default flags of `chromiumoxide` are not used: they disable the
-//! popup blocker, and new windows are to be blocked.
+//! component updates, sync, first-run or default-app work — on a closed network Chromium
+//! otherwise waits on connections it opens by itself, and each of them costs start-up
+//! time. The default flags of `chromiumoxide` are not used: they disable the popup blocker,
+//! and new windows are to be blocked. The process is started by `spawn` (it dies with
+//! Podcode) and `chromiumoxide` connects to the DevTools address Chromium prints.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use chromiumoxide::browser::BrowserConfig;
+use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::{Browser, Page};
 use futures_util::StreamExt;
 use podcode_tools::ToolError;
 use tokio::task::JoinHandle;
 
 use crate::BrowserSettings;
-use crate::texts;
+use crate::{spawn, texts};
 
 const NAMES: [&str; 5] = [
     "chromium",
@@ -28,8 +31,17 @@ const NAMES: [&str; 5] = [
 ];
 
 /// Switches without their leading `--` (chromiumoxide adds it).
-const FLAGS: [&str; 13] = [
+const FLAGS: [&str; 22] = [
     "disable-gpu",
+    "disable-software-rasterizer",
+    "no-service-autorun",
+    "disable-domain-reliability",
+    "disable-client-side-phishing-detection",
+    "disable-hang-monitor",
+    "disable-background-timer-throttling",
+    "disable-renderer-backgrounding",
+    "disable-backgrounding-occluded-windows",
+    "metrics-recording-only",
     "disable-quic",
     "no-first-run",
     "disable-background-networking",
@@ -44,17 +56,22 @@ const FLAGS: [&str; 13] = [
     "use-mock-keychain",
 ];
 
+/// How long Chromium may take to print its DevTools address.
+const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// A running Chromium with its one tab.
 pub(crate) struct Launched {
     pub(crate) browser: Browser,
     pub(crate) page: Page,
     pub(crate) pid: Option<u32>,
+    child: std::process::Child,
     handler: JoinHandle<()>,
     /// Removed (with everything Chromium wrote) when the browser is dropped after closing.
     _profile: tempfile::TempDir,
 }
 
-/// The binary to start: the configured one, or the first usual name on `PATH`.
+/// The binary to start: the configured one, or the first usual name on `PATH` (past a
+/// distribution's wrapper script, see `spawn::skip_wrapper`).
 pub(crate) fn find_executable(settings: &BrowserSettings) -> Result<PathBuf, ToolError> {
     if let Some(exe) = &settings.executable {
         if exe.is_file() {
@@ -70,7 +87,7 @@ pub(crate) fn find_executable(settings: &BrowserSettings) -> Result<PathBuf, Too
         for name in NAMES {
             let candidate = dir.join(name);
             if is_executable(&candidate) {
-                return Ok(candidate);
+                return Ok(spawn::skip_wrapper(&candidate));
             }
         }
     }
@@ -80,11 +97,32 @@ pub(crate) fn find_executable(settings: &BrowserSettings) -> Result<PathBuf, Too
     ))))
 }
 
-fn is_executable(path: &Path) -> bool {
+pub(crate) fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path)
         .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         .unwrap_or(false)
+}
+
+/// Chromium's command line: our flags, headless, the fresh profile, a free DevTools port.
+fn arguments(profile: &Path) -> Vec<OsString> {
+    let mut args: Vec<OsString> = FLAGS.iter().map(|f| format!("--{f}").into()).collect();
+    for flag in [
+        "--headless",
+        "--hide-scrollbars",
+        "--mute-audio",
+        // Containers have no user namespaces for Chromium's own sandbox.
+        "--no-sandbox",
+        "--disable-setuid-sandbox",
+        "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,CertificateTransparencyComponentUpdater",
+        "--remote-debugging-port=0",
+    ] {
+        args.push(flag.into());
+    }
+    let mut dir = OsString::from("--user-data-dir=");
+    dir.push(profile);
+    args.push(dir);
+    args
 }
 
 /// Starts Chromium with a fresh profile and opens its tab.
@@ -97,24 +135,42 @@ pub(crate) async fn launch(settings: &BrowserSettings) -> Result<Launched, ToolE
         .prefix("podcode-browser-")
         .tempdir()
         .map_err(|e| failed(&e))?;
-    let config = BrowserConfig::builder()
-        .chrome_executable(&exe)
-        .user_data_dir(profile.path())
-        .no_sandbox()
-        .disable_default_args()
-        .args(FLAGS)
-        .arg((
-            "disable-features",
-            "Translate,MediaRouter,OptimizationHints",
-        ))
-        .viewport(None::<chromiumoxide::handler::viewport::Viewport>)
-        .launch_timeout(Duration::from_secs(20))
+    let mut child = spawn::spawn(&exe, &arguments(profile.path()))
+        .await
+        .map_err(|e| failed(&e))?;
+    let Some(stderr) = child.stderr.take() else {
+        stop(&mut child).await;
+        return Err(failed(&"its stderr could not be read"));
+    };
+    let url = match tokio::time::timeout(LAUNCH_TIMEOUT, spawn::devtools_url(stderr)).await {
+        Ok(Ok(Ok(url))) => url,
+        Ok(Ok(Err(tail))) => {
+            stop(&mut child).await;
+            return Err(failed(&texts::exited_at_start(&tail)));
+        }
+        Ok(Err(_)) => {
+            stop(&mut child).await;
+            return Err(failed(&"its output could not be read"));
+        }
+        Err(_) => {
+            stop(&mut child).await;
+            return Err(failed(&texts::NO_DEVTOOLS_ADDRESS));
+        }
+    };
+    let config = HandlerConfig {
+        viewport: None,
         // A navigation waits while the user answers a permission prompt; the tool's own
         // timeout and abort bound every call.
-        .request_timeout(Duration::from_secs(600))
-        .build()
-        .map_err(|e| failed(&e))?;
-    let (mut browser, mut handler) = Browser::launch(config).await.map_err(|e| failed(&e))?;
+        request_timeout: Duration::from_secs(600),
+        ..HandlerConfig::default()
+    };
+    let (browser, mut handler) = match Browser::connect_with_config(url, config).await {
+        Ok(connected) => connected,
+        Err(e) => {
+            stop(&mut child).await;
+            return Err(failed(&e));
+        }
+    };
     let handler = tokio::spawn(async move {
         // Invalid messages are ignored by the handler; any error it reports is the
         // connection going away (the browser closed or died).
@@ -124,12 +180,12 @@ pub(crate) async fn launch(settings: &BrowserSettings) -> Result<Launched, ToolE
             }
         }
     });
-    let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
+    let pid = Some(child.id());
     let page = match browser.new_page("about:blank").await {
         Ok(page) => page,
         Err(e) => {
-            let _ = browser.kill().await;
             handler.abort();
+            stop(&mut child).await;
             return Err(failed(&e));
         }
     };
@@ -137,15 +193,36 @@ pub(crate) async fn launch(settings: &BrowserSettings) -> Result<Launched, ToolE
         browser,
         page,
         pid,
+        child,
         handler,
         _profile: profile,
     })
 }
 
+/// Kills `child` and reaps it.
+async fn stop(child: &mut std::process::Child) {
+    let _ = child.kill();
+    let _ = exited_within(child, Duration::from_secs(2)).await;
+}
+
+/// Whether `child` exited (and was reaped) within `limit`.
+async fn exited_within(child: &mut std::process::Child, limit: Duration) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) | Err(_) => return true,
+            Ok(None) if start.elapsed() < limit => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Ok(None) => return false,
+        }
+    }
+}
+
 impl Launched {
     /// False once the process exited or the DevTools connection is gone.
     pub(crate) fn alive(&mut self) -> bool {
-        !self.handler.is_finished() && matches!(self.browser.try_wait(), Ok(None))
+        !self.handler.is_finished() && matches!(self.child.try_wait(), Ok(None))
     }
 
     /// `alive`, and answering a DevTools call (a killed browser can look alive until its
@@ -164,12 +241,8 @@ impl Launched {
         if self.alive() {
             let _ = tokio::time::timeout(Duration::from_secs(2), self.browser.close()).await;
         }
-        if tokio::time::timeout(Duration::from_secs(3), self.browser.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.browser.kill().await;
-            let _ = self.browser.wait().await;
+        if !exited_within(&mut self.child, Duration::from_secs(3)).await {
+            stop(&mut self.child).await;
         }
         self.handler.abort();
         // Helpers (renderer, zygote) normally exit with the browser; make sure.
@@ -180,6 +253,17 @@ impl Launched {
                     libc::kill(pid, libc::SIGKILL);
                 }
             }
+        }
+    }
+}
+
+impl Drop for Launched {
+    /// A browser dropped without `close` (a panic, a cancelled launch) is killed, not
+    /// left running.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
         }
     }
 }

@@ -15,6 +15,7 @@ mod launch;
 mod page;
 mod pool;
 mod snapshot;
+mod spawn;
 mod texts;
 mod tools;
 

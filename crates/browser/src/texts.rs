@@ -45,6 +45,18 @@ pub(crate) fn launch_failed(executable: &str, error: &str) -> String {
     format!("Chromium ({executable}) did not start: {error}")
 }
 
+/// Chromium exited before it printed its DevTools address; `tail` is the end of its stderr.
+pub(crate) fn exited_at_start(tail: &str) -> String {
+    if tail.is_empty() {
+        "it exited at once without saying why".to_string()
+    } else {
+        format!("it exited at once; its last output: {tail}")
+    }
+}
+
+pub(crate) const NO_DEVTOOLS_ADDRESS: &str =
+    "it printed no DevTools address within 20 s (is the machine very busy?)";
+
 pub(crate) const RESTARTED: &str = "[the browser had stopped (crashed or was killed); a new one was started: the page, its state and earlier refs are gone]\n";
 
 pub(crate) const IDLE_RESTARTED: &str = "[the browser had been closed after going unused; a new one was started: earlier pages and refs are gone]\n";
@@ -130,4 +142,27 @@ pub(crate) const NO_CHANGE: &str = "The page's snapshot did not change.";
 
 pub(crate) const LOOK_NOTE: &str = "The screenshot is attached as an image. If you cannot see images, judge from the visible text below.";
 
+pub(crate) const LOOK_NO_IMAGES: &str = "No image is attached: the model of this session cannot take images. Judge from the visible text below, and use browser_measure for sizes, positions and colours.";
+
 pub(crate) const BROWSER_FAILED: &str = "the browser stopped answering";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_failures_say_what_chromium_did() {
+        assert_eq!(
+            launch_failed("/usr/lib/chromium/chromium", &exited_at_start("")),
+            "Chromium (/usr/lib/chromium/chromium) did not start: it exited at once without saying why"
+        );
+        assert_eq!(
+            exited_at_start("Missing X server"),
+            "it exited at once; its last output: Missing X server"
+        );
+        assert_eq!(
+            NO_DEVTOOLS_ADDRESS,
+            "it printed no DevTools address within 20 s (is the machine very busy?)"
+        );
+    }
+}

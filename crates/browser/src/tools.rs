@@ -207,7 +207,7 @@ fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
 }
 
 impl BrowserTool {
-    async fn run(&self, tab: &Tab, args: Value) -> Result<ToolResult, ToolError> {
+    async fn run(&self, tab: &Tab, args: Value, images: bool) -> Result<ToolResult, ToolError> {
         match self.kind {
             Kind::Navigate => actions::navigate(tab, parse(args)?).await,
             Kind::Snapshot => inspect::snapshot(tab).await,
@@ -216,7 +216,7 @@ impl BrowserTool {
             Kind::Select => actions::select(tab, parse(args)?).await,
             Kind::Scroll => actions::scroll(tab, parse(args)?).await,
             Kind::Screenshot => inspect::screenshot(tab, parse(args)?).await,
-            Kind::Look => inspect::look(tab, parse(args)?).await,
+            Kind::Look => inspect::look(tab, parse(args)?, images).await,
             Kind::Measure => inspect::measure(tab, parse(args)?).await,
             Kind::Diff => inspect::diff(tab).await,
             Kind::Resize => actions::resize(tab, parse(args)?).await,
@@ -244,7 +244,7 @@ impl Tool for BrowserTool {
         };
         tab.gate.begin(&ctx);
         let result = tokio::select! {
-            r = self.run(tab, args) => r,
+            r = self.run(tab, args, ctx.model_takes_images()) => r,
             _ = ctx.abort().cancelled() => Err(ToolError::Aborted),
         };
         tab.gate.end();

@@ -135,3 +135,56 @@ fn without_a_terminal_a_host_nobody_allowed_is_refused() {
     assert!(!result.contains("Counter"), "{result}");
     assert_eq!(processes_under(&tmp), Vec::<String>::new());
 }
+
+/// `podcode` killed with SIGKILL while its browser is open (the model is thinking): no
+/// destructor or shutdown of ours runs, and still no Chromium process survives it.
+#[test]
+fn a_killed_podcode_leaves_no_chromium_behind() {
+    let port = serve_page();
+    let env = Env::new(vec![
+        Reply::new().tool_call(
+            "c1",
+            "browser_navigate",
+            format!(r#"{{"url": "http://127.0.0.1:{port}/"}}"#),
+        ),
+        // Long enough to be killed while waiting for it.
+        Reply::new()
+            .text("never read")
+            .stall(std::time::Duration::from_secs(120)),
+    ]);
+    config(&env, &format!("{LOCAL_PRIVATE}{LOCAL_BROWSER}"));
+    let tmp = env.root.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut podcode = env
+        .cmd(&["run", "open the page"])
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The second request is out: the navigation finished, the browser is open.
+    let mut waited = 0;
+    while env.server.request_count() < 2 {
+        assert!(waited < 1200, "podcode never sent its second request");
+        assert!(
+            podcode.try_wait().unwrap().is_none(),
+            "podcode exited early"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        waited += 1;
+    }
+    let running = processes_under(&tmp);
+    assert!(running.len() >= 2, "{running:?}");
+    podcode.kill().unwrap();
+    podcode.wait().unwrap();
+    for _ in 0..100 {
+        if processes_under(&tmp).is_empty() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!(
+        "Chromium outlived the killed podcode: {:?}",
+        processes_under(&tmp)
+    );
+}

@@ -313,6 +313,9 @@ pub struct McpServerConfig {
     /// long result's texts are streamed to disk and not counted; anything else over it
     /// (an image's data, an error's message) fails the call at once, saying its size.
     pub max_message_bytes: u64,
+    /// A stdio server runs in Podcode's sandbox (network on, writes to the workspace);
+    /// `false` starts it as it is.
+    pub sandbox: bool,
 }
 
 impl Default for McpServerConfig {
@@ -329,6 +332,7 @@ impl Default for McpServerConfig {
             startup_timeout: 30,
             required: false,
             max_message_bytes: 16 * 1024 * 1024,
+            sandbox: true,
         }
     }
 }

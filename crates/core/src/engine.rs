@@ -231,9 +231,10 @@ impl Engine {
                 for name in self.untrusted_mcp_servers() {
                     servers.remove(&name);
                 }
-                Arc::new(podcode_mcp::McpSource::new(
+                Arc::new(podcode_mcp::McpSource::new_sandboxed(
                     &servers,
                     self.dirs.data_dir.join("cache/mcp-manifests.json"),
+                    self.mcp_sandbox(),
                 ))
             })
             .clone()
@@ -276,6 +277,7 @@ impl Engine {
                 project_dirs: vec![self.project.join(".podcode/tools")],
                 trusted,
                 cache_file: self.dirs.data_dir.join("cache/executables.json"),
+                sandbox: self.describe_sandbox(),
             },
         };
         let mcp = Mcp {

@@ -19,6 +19,9 @@ pub use podcode_sandbox::{
 use crate::engine::Engine;
 use crate::error::EngineError;
 
+/// Package manager caches under `$HOME` stdio MCP servers may write (when they exist).
+const MCP_CACHES: [&str; 4] = [".npm", ".cache", ".bun/install/cache", ".local/share/uv"];
+
 /// What `podcode sandbox status` shows.
 #[derive(Debug, Clone)]
 pub struct SandboxReport {
@@ -98,6 +101,38 @@ impl Engine {
             network: over.and_then(|o| o.network).unwrap_or(cfg.network),
         };
         self.launcher(settings).map(Arc::new)
+    }
+
+    /// Where executable tools' `describe` step runs: the `[sandbox]` setting of commands,
+    /// with the workspace writable (as a call's directory is).
+    pub(crate) fn describe_sandbox(&self) -> Option<podcode_plugins::DescribeSandbox> {
+        let cfg = self.sandbox_config();
+        let sandbox = self.launcher(Settings {
+            mode: mode_of(cfg.mode),
+            network: cfg.network,
+        })?;
+        Some(podcode_plugins::DescribeSandbox {
+            sandbox: Arc::new(sandbox),
+            writable: vec![self.project().to_path_buf(), self.cwd().to_path_buf()],
+        })
+    }
+
+    /// Where stdio MCP servers run: like the plugin host (its network setting), with the
+    /// workspace writable, and the package managers' caches that exist (`npx -y …`,
+    /// `uvx …` and `bunx …` servers install themselves there at every start).
+    pub(crate) fn mcp_sandbox(&self) -> Option<podcode_mcp::StdioSandbox> {
+        let home = &self.dirs().home;
+        let mut writable = vec![self.project().to_path_buf(), self.cwd().to_path_buf()];
+        writable.extend(
+            MCP_CACHES
+                .iter()
+                .map(|c| home.join(c))
+                .filter(|p| p.is_dir()),
+        );
+        Some(podcode_mcp::StdioSandbox {
+            sandbox: Arc::new(self.plugin_sandbox()?),
+            writable,
+        })
     }
 
     /// The sandbox the plugin sidecar runs in (its own network setting).

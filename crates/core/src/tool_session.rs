@@ -56,6 +56,7 @@ impl Engine {
             main_cwd: self.cwd().to_path_buf(),
             directory: self.cwd().to_path_buf(),
             worktree: self.project().to_path_buf(),
+            model_images: None,
         };
         Ok(ToolSession {
             id,

@@ -4,6 +4,7 @@
 //! serves Podcode's own merged tool set over MCP. Built on the official `rmcp` SDK.
 
 mod capped;
+mod confine;
 mod content;
 mod error;
 mod names;
@@ -14,6 +15,7 @@ mod streamed;
 mod tool;
 
 pub use capped::{DEFAULT_MAX_MESSAGE_BYTES, oversized_text};
+pub use confine::StdioSandbox;
 pub use content::{EMPTY_ERROR_TEXT, convert as convert_result};
 pub use error::McpError;
 pub use names::IdAllocator;

@@ -90,10 +90,21 @@ pub struct McpServer {
     unmatched_oversize: Arc<std::sync::atomic::AtomicU64>,
     /// Large result texts streamed to disk, waiting for their call.
     spills: Arc<crate::streamed::Spills>,
+    /// The sandbox a stdio server starts in (`None`: as it is).
+    sandbox: Option<crate::StdioSandbox>,
 }
 
 impl McpServer {
     pub fn new(name: String, config: McpServerConfig) -> Arc<Self> {
+        Self::sandboxed(name, config, None)
+    }
+
+    /// A server whose stdio process starts in `sandbox` (unless its config opts out).
+    pub fn sandboxed(
+        name: String,
+        config: McpServerConfig,
+        sandbox: Option<crate::StdioSandbox>,
+    ) -> Arc<Self> {
         let state = if config.enabled {
             ServerState::Starting
         } else {
@@ -115,6 +126,7 @@ impl McpServer {
             stderr: Arc::new(StdMutex::new(String::new())),
             unmatched_oversize: Arc::default(),
             spills: Arc::default(),
+            sandbox,
         })
     }
 
@@ -256,9 +268,11 @@ impl McpServer {
             .map(|s| s.trim().to_string())
             .unwrap_or_default();
         if tail.is_empty() {
-            what.to_string()
-        } else {
-            format!("{what}; its stderr ends with: {tail}")
+            return what.to_string();
+        }
+        match crate::confine::denied_note(self.sandbox.as_ref(), &self.name, &self.config, &tail) {
+            Some(note) => format!("{what}; its stderr ends with: {tail} ({note})"),
+            None => format!("{what}; its stderr ends with: {tail}"),
         }
     }
 
@@ -267,8 +281,12 @@ impl McpServer {
         let (client, pid) = if let Some(url) = &self.config.url {
             (self.connect_http(url, handler).await?, None)
         } else if let Some(command) = &self.config.command {
-            let mut cmd = tokio::process::Command::new(command);
-            cmd.args(&self.config.args).envs(&self.config.env);
+            let mut cmd =
+                crate::confine::command(self.sandbox.as_ref(), &self.name, &self.config, command)
+                    .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => format!("could not start `{command}`: {e}"),
+                    _ => format!("could not prepare the sandbox for `{command}`: {e}"),
+                })?;
             if let Some(cwd) = &self.config.cwd {
                 cmd.current_dir(cwd);
             }
@@ -284,9 +302,10 @@ impl McpServer {
             if let Ok(mut s) = self.stderr.lock() {
                 s.clear();
             }
+            let mut stderr_task = None;
             if let Some(mut err) = stderr {
                 let tail = self.stderr.clone();
-                tokio::spawn(async move {
+                stderr_task = Some(tokio::spawn(async move {
                     let mut buf = [0u8; 4096];
                     while let Ok(n) = err.read(&mut buf).await {
                         if n == 0 {
@@ -301,12 +320,19 @@ impl McpServer {
                             }
                         }
                     }
-                });
+                }));
             }
-            let client = handler
-                .serve(transport)
-                .await
-                .map_err(|e| self.exit_reason(&format!("the MCP handshake failed: {e}")))?;
+            let client = match handler.serve(transport).await {
+                Ok(client) => client,
+                Err(e) => {
+                    // A server that exited has closed its stderr too: let the reader take
+                    // the rest, so the error says why (briefly: a live server may hold it).
+                    if let Some(task) = stderr_task {
+                        let _ = tokio::time::timeout(Duration::from_millis(500), task).await;
+                    }
+                    return Err(self.exit_reason(&format!("the MCP handshake failed: {e}")));
+                }
+            };
             (client, pid)
         } else {
             return Err("neither `command` nor `url` is set".to_string());

@@ -90,10 +90,19 @@ pub struct ServerStatus {
 
 impl McpSource {
     pub fn new(configs: &BTreeMap<String, McpServerConfig>, cache_file: PathBuf) -> Self {
+        Self::new_sandboxed(configs, cache_file, None)
+    }
+
+    /// Like `new`; stdio servers start in `sandbox` (see `confine`).
+    pub fn new_sandboxed(
+        configs: &BTreeMap<String, McpServerConfig>,
+        cache_file: PathBuf,
+        sandbox: Option<crate::StdioSandbox>,
+    ) -> Self {
         Self {
             servers: configs
                 .iter()
-                .map(|(name, c)| McpServer::new(name.clone(), c.clone()))
+                .map(|(name, c)| McpServer::sandboxed(name.clone(), c.clone(), sandbox.clone()))
                 .collect(),
             cache: Arc::new(ManifestCache { file: cache_file }),
             ready: Arc::default(),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use podcode_tools::{LoadProblem, ProblemLevel, SourceKind, Tool, ToolSource};
 
-use crate::executable::{ExecutableTool, describe_executable};
+use crate::executable::{DescribeSandbox, ExecutableTool, describe_executable_in};
 use crate::manifest_cache::ManifestCache;
 
 pub struct DiscoveryOptions {
@@ -18,6 +18,8 @@ pub struct DiscoveryOptions {
     pub project_dirs: Vec<PathBuf>,
     pub trusted: bool,
     pub cache_file: PathBuf,
+    /// The sandbox `describe` runs in (`None`: unconfined).
+    pub sandbox: Option<DescribeSandbox>,
 }
 
 /// One source's tools, in precedence order (later wins on a collision).
@@ -89,9 +91,12 @@ pub async fn discover(opts: &DiscoveryOptions) -> Discovered {
             None => {
                 described.push(None);
                 let file = file.clone();
+                let sandbox = opts.sandbox.clone();
                 pending.push((
                     i,
-                    tokio::spawn(async move { describe_executable(&file).await }),
+                    tokio::spawn(
+                        async move { describe_executable_in(&file, sandbox.as_ref()).await },
+                    ),
                 ));
             }
         }

@@ -5,6 +5,7 @@
 //! with the validated arguments as JSON on stdin and `PODCODE_*` context variables; stdout,
 //! streamed into the call's truncating sink, is the output. A call runs in the runtime's
 //! sandbox (`Confinement`), and a failure the sandbox caused says which setting allows it.
+//! `describe` runs in the same sandbox with the workspace writable (`DescribeSandbox`).
 //! Exit status 0 is success;
 //! anything else fails the call with the tail of stderr. Abort and timeout kill the
 //! program's whole process group.
@@ -53,10 +54,55 @@ enum ManifestDoc {
     Many(Vec<Manifest>),
 }
 
+/// Where `describe` runs: the sandbox of executable tools and the directories it may write
+/// (the workspace), so describing a tool is confined as calling it is.
+#[derive(Clone)]
+pub struct DescribeSandbox {
+    pub sandbox: std::sync::Arc<podcode_sandbox::Sandbox>,
+    pub writable: Vec<PathBuf>,
+}
+
 /// Runs `<file> describe` and turns its manifest into tool specs.
 pub async fn describe_executable(file: &Path) -> Result<Vec<ToolSpec>, String> {
-    let mut cmd = Command::new(file);
-    cmd.arg("describe")
+    describe_executable_in(file, None).await
+}
+
+/// `describe_executable` in `sandbox` (`None`: unconfined).
+pub async fn describe_executable_in(
+    file: &Path,
+    sandbox: Option<&DescribeSandbox>,
+) -> Result<Vec<ToolSpec>, String> {
+    let describe: Vec<std::ffi::OsString> = vec!["describe".into()];
+    let active = sandbox.filter(|s| s.sandbox.is_active());
+    let temp = match active {
+        Some(s) => s
+            .sandbox
+            .session_temp("describe")
+            .map_err(|e| format!("could not create the sandbox's temp directory: {e}"))?,
+        None => None,
+    };
+    let policy = active.map(|s| {
+        s.sandbox.policy(
+            s.writable
+                .iter()
+                .map(PathBuf::as_path)
+                .chain(temp.as_deref()),
+        )
+    });
+    let (program, argv) = match (active, &policy) {
+        (Some(s), Some(p)) => s.sandbox.wrap(p, file.as_os_str(), &describe),
+        _ => (file.as_os_str().to_os_string(), describe),
+    };
+    let mut cmd = Command::new(&program);
+    if let Some(s) = sandbox {
+        for name in s.sandbox.hidden_env() {
+            cmd.env_remove(name);
+        }
+    }
+    if let Some(temp) = &temp {
+        cmd.env("TMPDIR", temp);
+    }
+    cmd.args(&argv)
         .env("PODCODE_TOOL_ACTION", "describe")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -78,12 +124,25 @@ pub async fn describe_executable(file: &Path) -> Result<Vec<ToolSpec>, String> {
         })?
         .map_err(|e| format!("`{} describe` failed: {e}", file.display()))?;
     if !out.status.success() {
-        return Err(format!(
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let mut message = format!(
             "`{} describe` exited with {}: {}",
             file.display(),
             out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+            stderr.trim()
+        );
+        let dir = file.parent().unwrap_or(Path::new("/"));
+        if let (Some(s), Some(p)) = (active, &policy)
+            && let Some(denial) = podcode_sandbox::detect(&stderr, p, dir)
+        {
+            message.push('\n');
+            message.push_str(&podcode_sandbox::denied_note(
+                s.sandbox.mode(),
+                &denial,
+                false,
+            ));
+        }
+        return Err(message);
     }
     let doc: ManifestDoc = serde_json::from_slice(&out.stdout).map_err(|e| {
         format!(

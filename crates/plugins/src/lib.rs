@@ -22,7 +22,9 @@ pub use config_deps::{
     ConfigDir, DepsReport, DepsStatus, OPENCODE_PLUGIN_VERSION, config_dirs, install_config_deps,
 };
 pub use discovery::{Discovered, DiscoveryOptions, discover};
-pub use executable::{ExecutableTool, describe_executable};
+pub use executable::{
+    DescribeSandbox, ExecutableTool, describe_executable, describe_executable_in,
+};
 pub use host::{
     ClientCall, Dependencies, HOST_FILES, HostOptions, JsRuntime, LoadError, LoadResult,
     PackageDep, PluginHost, ToolManifest, detect_runtime, file_stamp,

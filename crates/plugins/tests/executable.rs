@@ -37,6 +37,7 @@ fn opts(global: &Path, project: &Path, trusted: bool, cache: &Path) -> Discovery
         project_dirs: vec![project.to_path_buf()],
         trusted,
         cache_file: cache.to_path_buf(),
+        sandbox: None,
     }
 }
 
@@ -254,4 +255,67 @@ async fn failures_aborts_and_timeouts_reach_the_model_and_kill_the_process_group
         "{}",
         out.model_text
     );
+}
+
+#[tokio::test]
+async fn describe_runs_in_the_sandbox_a_write_outside_the_workspace_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let global = tmp.path().join("global");
+    let workspace = tmp.path().join("ws");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let manifest = r#"{"description":"d"}"#;
+    script(
+        &global,
+        "inside",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = describe ]; then echo ok > {}/described || exit 3; echo '{manifest}'; fi\n",
+            workspace.display()
+        ),
+    );
+    script(
+        &global,
+        "escape",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = describe ]; then echo pwned > {}/described || exit 3; echo '{manifest}'; fi\n",
+            outside.display()
+        ),
+    );
+    let data = tmp.path().join("data");
+    let sandbox = podcode_tools::testing::default_sandbox(&data, &data.join("spill"));
+    let mut o = opts(
+        &global,
+        &tmp.path().join("none"),
+        false,
+        &tmp.path().join("cache.json"),
+    );
+    o.sandbox = Some(podcode_plugins::DescribeSandbox {
+        sandbox: std::sync::Arc::new(sandbox),
+        writable: vec![workspace.clone()],
+    });
+    let found = discover(&o).await;
+    let loaded: Vec<String> = found.sources.iter().map(|(s, _)| s.name.clone()).collect();
+    assert_eq!(loaded, vec![global.join("inside").display().to_string()]);
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("described")).unwrap(),
+        "ok\n"
+    );
+    assert!(!outside.join("described").exists());
+    let problem = &found.problems[0];
+    assert_eq!(problem.source, global.join("escape").display().to_string());
+    assert!(
+        problem.message.contains("exited with exit status: 3")
+            && problem.message.contains("Permission denied")
+            && problem.message.contains("[sandbox]"),
+        "{}",
+        problem.message
+    );
+
+    // Unconfined, the same step writes where it likes (the test can fail).
+    o.sandbox = None;
+    o.cache_file = tmp.path().join("cache2.json");
+    let found = discover(&o).await;
+    assert_eq!(found.problems.len(), 0, "{:?}", found.problems[0].message);
+    assert!(outside.join("described").exists());
 }

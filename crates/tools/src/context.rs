@@ -37,6 +37,9 @@ pub struct CallIdentity {
     pub directory: PathBuf,
     /// The git root.
     pub worktree: PathBuf,
+    /// Whether the session's model takes images (the model catalog's `images`); `None`
+    /// when unknown (a call by hand, an unknown model): tools then attach images anyway.
+    pub model_images: Option<bool>,
 }
 
 /// Runtime services every context shares.
@@ -128,6 +131,10 @@ impl ToolContext {
     }
     pub fn worktree(&self) -> &Path {
         &self.inner.id.worktree
+    }
+    /// False when the session's model cannot take images (see `CallIdentity::model_images`).
+    pub fn model_takes_images(&self) -> bool {
+        self.inner.id.model_images != Some(false)
     }
     pub fn tool_id(&self) -> &str {
         &self.inner.tool

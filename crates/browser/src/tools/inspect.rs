@@ -95,7 +95,9 @@ pub(super) async fn screenshot(tab: &Tab, args: ScreenshotArgs) -> Result<ToolRe
     Ok(result)
 }
 
-pub(super) async fn look(tab: &Tab, args: LookArgs) -> Result<ToolResult, ToolError> {
+/// The screenshot is always taken (browser_diff compares it); it is attached only when
+/// the session's model takes images.
+pub(super) async fn look(tab: &Tab, args: LookArgs, images: bool) -> Result<ToolResult, ToolError> {
     let png = capture(tab, args.target.as_deref(), false).await?;
     tab.keep_shot(&png);
     let text = match &args.target {
@@ -124,10 +126,16 @@ pub(super) async fn look(tab: &Tab, args: LookArgs) -> Result<ToolResult, ToolEr
     let mut result = ToolResult::text(format!(
         "Question: {}\n{}\n\nVisible text:\n{}",
         args.question,
-        texts::LOOK_NOTE,
+        if images {
+            texts::LOOK_NOTE
+        } else {
+            texts::LOOK_NO_IMAGES
+        },
         if text.is_empty() { "(none)" } else { &text }
     ));
-    result.attachments.push(attachment(&png, "look.png"));
+    if images {
+        result.attachments.push(attachment(&png, "look.png"));
+    }
     Ok(result)
 }
 

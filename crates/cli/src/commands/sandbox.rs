@@ -77,7 +77,7 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
             "bash": {"sandboxed": confined, "network": !confined || r.command_network},
             "executables": {"sandboxed": confined, "network": !confined || r.command_network},
             "plugins": {"sandboxed": confined, "network": !confined || r.plugin_network},
-            "mcp_servers": {"sandboxed": false},
+            "mcp_servers": {"sandboxed": confined, "network": !confined || r.plugin_network},
             "writable": r.writable,
             "temp_root": r.temp_root,
             "hidden_env": r.hidden_env,
@@ -113,7 +113,9 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
         "  plugin host        {write_rule}; {}",
         net(r.plugin_network)
     );
-    println!("  MCP servers        not sandboxed (they are configured by you and run as you)");
+    println!(
+        "  MCP servers        stdio ones as the plugin host, and may write ~/.npm, ~/.cache (package caches); `sandbox = false` under [mcp.NAME] opts one out"
+    );
     if confined && r.mode == "workspace-write" {
         println!();
         println!("Always writable");

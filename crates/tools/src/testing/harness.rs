@@ -160,6 +160,7 @@ impl Harness {
             main_cwd: self.work(),
             directory: self.work(),
             worktree: self.work(),
+            model_images: None,
         }
     }
 

@@ -1,0 +1,119 @@
+//! Stdio MCP servers in the sandbox. A server is a program the user installed, often from a
+//! package registry, that runs for the whole session: like the plugin host it runs through
+//! the sandbox helper with the network on (servers fetch) and write access to the
+//! workspace, its own temp dir and the sandbox's writable roots; the provider API keys are
+//! removed from the environment it inherits (keys it needs go in its `env`). `sandbox =
+//! false` under `[mcp.<name>]` starts it as it is.
+//!
+//! Data flow: the engine builds a `StdioSandbox` → `McpSource::new_sandboxed` hands it to
+//! every server → `command` turns the configured command into the helper's when the
+//! sandbox is active and the server did not opt out.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use podcode_config::McpServerConfig;
+use podcode_sandbox::Sandbox;
+
+/// The sandbox stdio servers run in, and the directories they may write (the workspace).
+#[derive(Clone)]
+pub struct StdioSandbox {
+    pub sandbox: Arc<Sandbox>,
+    pub writable: Vec<PathBuf>,
+}
+
+/// The command that starts server `name` (through the sandbox helper when confined).
+pub(crate) fn command(
+    sandbox: Option<&StdioSandbox>,
+    name: &str,
+    config: &McpServerConfig,
+    program: &str,
+) -> std::io::Result<tokio::process::Command> {
+    let args: Vec<std::ffi::OsString> = config.args.iter().map(Into::into).collect();
+    let confined = sandbox.filter(|s| config.sandbox && s.sandbox.is_active());
+    let mut cmd = match confined {
+        Some(s) => {
+            // The helper would start and then fail to exec it: say "not found" as an
+            // unconfined start would.
+            if !on_path(program) {
+                const ENOENT: i32 = 2;
+                return Err(std::io::Error::from_raw_os_error(ENOENT));
+            }
+            let temp = s.sandbox.session_temp(&format!("mcp-{name}"))?;
+            let policy = s.sandbox.policy(
+                s.writable
+                    .iter()
+                    .map(PathBuf::as_path)
+                    .chain(config.cwd.as_deref().map(std::path::Path::new))
+                    .chain(temp.as_deref()),
+            );
+            let (helper, argv) = s.sandbox.wrap(&policy, program.as_ref(), &args);
+            let mut cmd = tokio::process::Command::new(helper);
+            cmd.args(argv);
+            if let Some(temp) = temp {
+                cmd.env("TMPDIR", temp);
+            }
+            cmd
+        }
+        None => {
+            let mut cmd = tokio::process::Command::new(program);
+            cmd.args(&args);
+            cmd
+        }
+    };
+    if let Some(s) = sandbox.filter(|_| config.sandbox) {
+        for key in s.sandbox.hidden_env() {
+            cmd.env_remove(key);
+        }
+    }
+    // After the removals: a key the user passes to this server on purpose is kept.
+    cmd.envs(&config.env);
+    Ok(cmd)
+}
+
+/// Whether `program` names a file (with a `/`) or is found on `PATH`.
+fn on_path(program: &str) -> bool {
+    if program.contains('/') {
+        return std::path::Path::new(program).is_file();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
+}
+
+/// What a failed start adds when the sandbox may have caused it (a refused write or
+/// connection in the server's stderr): the settings that allow it.
+pub(crate) fn denied_note(
+    sandbox: Option<&StdioSandbox>,
+    name: &str,
+    config: &McpServerConfig,
+    stderr: &str,
+) -> Option<String> {
+    sandbox.filter(|s| config.command.is_some() && config.sandbox && s.sandbox.is_active())?;
+    let lower = stderr.to_ascii_lowercase();
+    let refused = [
+        "permission denied",
+        "operation not permitted",
+        "eacces",
+        "eperm",
+    ]
+    .iter()
+    .any(|m| lower.contains(m));
+    refused.then(|| sandbox_note(name))
+}
+
+pub(crate) fn sandbox_note(name: &str) -> String {
+    format!(
+        "it runs in Podcode's sandbox, which may have refused this: add the directory to `writable` under [sandbox], or set `sandbox = false` under [mcp.{name}]"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_note_names_both_settings() {
+        assert_eq!(
+            super::sandbox_note("files"),
+            "it runs in Podcode's sandbox, which may have refused this: add the directory to `writable` under [sandbox], or set `sandbox = false` under [mcp.files]"
+        );
+    }
+}
