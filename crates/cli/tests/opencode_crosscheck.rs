@@ -2,7 +2,7 @@
 //! scripted model (real HTTP + SSE), and the tools each sends for the project's opencode tool
 //! file — names, descriptions and JSON Schemas — must be byte for byte the same. opencode
 //! (`opencode-ai`, with the `@opencode-ai/plugin` it installs into a config dir) comes from
-//! `crates/cli/tests/opencode-crosscheck/` (`npm ci` there; `.ci/run` does it). Nothing needs
+//! `crates/cli/tests/opencode-crosscheck/` (`npm install --no-save` there; `.ci/run` does it). Nothing needs
 //! the network: the plugin package is copied into the project's `.opencode/node_modules` as
 //! opencode would have installed it, and every registry lookup points at a closed port.
 
@@ -94,7 +94,7 @@ fn opencode_and_podcode_send_the_same_tools_for_an_opencode_tool_file() {
     let opencode = PathBuf::from(OPENCODE_DIR).join("node_modules/.bin/opencode");
     assert!(
         opencode.is_file(),
-        "opencode is not installed for this test: run `npm ci` in {OPENCODE_DIR} (.ci/run does)"
+        "opencode is not installed for this test: run `npm install --no-save` in {OPENCODE_DIR} (.ci/run does)"
     );
     let replies = (0..6).map(|_| Reply::new().text("ok")).collect();
     let env = Env::new(replies);
