@@ -11,10 +11,10 @@
 //!
 //! `cargo bench -p podcode-core --bench task`
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use podcode_core::{Dirs, Engine, Session, SessionOptions, SessionPick};
+use podcode_core::Session;
+use podcode_core::testing::{ScratchWorkspace, open_build_session};
 use podcode_protocol::{Event, Op};
 use podcode_providers::testing::{Reply, ScriptedModel};
 use serde_json::json;
@@ -44,41 +44,6 @@ fn main() {
     eprint!("{}", String::from_utf8_lossy(&out.stderr));
 }
 
-async fn engine(server: &ScriptedModel, root: &std::path::Path) -> Arc<Engine> {
-    for dir in ["repo/.git", "config", "data", "home"] {
-        std::fs::create_dir_all(root.join(dir)).unwrap();
-    }
-    std::fs::write(
-        root.join("config/config.toml"),
-        format!(
-            "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
-    let dirs = Dirs {
-        config_dir: root.join("config"),
-        data_dir: root.join("data"),
-        home: root.join("home"),
-    };
-    Arc::new(Engine::load_in(Some(root.join("repo")), dirs).unwrap())
-}
-
-async fn session(engine: &Arc<Engine>) -> Session {
-    engine
-        .open_session(SessionOptions {
-            pick: SessionPick::New {
-                title: "bench".into(),
-            },
-            agent: "build".into(),
-            model: None,
-            max_steps: None,
-            worktree: false,
-        })
-        .await
-        .unwrap()
-}
-
 /// Each call's arguments differ: three identical calls in a row would ask `doom_loop`.
 fn task(i: usize) -> String {
     json!({"description": format!("Bench child {i}"), "prompt": "Answer ok.", "subagent_type": "general"})
@@ -102,9 +67,9 @@ async fn next(events: &mut broadcast::Receiver<Event>) -> Event {
 
 async fn latency() {
     let server = ScriptedModel::start(vec![]).await;
-    let tmp = tempfile::tempdir().unwrap();
-    let engine = engine(&server, tmp.path()).await;
-    let s = session(&engine).await;
+    let ws = ScratchWorkspace::new(&server.base_url(), "").unwrap();
+    let engine = ws.engine().unwrap();
+    let s = open_build_session(&engine, "bench").await.unwrap();
     let mut events = s.subscribe();
     let mut samples = Vec::new();
     for i in 0..ROUNDS {
@@ -165,9 +130,9 @@ async fn run_turn(s: &Session, events: &mut broadcast::Receiver<Event>) -> usize
 
 async fn memory() {
     let server = ScriptedModel::start(vec![]).await;
-    let tmp = tempfile::tempdir().unwrap();
-    let engine = engine(&server, tmp.path()).await;
-    let s = session(&engine).await;
+    let ws = ScratchWorkspace::new(&server.base_url(), "").unwrap();
+    let engine = ws.engine().unwrap();
+    let s = open_build_session(&engine, "bench").await.unwrap();
     let mut events = s.subscribe();
     // A turn with one tool call loads everything a session needs before the baseline.
     server.push(Reply::new().tool_call("w", "list", "{}"));

@@ -22,6 +22,8 @@ mod serving;
 mod session;
 mod sources;
 mod task;
+#[cfg(feature = "test-support")]
+pub mod testing;
 mod tool_session;
 mod toolset;
 mod worktree;

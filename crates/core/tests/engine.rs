@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use podcode_core::{Dirs, Engine, Port, Session, SessionOptions, SessionPick};
+use podcode_core::testing::{ScratchWorkspace, open_build_session};
+use podcode_core::{Engine, Port, Session};
 use podcode_protocol::{Event, Op, PermissionReply, RevertTarget, TurnEnd};
 use podcode_providers::testing::{Reply, ScriptedModel};
 use tokio::sync::broadcast;
@@ -20,52 +21,12 @@ fn write_call(id: &str, file: &Path, content: &str) -> Reply {
     )
 }
 
-struct Workspace {
-    root: tempfile::TempDir,
-}
-
-impl Workspace {
-    fn new(server: &ScriptedModel) -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for dir in ["repo/.git", "config", "data", "home"] {
-            std::fs::create_dir_all(root.path().join(dir)).unwrap();
-        }
-        std::fs::write(
-            root.path().join("config/config.toml"),
-            format!(
-                "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n[provider.scripted.models.\"test\"]\ncontext = 128000\n",
-                server.base_url()
-            ),
-        )
-        .unwrap();
-        Self { root }
-    }
-    fn repo(&self) -> std::path::PathBuf {
-        self.root.path().join("repo")
-    }
-    fn engine(&self) -> Arc<Engine> {
-        let dirs = Dirs {
-            config_dir: self.root.path().join("config"),
-            data_dir: self.root.path().join("data"),
-            home: self.root.path().join("home"),
-        };
-        Arc::new(Engine::load_in(Some(self.repo()), dirs).unwrap())
-    }
+fn workspace(server: &ScriptedModel) -> ScratchWorkspace {
+    ScratchWorkspace::new(&server.base_url(), "").unwrap()
 }
 
 async fn open(engine: &Arc<Engine>) -> Session {
-    engine
-        .open_session(SessionOptions {
-            pick: SessionPick::New {
-                title: String::new(),
-            },
-            agent: "build".into(),
-            model: None,
-            max_steps: None,
-            worktree: false,
-        })
-        .await
-        .unwrap()
+    open_build_session(engine, "").await.unwrap()
 }
 
 /// Events until (and with) the first one `stop` accepts.
@@ -114,12 +75,12 @@ fn prompt(port: &Port, session: &Session, text: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_is_driven_by_ops_and_answers_asks_through_events() {
     let server = ScriptedModel::start(vec![]).await;
-    let ws = Workspace::new(&server);
+    let ws = workspace(&server);
     let file = ws.repo().join("notes.txt");
     std::fs::write(&file, "v0\n").unwrap();
     server.push(write_call("c1", &file, "v1\n"));
     server.push(Reply::new().text("Written."));
-    let engine = ws.engine();
+    let engine = ws.engine().unwrap();
     let session = open(&engine).await;
     let port = session.port();
     let mut events = session.subscribe();
@@ -243,9 +204,9 @@ async fn a_session_is_driven_by_ops_and_answers_asks_through_events() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_sessions_run_at_once_in_one_engine() {
     let server = ScriptedModel::start(vec![]).await;
-    let ws = Workspace::new(&server);
+    let ws = workspace(&server);
     let (a_file, b_file) = (ws.repo().join("a.txt"), ws.repo().join("b.txt"));
-    let engine = ws.engine();
+    let engine = ws.engine().unwrap();
     let (a, b) = (open(&engine).await, open(&engine).await);
     assert_ne!(a.id(), b.id());
     let (mut a_events, mut b_events) = (a.subscribe(), b.subscribe());
@@ -308,13 +269,13 @@ async fn config_prices_reach_usage_events_and_compact_summarises_on_request() {
         Reply::new().text("SUMMARY: two prompts answered."),
     ])
     .await;
-    let ws = Workspace::new(&server);
+    let ws = workspace(&server);
     // The last table of the config is `[provider.scripted.models."test"]`.
-    let config = ws.root.path().join("config/config.toml");
+    let config = ws.root().join("config/config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str("cost = { input = 1.0, output = 2.0 }\n");
     std::fs::write(&config, text).unwrap();
-    let engine = ws.engine();
+    let engine = ws.engine().unwrap();
     let session = open(&engine).await;
     let port = session.port();
     let mut events = session.subscribe();

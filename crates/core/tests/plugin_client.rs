@@ -3,10 +3,9 @@
 //! through `client.session.*` in opencode's `{ data, error }` shapes, and its
 //! `client.tui.showToast` reaches the session's event stream as `Event::Toast`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use podcode_core::{Dirs, Engine, SessionOptions, SessionPick};
+use podcode_core::testing::{ScratchWorkspace, open_build_session};
 use podcode_protocol::{Event, Op, PermissionReply};
 use podcode_providers::testing::{Reply, ScriptedModel};
 use serde_json::Value;
@@ -46,38 +45,11 @@ export const Reader = async ({ client }) => ({
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plugin_reads_sessions_and_shows_a_toast_through_the_client() {
     let server = ScriptedModel::start(vec![]).await;
-    let root = tempfile::tempdir().unwrap();
-    for dir in ["repo/.git", "config/plugins", "data", "home"] {
-        std::fs::create_dir_all(root.path().join(dir)).unwrap();
-    }
-    std::fs::write(
-        root.path().join("config/config.toml"),
-        format!(
-            "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n[provider.scripted.models.\"test\"]\ncontext = 128000\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
-    std::fs::write(root.path().join("config/plugins/reader.mjs"), READER).unwrap();
-    let dirs = Dirs {
-        config_dir: root.path().join("config"),
-        data_dir: root.path().join("data"),
-        home: root.path().join("home"),
-    };
-    let repo = root.path().join("repo");
-    let engine = Arc::new(Engine::load_in(Some(repo.clone()), dirs).unwrap());
-    let session = engine
-        .open_session(SessionOptions {
-            pick: SessionPick::New {
-                title: "reading".into(),
-            },
-            agent: "build".into(),
-            model: None,
-            max_steps: None,
-            worktree: false,
-        })
-        .await
-        .unwrap();
+    let ws = ScratchWorkspace::new(&server.base_url(), "").unwrap();
+    std::fs::create_dir_all(ws.root().join("config/plugins")).unwrap();
+    std::fs::write(ws.root().join("config/plugins/reader.mjs"), READER).unwrap();
+    let engine = ws.engine().unwrap();
+    let session = open_build_session(&engine, "reading").await.unwrap();
     let mut events = session.subscribe();
 
     server.push(Reply::new().tool_call("c1", "session_reads", "{}"));
@@ -113,7 +85,7 @@ async fn a_plugin_reads_sessions_and_shows_a_toast_through_the_client() {
     let s = &out["session"];
     assert_eq!(s["id"], id);
     assert_eq!(s["title"], "reading");
-    assert_eq!(s["directory"], repo.display().to_string());
+    assert_eq!(s["directory"], ws.repo().display().to_string());
     assert!(s["time"]["created"].as_i64().unwrap() > 0, "{s:#}");
     assert_eq!(out["roles"][0], "user", "{out:#}");
     assert_eq!(out["roles"][1], "assistant", "{out:#}");

@@ -4,65 +4,26 @@
 //! the depth limit refuses deeper nesting, and aborting the parent stops the child and its
 //! process.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use podcode_core::{Dirs, Engine, Session, SessionOptions, SessionPick, depth_limit_text};
+use podcode_core::testing::{ScratchWorkspace, open_build_session};
+use podcode_core::{Engine, Session, depth_limit_text};
 use podcode_protocol::{Event, Op, PermissionReply, TurnEnd};
 use podcode_providers::testing::{Reply, ScriptedModel};
 use serde_json::json;
 use tokio::sync::broadcast;
 
-struct Workspace {
-    root: tempfile::TempDir,
-}
-
-impl Workspace {
-    fn new(server: &ScriptedModel, extra_config: &str) -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for dir in ["repo/.git", "config", "data", "home"] {
-            std::fs::create_dir_all(root.path().join(dir)).unwrap();
-        }
-        std::fs::write(
-            root.path().join("config/config.toml"),
-            format!(
-                "model = \"scripted/test\"\n{extra_config}\n[provider.scripted]\nbase_url = \"{}\"\n",
-                server.base_url()
-            ),
-        )
-        .unwrap();
-        Self { root }
-    }
-    fn repo(&self) -> PathBuf {
-        self.root.path().join("repo")
-    }
-    fn engine(&self) -> Arc<Engine> {
-        let dirs = Dirs {
-            config_dir: self.root.path().join("config"),
-            data_dir: self.root.path().join("data"),
-            home: self.root.path().join("home"),
-        };
-        Arc::new(Engine::load_in(Some(self.repo()), dirs).unwrap())
-    }
+fn workspace(server: &ScriptedModel, extra_config: &str) -> ScratchWorkspace {
+    ScratchWorkspace::new(&server.base_url(), extra_config).unwrap()
 }
 
 const ALLOW_BASH: &str =
     "[[permission]]\npermission = \"bash\"\npattern = \"*\"\naction = \"allow\"\n";
 
 async fn open(engine: &Arc<Engine>) -> Session {
-    engine
-        .open_session(SessionOptions {
-            pick: SessionPick::New {
-                title: String::new(),
-            },
-            agent: "build".into(),
-            model: None,
-            max_steps: None,
-            worktree: false,
-        })
-        .await
-        .unwrap()
+    open_build_session(engine, "").await.unwrap()
 }
 
 fn task_call(id: &str, description: &str, prompt: &str, agent: &str) -> Reply {
@@ -138,10 +99,10 @@ fn children(events: &[Event]) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_sub_agents_in_one_step_run_at_the_same_time() {
     let server = ScriptedModel::start(vec![]).await;
-    let ws = Workspace::new(&server, ALLOW_BASH);
+    let ws = workspace(&server, ALLOW_BASH);
     // Each child's command waits until both children have started theirs: run one after
     // the other, the first would give up (exit 3) and never print "both".
-    let barrier = ws.root.path().join("barrier");
+    let barrier = ws.root().join("barrier");
     let wait_for_both = format!(
         "d='{}'; mkdir -p \"$d\"; touch \"$d/$$\"; i=0; while [ \"$(ls \"$d\" | wc -l)\" -lt 2 ]; do i=$((i+1)); [ $i -gt 400 ] && exit 3; sleep 0.05; done; echo both",
         barrier.display()
@@ -158,7 +119,7 @@ async fn two_sub_agents_in_one_step_run_at_the_same_time() {
     server.push(Reply::new().text("child done"));
     server.push(Reply::new().text("child done"));
     server.push(Reply::new().text("Both sides checked."));
-    let engine = ws.engine();
+    let engine = ws.engine().unwrap();
     let session = open(&engine).await;
     let mut events = session.subscribe();
     prompt(&session, "check both sides");
@@ -232,8 +193,8 @@ async fn a_sub_agent_s_ask_is_answered_on_the_parent_s_stream() {
         Reply::new().text("The child said hi."),
     ])
     .await;
-    let ws = Workspace::new(&server, "");
-    let engine = ws.engine();
+    let ws = workspace(&server, "");
+    let engine = ws.engine().unwrap();
     let session = open(&engine).await;
     let mut events = session.subscribe();
     prompt(&session, "delegate");
@@ -283,8 +244,8 @@ async fn nesting_past_the_depth_limit_is_refused_with_a_clear_error() {
         Reply::new().text("done"),
     ])
     .await;
-    let ws = Workspace::new(&server, "[task]\nmax_depth = 1\n");
-    let engine = ws.engine();
+    let ws = workspace(&server, "[task]\nmax_depth = 1\n");
+    let engine = ws.engine().unwrap();
     let session = open(&engine).await;
     let mut events = session.subscribe();
     prompt(&session, "nest");
@@ -304,14 +265,14 @@ fn alive(pid: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aborting_the_parent_stops_the_child_and_its_process() {
     let server = ScriptedModel::start(vec![]).await;
-    let ws = Workspace::new(&server, ALLOW_BASH);
-    let pid_file = ws.root.path().join("pid");
+    let ws = workspace(&server, ALLOW_BASH);
+    let pid_file = ws.root().join("pid");
     server.push(task_call("t1", "Wait long", "Wait.", "general"));
     server.push(bash_call(
         "b1",
         &format!("sleep 120 & echo $! > '{}'; wait", pid_file.display()),
     ));
-    let engine = ws.engine();
+    let engine = ws.engine().unwrap();
     let session = open(&engine).await;
     let mut events = session.subscribe();
     prompt(&session, "start a long child");
@@ -389,11 +350,11 @@ async fn a_plugin_tool_in_a_sub_agent_sees_parent_and_root_ids() {
     ])
     .await;
     let allow = "[[permission]]\npermission = \"whoami\"\npattern = \"*\"\naction = \"allow\"\n";
-    let ws = Workspace::new(&server, allow);
+    let ws = workspace(&server, allow);
     let tools = ws.repo().join(".opencode/tools");
     std::fs::create_dir_all(&tools).unwrap();
     std::fs::write(tools.join("whoami.ts"), WHOAMI).unwrap();
-    let engine = ws.engine();
+    let engine = ws.engine().unwrap();
     engine.set_trusted(true).unwrap();
     let session = open(&engine).await;
     let mut events = session.subscribe();
@@ -430,11 +391,11 @@ async fn a_sub_agent_s_edits_are_the_parent_s_changes_and_revert_with_it() {
         Reply::new().text("The child wrote notes.txt."),
     ])
     .await;
-    let ws = Workspace::new(
+    let ws = workspace(
         &server,
         "[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"allow\"\n",
     );
-    let engine = ws.engine();
+    let engine = ws.engine().unwrap();
     let session = open(&engine).await;
     let mut events = session.subscribe();
     prompt(&session, "delegate the notes");

@@ -11,11 +11,10 @@
 //! Run: `cargo test -p podcode-server --bench sse` (test profile), or `cargo bench -p
 //! podcode-server` after `cargo build --release -p podcode`.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use podcode_core::{Dirs, Engine, SessionOptions, SessionPick};
+use podcode_core::testing::{ScratchWorkspace, open_build_session};
 use podcode_protocol::{Event, Op};
 use podcode_providers::testing::{Reply, ScriptedModel};
 use podcode_server::{ServeOptions, Server};
@@ -23,26 +22,8 @@ use serde_json::Value;
 
 const TOKEN: &str = "bench-token";
 
-fn workspace(model: &ScriptedModel) -> (tempfile::TempDir, Dirs, std::path::PathBuf) {
-    let root = tempfile::tempdir().unwrap();
-    for dir in ["repo/.git", "config", "data", "home"] {
-        std::fs::create_dir_all(root.path().join(dir)).unwrap();
-    }
-    std::fs::write(
-        root.path().join("config/config.toml"),
-        format!(
-            "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n[provider.scripted.models.\"test\"]\ncontext = 128000\n",
-            model.base_url()
-        ),
-    )
-    .unwrap();
-    let dirs = Dirs {
-        config_dir: root.path().join("config"),
-        data_dir: root.path().join("data"),
-        home: root.path().join("home"),
-    };
-    let repo = root.path().join("repo");
-    (root, dirs, repo)
+fn workspace(model: &ScriptedModel) -> ScratchWorkspace {
+    ScratchWorkspace::new(&model.base_url(), "").unwrap()
 }
 
 /// Reads SSE messages (`id`, `event`, `data`) from a response body.
@@ -101,8 +82,8 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 async fn latency() {
     let model = ScriptedModel::start(vec![]).await;
-    let (_root, dirs, repo) = workspace(&model);
-    let engine = Arc::new(Engine::load_in(Some(repo), dirs).unwrap());
+    let ws = workspace(&model);
+    let engine = ws.engine().unwrap();
     let server = Server::bind(
         engine.clone(),
         ServeOptions {
@@ -115,18 +96,7 @@ async fn latency() {
     let url = server.url();
     tokio::spawn(server.run(std::future::pending()));
     // A session opened through the engine after the server started is logged too.
-    let session = engine
-        .open_session(SessionOptions {
-            pick: SessionPick::New {
-                title: "bench".into(),
-            },
-            agent: "build".into(),
-            model: None,
-            max_steps: None,
-            worktree: false,
-        })
-        .await
-        .unwrap();
+    let session = open_build_session(&engine, "bench").await.unwrap();
     let client = client();
     let mut sse = Reader::open(&client, format!("{url}/api/events")).await;
     let mut own = session.subscribe();
@@ -168,8 +138,8 @@ async fn fan_out() {
         reply = reply.text(format!("t{i} "));
     }
     let model = ScriptedModel::start(vec![reply]).await;
-    let (_root, dirs, repo) = workspace(&model);
-    let engine = Arc::new(Engine::load_in(Some(repo), dirs).unwrap());
+    let ws = workspace(&model);
+    let engine = ws.engine().unwrap();
     let server = Server::bind(
         engine,
         ServeOptions {
@@ -259,13 +229,14 @@ fn idle_rss() {
         return;
     };
     let model = ScriptedModel::start_blocking(vec![]);
-    let (root, _dirs, repo) = workspace(&model);
+    let ws = workspace(&model);
+    let (root, repo) = (ws.root(), ws.repo());
     let mut child = std::process::Command::new(&bin)
         .arg("serve")
         .current_dir(&repo)
-        .env("HOME", root.path().join("home"))
-        .env("PODCODE_CONFIG_DIR", root.path().join("config"))
-        .env("PODCODE_DATA_DIR", root.path().join("data"))
+        .env("HOME", root.join("home"))
+        .env("PODCODE_CONFIG_DIR", root.join("config"))
+        .env("PODCODE_DATA_DIR", root.join("data"))
         .env("PODCODE_SERVER_TOKEN", TOKEN)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())

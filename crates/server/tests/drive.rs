@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Msg, Running, Sse, Workspace, text_of};
+use common::{ALLOW_EDITS, Msg, Running, Sse, Workspace, text_of};
 use podcode_providers::testing::{Reply, ScriptedModel};
 use serde_json::json;
 
@@ -165,13 +165,7 @@ async fn the_first_of_two_clients_answers_an_ask_and_a_change_is_reverted_from_t
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revert_conflict_is_reported_as_data_and_force_overwrites() {
     let model = ScriptedModel::start(vec![]).await;
-    let ws = Workspace::new(&model);
-    std::fs::write(
-        ws.root.path().join("config/config.toml"),
-        std::fs::read_to_string(ws.root.path().join("config/config.toml")).unwrap()
-            + "[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"allow\"\n",
-    )
-    .unwrap();
+    let ws = Workspace::with_config(&model, ALLOW_EDITS);
     let file = ws.repo().join("a.txt");
     model.push(write_call("c1", &file, "mine\n"));
     model.push(Reply::new().text("Done."));
@@ -301,13 +295,7 @@ async fn a_stream_dropped_mid_turn_resumes_from_last_event_id_without_loss_or_du
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sub_agent_s_change_is_listed_shown_and_reverted_under_its_parent() {
     let model = ScriptedModel::start(vec![]).await;
-    let ws = Workspace::new(&model);
-    std::fs::write(
-        ws.root.path().join("config/config.toml"),
-        std::fs::read_to_string(ws.root.path().join("config/config.toml")).unwrap()
-            + "[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"allow\"\n",
-    )
-    .unwrap();
+    let ws = Workspace::with_config(&model, ALLOW_EDITS);
     let file = ws.repo().join("child.txt");
     model.push(Reply::new().tool_call(
         "t1",

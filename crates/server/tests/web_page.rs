@@ -9,14 +9,13 @@
 //! tabs follow one session: each sees the other's prompt, one answer closes both asks.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::page::Page;
 use futures_util::StreamExt;
-use podcode_core::{Dirs, Engine};
+use podcode_core::testing::ScratchWorkspace;
 use podcode_providers::testing::{Reply, ScriptedModel};
 use podcode_server::{ServeOptions, Server};
 use serde_json::Value;
@@ -24,7 +23,7 @@ use tokio::sync::oneshot;
 
 /// A repository, its config and data folders, the scripted model, and a server over them.
 struct Env {
-    root: tempfile::TempDir,
+    root: ScratchWorkspace,
     _model: ScriptedModel,
     open_url: String,
     stop: Option<oneshot::Sender<()>>,
@@ -32,29 +31,11 @@ struct Env {
 }
 
 impl Env {
-    /// `extra` is appended to the user's config (permission rules).
+    /// `extra` is added to the user's config (permission rules).
     async fn start(script: Vec<Reply>, extra: &str) -> Env {
-        let root = tempfile::tempdir().expect("temp dir");
-        for dir in ["repo/.git", "config", "data", "home"] {
-            std::fs::create_dir_all(root.path().join(dir)).expect("mkdir");
-        }
         let model = ScriptedModel::start(script).await;
-        std::fs::write(
-            root.path().join("config/config.toml"),
-            format!(
-                "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\n\
-                 [provider.scripted.models.\"test\"]\ncontext = 128000\n{extra}",
-                model.base_url()
-            ),
-        )
-        .expect("config");
-        let dirs = Dirs {
-            config_dir: root.path().join("config"),
-            data_dir: root.path().join("data"),
-            home: root.path().join("home"),
-        };
-        let engine =
-            Arc::new(Engine::load_in(Some(root.path().join("repo")), dirs).expect("engine"));
+        let root = ScratchWorkspace::new(&model.base_url(), extra).expect("workspace");
+        let engine = root.engine().expect("engine");
         let server = Server::bind(engine, ServeOptions::default())
             .await
             .expect("bind");
@@ -76,7 +57,7 @@ impl Env {
         }
     }
     fn path(&self, rel: &str) -> PathBuf {
-        self.root.path().join("repo").join(rel)
+        self.root.repo().join(rel)
     }
     fn write(&self, rel: &str, text: &str) {
         std::fs::write(self.path(rel), text).expect("write");
@@ -103,7 +84,46 @@ fn find_chromium() -> std::path::PathBuf {
         .expect("this test needs Chromium on PATH (Debian: apt-get install chromium)")
 }
 
-async fn chromium() -> (Browser, tokio::task::JoinHandle<()>, tempfile::TempDir) {
+/// A test's Chromium profile, and a watchdog: a test still running after [`TEST_LIMIT`] (a
+/// wait with no end, say for a page that never answers) ends the test binary with a message
+/// instead of holding CI until its own limit.
+struct Profile {
+    _dir: tempfile::TempDir,
+    _done: std::sync::mpsc::Sender<()>,
+}
+
+const TEST_LIMIT: Duration = Duration::from_secs(300);
+
+fn watchdog() -> std::sync::mpsc::Sender<()> {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("a web page test")
+        .to_string();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(TEST_LIMIT) {
+            eprintln!(
+                "{name} ran over {} s: stopping the test binary",
+                TEST_LIMIT.as_secs()
+            );
+            std::process::exit(101);
+        }
+    });
+    done
+}
+
+/// Closes Chromium, killing it when it does not close in time, and stops the CDP pump.
+async fn close(mut browser: Browser, pump: tokio::task::JoinHandle<()>) {
+    let closed = tokio::time::timeout(Duration::from_secs(10), browser.close()).await;
+    if !matches!(closed, Ok(Ok(_))) {
+        let _ = browser.kill().await;
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(10), browser.wait()).await;
+    pump.abort();
+}
+
+async fn chromium() -> (Browser, tokio::task::JoinHandle<()>, Profile) {
+    let done = watchdog();
     let profile = tempfile::tempdir().expect("profile dir");
     let config = BrowserConfig::builder()
         .chrome_executable(find_chromium())
@@ -121,6 +141,10 @@ async fn chromium() -> (Browser, tokio::task::JoinHandle<()>, tempfile::TempDir)
         .expect("browser config");
     let (browser, mut handler) = Browser::launch(config).await.expect("launch chromium");
     let pump = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let profile = Profile {
+        _dir: profile,
+        _done: done,
+    };
     (browser, pump, profile)
 }
 
@@ -201,7 +225,7 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
     )
     .await;
     env.write("notes.txt", "hello world\n");
-    let (mut browser, pump, _profile) = chromium().await;
+    let (browser, pump, _profile) = chromium().await;
 
     let page = browser
         .new_page(env.open_url.as_str())
@@ -439,16 +463,14 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
         "{login}"
     );
 
-    let _ = browser.close().await;
-    let _ = browser.wait().await;
-    pump.abort();
+    close(browser, pump).await;
     env.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_phone_sized_screen_the_prompt_and_the_changes_toggle_are_on_screen() {
     let env = Env::start(vec![], "").await;
-    let (mut browser, pump, _profile) = chromium().await;
+    let (browser, pump, _profile) = chromium().await;
     let page = browser.new_page("about:blank").await.expect("a tab");
     page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 3.0, true))
         .await
@@ -501,9 +523,7 @@ async fn on_a_phone_sized_screen_the_prompt_and_the_changes_toggle_are_on_screen
     )
     .await;
 
-    let _ = browser.close().await;
-    let _ = browser.wait().await;
-    pump.abort();
+    close(browser, pump).await;
     env.stop().await;
 }
 
@@ -528,7 +548,7 @@ async fn a_dropped_event_stream_reconnects_and_loses_nothing() {
         reply = reply.text(w.clone());
     }
     let env = Env::start(vec![reply.pace(Duration::from_millis(150))], "").await;
-    let (mut browser, pump, _profile) = chromium().await;
+    let (browser, pump, _profile) = chromium().await;
     let page = browser
         .new_page(env.open_url.as_str())
         .await
@@ -578,9 +598,7 @@ async fn a_dropped_event_stream_reconnects_and_loses_nothing() {
     )
     .await;
 
-    let _ = browser.close().await;
-    let _ = browser.wait().await;
-    pump.abort();
+    close(browser, pump).await;
     env.stop().await;
 }
 
@@ -592,7 +610,7 @@ async fn escape_stops_a_running_turn() {
         "",
     )
     .await;
-    let (mut browser, pump, _profile) = chromium().await;
+    let (browser, pump, _profile) = chromium().await;
     let page = browser
         .new_page(env.open_url.as_str())
         .await
@@ -632,9 +650,7 @@ async fn escape_stops_a_running_turn() {
         "{text}"
     );
 
-    let _ = browser.close().await;
-    let _ = browser.wait().await;
-    pump.abort();
+    close(browser, pump).await;
     env.stop().await;
 }
 
@@ -659,7 +675,7 @@ async fn a_sub_agent_shows_as_a_compact_card_on_its_task_call() {
     )
     .await;
     env.write("notes.txt", "old\n");
-    let (mut browser, pump, _profile) = chromium().await;
+    let (browser, pump, _profile) = chromium().await;
     let page = browser
         .new_page(env.open_url.as_str())
         .await
@@ -704,9 +720,7 @@ async fn a_sub_agent_shows_as_a_compact_card_on_its_task_call() {
     )
     .await;
     assert_eq!(env.read("notes.txt"), "new\n");
-    let _ = browser.close().await;
-    let _ = browser.wait().await;
-    pump.abort();
+    close(browser, pump).await;
     env.stop().await;
 }
 
@@ -726,7 +740,7 @@ async fn two_tabs_follow_one_session_and_one_answer_closes_both_prompts() {
     )
     .await;
     env.write("notes.txt", "hello world\n");
-    let (mut browser, pump, _profile) = chromium().await;
+    let (browser, pump, _profile) = chromium().await;
     let a = browser
         .new_page(env.open_url.as_str())
         .await
@@ -794,8 +808,6 @@ async fn two_tabs_follow_one_session_and_one_answer_closes_both_prompts() {
         "tab A shows each of its prompts once"
     );
 
-    let _ = browser.close().await;
-    let _ = browser.wait().await;
-    pump.abort();
+    close(browser, pump).await;
     env.stop().await;
 }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use podcode_core::{Dirs, Engine};
+use podcode_core::Engine;
+use podcode_core::testing::ScratchWorkspace;
 use podcode_providers::testing::ScriptedModel;
 use podcode_server::{ServeOptions, Server};
 use serde_json::Value;
@@ -16,38 +17,32 @@ use tokio::sync::oneshot;
 
 pub const TOKEN: &str = "test-token-0123456789";
 
-pub struct Workspace {
-    pub root: tempfile::TempDir,
-}
+/// The scratch workspace every server test runs over; the provider carries a secret header
+/// that `/api/config` must mask.
+pub struct Workspace(ScratchWorkspace);
+
+const SECRET_HEADER: &str =
+    "[provider.scripted.headers]\n\"X-Test-Secret\" = \"sk-secret-value\"\n";
 
 impl Workspace {
     pub fn new(model: &ScriptedModel) -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for dir in ["repo/.git", "config", "data", "home"] {
-            std::fs::create_dir_all(root.path().join(dir)).unwrap();
-        }
-        std::fs::write(
-            root.path().join("config/config.toml"),
-            format!(
-                "model = \"scripted/test\"\n[provider.scripted]\nbase_url = \"{}\"\nheaders = {{ \"X-Test-Secret\" = \"sk-secret-value\" }}\n[provider.scripted.models.\"test\"]\ncontext = 128000\n",
-                model.base_url()
-            ),
-        )
-        .unwrap();
-        Self { root }
+        Self::with_config(model, "")
+    }
+    /// `extra_config`: more TOML for the user's config (permission rules).
+    pub fn with_config(model: &ScriptedModel, extra_config: &str) -> Self {
+        let extra = format!("{extra_config}{SECRET_HEADER}");
+        Self(ScratchWorkspace::new(&model.base_url(), &extra).unwrap())
     }
     pub fn repo(&self) -> PathBuf {
-        self.root.path().join("repo")
+        self.0.repo()
     }
     pub fn engine(&self) -> Arc<Engine> {
-        let dirs = Dirs {
-            config_dir: self.root.path().join("config"),
-            data_dir: self.root.path().join("data"),
-            home: self.root.path().join("home"),
-        };
-        Arc::new(Engine::load_in(Some(self.repo()), dirs).unwrap())
+        self.0.engine().unwrap()
     }
 }
+
+pub const ALLOW_EDITS: &str =
+    "[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"allow\"\n";
 
 /// A running server; stops when dropped.
 pub struct Running {
