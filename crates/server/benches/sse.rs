@@ -26,6 +26,18 @@ fn workspace(model: &ScriptedModel) -> ScratchWorkspace {
     ScratchWorkspace::new(&model.base_url(), "").unwrap()
 }
 
+/// Serves `engine` on a random loopback port until the bench ends; returns its URL.
+async fn serve(engine: std::sync::Arc<podcode_core::Engine>) -> String {
+    let opts = ServeOptions {
+        token: Some(TOKEN.into()),
+        ..ServeOptions::default()
+    };
+    let server = Server::bind(engine, opts).await.unwrap();
+    let url = server.url();
+    tokio::spawn(server.run(std::future::pending()));
+    url
+}
+
 /// Reads SSE messages (`id`, `event`, `data`) from a response body.
 struct Reader {
     body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
@@ -84,17 +96,7 @@ async fn latency() {
     let model = ScriptedModel::start(vec![]).await;
     let ws = workspace(&model);
     let engine = ws.engine().unwrap();
-    let server = Server::bind(
-        engine.clone(),
-        ServeOptions {
-            token: Some(TOKEN.into()),
-            ..ServeOptions::default()
-        },
-    )
-    .await
-    .unwrap();
-    let url = server.url();
-    tokio::spawn(server.run(std::future::pending()));
+    let url = serve(engine.clone()).await;
     // A session opened through the engine after the server started is logged too.
     let session = open_build_session(&engine, "bench").await.unwrap();
     let client = client();
@@ -140,17 +142,7 @@ async fn fan_out() {
     let model = ScriptedModel::start(vec![reply]).await;
     let ws = workspace(&model);
     let engine = ws.engine().unwrap();
-    let server = Server::bind(
-        engine,
-        ServeOptions {
-            token: Some(TOKEN.into()),
-            ..ServeOptions::default()
-        },
-    )
-    .await
-    .unwrap();
-    let url = server.url();
-    tokio::spawn(server.run(std::future::pending()));
+    let url = serve(engine).await;
     let client = client();
     let created: Value = client
         .post(format!("{url}/api/sessions"))

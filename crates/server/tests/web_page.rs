@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+use chromiumoxide::element::Element;
 use chromiumoxide::page::Page;
 use futures_util::StreamExt;
 use podcode_core::testing::ScratchWorkspace;
@@ -148,6 +149,27 @@ async fn chromium() -> (Browser, tokio::task::JoinHandle<()>, Profile) {
     (browser, pump, profile)
 }
 
+/// Opens `url` in a new tab and waits until the page has loaded (its model picker is filled).
+async fn open_page(browser: &Browser, url: &str) -> Page {
+    let page = browser.new_page(url).await.expect("open the page");
+    wait_for(
+        &page,
+        "document.getElementById('model-picker').options.length",
+        "the page",
+    )
+    .await;
+    page
+}
+
+/// Types `text` into the prompt box and sends it with Enter, as a user does.
+async fn send_prompt(page: &Page, text: &str) -> Element {
+    let prompt = page.find_element("#prompt").await.expect("prompt box");
+    prompt.click().await.expect("focus the prompt");
+    prompt.type_str(text).await.expect("type");
+    prompt.press_key("Enter").await.expect("send");
+    prompt
+}
+
 /// Evaluates `expr` (an expression) in the page.
 async fn eval(page: &Page, expr: &str) -> Value {
     page.evaluate(expr)
@@ -227,16 +249,7 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
     env.write("notes.txt", "hello world\n");
     let (browser, pump, _profile) = chromium().await;
 
-    let page = browser
-        .new_page(env.open_url.as_str())
-        .await
-        .expect("open the page");
-    wait_for(
-        &page,
-        "document.getElementById('model-picker').options.length",
-        "the model picker",
-    )
-    .await;
+    let page = open_page(&browser, &env.open_url).await;
     // The token moved from the address bar into the tab's storage.
     assert_eq!(
         eval(&page, "location.hash").await,
@@ -253,10 +266,7 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
     );
 
     // Send with Enter.
-    let prompt = page.find_element("#prompt").await.expect("prompt box");
-    prompt.click().await.expect("focus the prompt");
-    prompt.type_str("say hello to the web").await.expect("type");
-    prompt.press_key("Enter").await.expect("send");
+    send_prompt(&page, "say hello to the web").await;
     wait_for(
         &page,
         "document.querySelector('.msg.user')?.textContent",
@@ -549,20 +559,8 @@ async fn a_dropped_event_stream_reconnects_and_loses_nothing() {
     }
     let env = Env::start(vec![reply.pace(Duration::from_millis(150))], "").await;
     let (browser, pump, _profile) = chromium().await;
-    let page = browser
-        .new_page(env.open_url.as_str())
-        .await
-        .expect("open the page");
-    wait_for(
-        &page,
-        "document.getElementById('model-picker').options.length",
-        "the page",
-    )
-    .await;
-    let prompt = page.find_element("#prompt").await.expect("prompt box");
-    prompt.click().await.expect("focus the prompt");
-    prompt.type_str("count").await.expect("type");
-    prompt.press_key("Enter").await.expect("send");
+    let page = open_page(&browser, &env.open_url).await;
+    send_prompt(&page, "count").await;
     wait_for(
         &page,
         "document.querySelector('.msg.assistant')?.textContent.includes('w1')",
@@ -611,20 +609,8 @@ async fn escape_stops_a_running_turn() {
     )
     .await;
     let (browser, pump, _profile) = chromium().await;
-    let page = browser
-        .new_page(env.open_url.as_str())
-        .await
-        .expect("open the page");
-    wait_for(
-        &page,
-        "document.getElementById('model-picker').options.length",
-        "the page",
-    )
-    .await;
-    let prompt = page.find_element("#prompt").await.expect("prompt box");
-    prompt.click().await.expect("focus the prompt");
-    prompt.type_str("wait for me").await.expect("type");
-    prompt.press_key("Enter").await.expect("send");
+    let page = open_page(&browser, &env.open_url).await;
+    let prompt = send_prompt(&page, "wait for me").await;
     wait_for(
         &page,
         "!document.getElementById('abort').hidden",
@@ -676,20 +662,8 @@ async fn a_sub_agent_shows_as_a_compact_card_on_its_task_call() {
     .await;
     env.write("notes.txt", "old\n");
     let (browser, pump, _profile) = chromium().await;
-    let page = browser
-        .new_page(env.open_url.as_str())
-        .await
-        .expect("open the page");
-    wait_for(
-        &page,
-        "document.getElementById('model-picker').options.length",
-        "the page",
-    )
-    .await;
-    let prompt = page.find_element("#prompt").await.expect("prompt box");
-    prompt.click().await.expect("focus the prompt");
-    prompt.type_str("delegate it").await.expect("type");
-    prompt.press_key("Enter").await.expect("send");
+    let page = open_page(&browser, &env.open_url).await;
+    send_prompt(&page, "delegate it").await;
     // The sub-agent's own ask reaches this page, saying which sub-agent asks.
     let ask = wait_for(
         &page,
@@ -741,20 +715,8 @@ async fn two_tabs_follow_one_session_and_one_answer_closes_both_prompts() {
     .await;
     env.write("notes.txt", "hello world\n");
     let (browser, pump, _profile) = chromium().await;
-    let a = browser
-        .new_page(env.open_url.as_str())
-        .await
-        .expect("tab A");
-    wait_for(
-        &a,
-        "document.getElementById('model-picker').options.length",
-        "tab A",
-    )
-    .await;
-    let prompt = a.find_element("#prompt").await.expect("prompt box");
-    prompt.click().await.expect("focus");
-    prompt.type_str("one").await.expect("type");
-    prompt.press_key("Enter").await.expect("send");
+    let a = open_page(&browser, &env.open_url).await;
+    send_prompt(&a, "one").await;
     wait_for(
         &a,
         "document.getElementById('transcript').innerText.includes('first answer')",
@@ -775,9 +737,7 @@ async fn two_tabs_follow_one_session_and_one_answer_closes_both_prompts() {
     .await;
 
     a.bring_to_front().await.expect("tab A in front");
-    prompt.click().await.expect("focus");
-    prompt.type_str("two").await.expect("type");
-    prompt.press_key("Enter").await.expect("send");
+    send_prompt(&a, "two").await;
     // B sees A's prompt and the same permission ask; A answers, B's prompt closes.
     wait_for(
         &b,
