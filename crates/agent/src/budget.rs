@@ -5,8 +5,14 @@
 //! string lengths alone, so checking a 1,000-message history costs microseconds. Real
 //! tokenizers differ, so each response's reported `input_tokens` calibrates it: the ratio of
 //! reported to estimated tokens for the request just sent scales later estimates (never
-//! below 1, so a provider that reports nothing leaves the plain estimate). A provider's
-//! overflow error raises the ratio so the same prompt counts as over the window.
+//! below 1, so a provider that reports nothing leaves the plain estimate).
+//!
+//! A provider's overflow error teaches the real window: the number the error states
+//! (`maximum context length is 8192 tokens`, `… > 8192 maximum`), else nine tenths of the
+//! refused prompt's calibrated size. The budget keeps the smaller of the catalog's window
+//! and every window learned, for the rest of the session — a later success recalibrates the
+//! estimate but does not forget the window — and the compaction record of the overflow
+//! stores it, so a resumed session starts from it too.
 
 use podcode_config::CompactionConfig;
 use podcode_protocol::ToolSpec;
@@ -20,6 +26,9 @@ const PER_PART: u64 = 3;
 /// The reply's room is the model's output limit, capped so a huge limit does not eat the
 /// window: at most this many tokens, and at most a quarter of the window.
 const MAX_REPLY_RESERVE: u64 = 32_000;
+/// Without a stated limit, the window learned from an overflow is this share of the size
+/// of the refused prompt (the provider's count was somewhere below it).
+const REFUSED_SHARE: f64 = 0.9;
 
 /// Estimated tokens of one part.
 pub fn estimate_part(part: &Part) -> u64 {
@@ -83,6 +92,8 @@ pub struct Budget {
     pub threshold: f64,
     /// Reported ÷ estimated tokens of the last request (≥ 1).
     pub calibration: f64,
+    /// The smallest window a provider's overflow error taught, when below `context`.
+    pub learned: Option<u64>,
 }
 
 impl Budget {
@@ -93,12 +104,30 @@ impl Budget {
             reserve,
             threshold: config.threshold.clamp(0.1, 1.0),
             calibration: 1.0,
+            learned: None,
         }
+    }
+
+    /// The window in force: the catalog's, or the smaller one an overflow taught.
+    pub fn window(&self) -> u64 {
+        self.learned.map_or(self.context, |l| l.min(self.context))
+    }
+
+    /// Room kept for the reply: at most a quarter of the window in force.
+    pub fn reply_reserve(&self) -> u64 {
+        self.reserve.min(self.window() / 4)
     }
 
     /// The most prompt tokens a request may have before it is compacted.
     pub fn limit(&self) -> u64 {
-        (self.context.saturating_sub(self.reserve) as f64 * self.threshold) as u64
+        (self.window().saturating_sub(self.reply_reserve()) as f64 * self.threshold) as u64
+    }
+
+    /// Takes `window` as the real one when it is below what is known.
+    pub fn learn(&mut self, window: u64) {
+        if window > 0 && window < self.window() {
+            self.learned = Some(window);
+        }
     }
 
     /// The calibrated estimate of a prompt of `fixed` tokens plus `messages`.
@@ -125,15 +154,68 @@ impl Budget {
         self.calibration = (reported as f64 / raw as f64).clamp(1.0, 4.0);
     }
 
-    /// The provider refused a prompt estimated at `raw` tokens as too long: count such a
-    /// prompt as past the window from now on.
-    pub fn overflowed(&mut self, raw: u64) {
+    /// The provider refused a prompt estimated at `raw` tokens as too long, saying
+    /// `message`: learn the window (the one it states, else a little under the refused
+    /// prompt's size) and count such a prompt as past it from now on.
+    pub fn overflowed(&mut self, raw: u64, message: &str) {
         if raw == 0 {
             return;
         }
-        let needed = self.context as f64 * 1.05 / raw as f64;
+        let refused = self.scale(raw);
+        let window = stated_window(message)
+            .unwrap_or((refused as f64 * REFUSED_SHARE) as u64)
+            .max(1);
+        self.learn(window);
+        let needed = self.window() as f64 * 1.05 / raw as f64;
         self.calibration = self.calibration.max(needed).clamp(1.0, 4.0);
     }
+}
+
+/// The context window an overflow error states, in the providers' wordings: OpenAI's and
+/// vLLM's "maximum context length is N tokens", Anthropic's "… tokens > N maximum", and
+/// "context window of N", "limit of N", "maximum of N". Numbers may carry commas.
+pub fn stated_window(message: &str) -> Option<u64> {
+    let m = message.to_ascii_lowercase();
+    const BEFORE: &[&str] = &[
+        "maximum context length is",
+        "context length is",
+        "context length of",
+        "context window is",
+        "context window of",
+        "context size is",
+        "context size of",
+        "maximum of",
+        "limit of",
+        "limit is",
+    ];
+    for key in BEFORE {
+        if let Some(i) = m.find(key)
+            && let Some(n) = leading_number(&m[i + key.len()..])
+        {
+            return Some(n);
+        }
+    }
+    // "208310 tokens > 200000 maximum"
+    let (_, after) = m.split_once(" > ")?;
+    let n = leading_number(after)?;
+    after
+        .trim_start()
+        .trim_start_matches(|c: char| c.is_ascii_digit() || c == ',')
+        .trim_start()
+        .starts_with("maximum")
+        .then_some(n)
+}
+
+/// The number at the start of `s` (after spaces), commas allowed; small numbers (no real
+/// window) are not taken.
+fn leading_number(s: &str) -> Option<u64> {
+    let digits: String = s
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok().filter(|n| *n >= 256)
 }
 
 #[cfg(test)]
@@ -175,7 +257,53 @@ mod tests {
         assert_eq!(b.estimate(0, &[m(8_000)]), raw * 2);
         b.calibrate(raw, raw / 2);
         assert_eq!(b.calibration, 1.0, "never below the plain estimate");
-        b.overflowed(4_000);
-        assert!(b.scale(4_000) > 8_000);
+        b.overflowed(4_000, "context_length_exceeded");
+        assert!(
+            b.scale(4_000) > b.limit(),
+            "the refused prompt is now over the budget"
+        );
+    }
+
+    #[test]
+    fn an_overflow_teaches_the_window_and_a_success_does_not_forget_it() {
+        let cfg = CompactionConfig::default();
+        let mut b = Budget::new(&info(128_000, 4_000), &cfg);
+        b.overflowed(20_000, "Input is too long for this model.");
+        assert_eq!(b.window(), 18_000, "nine tenths of the refused prompt");
+        b.calibrate(20_000, 20_000);
+        assert_eq!(b.calibration, 1.0);
+        assert_eq!(b.window(), 18_000);
+        assert!(b.limit() < 18_000);
+        b.learn(100_000);
+        assert_eq!(b.window(), 18_000, "a larger window is never learned");
+        let mut s = Budget::new(&info(128_000, 4_000), &cfg);
+        s.overflowed(9_000, "This model's maximum context length is 8,192 tokens. However, your messages resulted in 9,001 tokens (8,001 in the messages, 1,000 in the completion).");
+        assert_eq!(s.window(), 8_192);
+    }
+
+    #[test]
+    fn the_providers_stated_windows_are_read() {
+        for (m, w) in [
+            (
+                "This model's maximum context length is 128000 tokens. However, your messages resulted in 130382 tokens.",
+                Some(128_000),
+            ),
+            (
+                "prompt is too long: 208310 tokens > 200000 maximum",
+                Some(200_000),
+            ),
+            (
+                "input exceeds the context window of 32768 tokens",
+                Some(32_768),
+            ),
+            ("Request exceeds the limit of 65,536 tokens", Some(65_536)),
+            (
+                "the request exceeds the available context size, try increasing it",
+                None,
+            ),
+            ("prompt is too long", None),
+        ] {
+            assert_eq!(stated_window(m), w, "{m}");
+        }
     }
 }

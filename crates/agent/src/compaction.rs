@@ -70,6 +70,11 @@ pub(crate) struct Record {
     pub summarized: u32,
     pub tokens_before: u64,
     pub tokens_after: u64,
+    /// The window an overflow taught for `model` (`provider/model`), kept for a resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// The compaction record of a stored message's content, if it is one.
@@ -290,6 +295,8 @@ impl Compactor<'_> {
             summarized,
             tokens_before: before,
             tokens_after: after,
+            window: budget.learned,
+            model: budget.learned.map(|_| self.model.model().to_string()),
         };
         let id = self
             .rec
@@ -331,8 +338,8 @@ impl Compactor<'_> {
         );
         let system_tokens = (COMPACTION_PROMPT.len() / 4) as u64 + 8;
         let room = budget
-            .context
-            .saturating_sub(budget.reserve + system_tokens);
+            .window()
+            .saturating_sub(budget.reply_reserve() + system_tokens);
         // The calibration says how much denser the real tokens are than the estimate.
         shrink_to(
             &mut conversation.messages,
@@ -343,7 +350,7 @@ impl Compactor<'_> {
             system: COMPACTION_PROMPT.to_string(),
             messages: conversation.messages,
             tools: Vec::new(),
-            max_tokens: Some(budget.reserve.clamp(256, 8_192) as u32),
+            max_tokens: Some(budget.reply_reserve().clamp(256, 8_192) as u32),
             temperature: None,
             cache_key: Some(self.rec.session.clone()),
         };

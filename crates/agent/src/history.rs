@@ -199,6 +199,17 @@ pub(crate) fn result_part(tool: &ToolData, row: Option<&ToolCallRow>) -> Part {
 /// Rebuilds a session's conversation for the next request (`--continue`, `--session ID`),
 /// as the model was last sent it: compactions recorded in the store are replayed.
 pub fn load_history(store: &Store, session_id: &str) -> Result<Vec<Message>, StoreError> {
+    Ok(load_with_window(store, session_id, "")?.0)
+}
+
+/// [`load_history`], and the smallest context window an overflow taught `model`
+/// (`provider/model`) in this session, from its compaction records.
+pub(crate) fn load_with_window(
+    store: &Store,
+    session_id: &str,
+    model: &str,
+) -> Result<(Vec<Message>, Option<u64>), StoreError> {
+    let mut window: Option<u64> = None;
     let calls: HashMap<String, ToolCallRow> = store
         .tool_calls(session_id)?
         .into_iter()
@@ -244,6 +255,11 @@ pub fn load_history(store: &Store, session_id: &str) -> Result<Vec<Message>, Sto
             // A compaction: what was sent from here on was pruned and summarised.
             "system" => {
                 if let Some(record) = crate::compaction::record_of(&m.content) {
+                    if let (Some(w), Some(for_model)) = (record.window, &record.model)
+                        && for_model == model
+                    {
+                        window = Some(window.map_or(w, |known| known.min(w)));
+                    }
                     let summary = parts.iter().find_map(|p| match p {
                         StoredPart::Other(kind, data)
                             if kind == crate::compaction::SUMMARY_PART =>
@@ -258,7 +274,7 @@ pub fn load_history(store: &Store, session_id: &str) -> Result<Vec<Message>, Sto
             _ => {}
         }
     }
-    Ok(history.messages)
+    Ok((history.messages, window))
 }
 
 /// The history with tool calls and results turned into plain text, for a request that

@@ -13,6 +13,12 @@
 //! A request made while no call runs (a timer navigating the page) or by a frame is never
 //! asked about: it passes only when the host was allowed before. Refusals are recorded so
 //! the call that caused them can report them.
+//!
+//! The page's own requests (`fetch()`, XHR, images, scripts, styles, media, beacons) are
+//! paused too and pass the same scheme and address checks — a private, loopback or
+//! link-local address (cloud metadata included) needs the `browser_private` allow rule —
+//! but not the `browser` host question, which is for what the page shows. They and the
+//! frames are never the action's error: their refusals are listed as notes in its result.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
@@ -41,12 +47,28 @@ impl Refusal {
     }
 }
 
+/// What kind of request is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Request {
+    /// A main-frame navigation; `may_ask` while a call runs.
+    Navigation { may_ask: bool },
+    /// A frame's document: passes only hosts allowed before.
+    Frame,
+    /// Anything else the page loads or sends.
+    Subresource,
+}
+
 #[derive(Default)]
 pub(crate) struct Gate {
     /// The call running now, whose context may ask the user.
     current: Mutex<Option<ToolContext>>,
     allowed: Mutex<HashSet<String>>,
+    /// Private hosts a `browser_private` rule allowed during a call: the page may still
+    /// reach them between calls, when no rule can be read.
+    private_allowed: Mutex<HashSet<String>>,
     refusals: Mutex<Vec<(String, Refusal)>>,
+    /// Refused requests of frames and subresources since the call began (their texts).
+    blocked: Mutex<Vec<String>>,
 }
 
 impl Gate {
@@ -57,6 +79,24 @@ impl Gate {
         if let Ok(mut r) = self.refusals.lock() {
             r.clear();
         }
+        if let Ok(mut b) = self.blocked.lock() {
+            b.clear();
+        }
+    }
+
+    /// Records a refusal that is the call's own error (a navigation, a download).
+    pub(crate) fn refuse(&self, url: &str, refusal: Refusal) {
+        if let Ok(mut r) = self.refusals.lock() {
+            r.push((url.to_string(), refusal));
+        }
+    }
+
+    /// The refused requests of frames and subresources since the call began.
+    pub(crate) fn take_blocked(&self) -> Vec<String> {
+        self.blocked
+            .lock()
+            .map(|mut b| std::mem::take(&mut *b))
+            .unwrap_or_default()
     }
 
     pub(crate) fn end(&self) {
@@ -77,6 +117,13 @@ impl Gate {
         self.current.lock().ok().and_then(|c| c.clone())
     }
 
+    fn private_allowed_before(&self, host: &str) -> bool {
+        self.private_allowed
+            .lock()
+            .map(|p| p.contains(host))
+            .unwrap_or(false)
+    }
+
     fn is_allowed(&self, host: &str) -> bool {
         self.allowed
             .lock()
@@ -84,19 +131,33 @@ impl Gate {
             .unwrap_or(false)
     }
 
-    /// Checks one request; records and returns a refusal. `may_ask`: a main-frame
-    /// navigation during a call (frames only pass hosts allowed before).
+    /// Checks a main-frame navigation; records and returns a refusal. `may_ask`: during a
+    /// call.
     pub(crate) async fn check(&self, raw: &str, may_ask: bool) -> Result<(), Refusal> {
-        let verdict = self.verdict(raw, may_ask).await;
-        if let Err(refusal) = &verdict
-            && let Ok(mut r) = self.refusals.lock()
-        {
-            r.push((raw.to_string(), refusal.clone()));
+        self.check_request(raw, Request::Navigation { may_ask })
+            .await
+    }
+
+    /// Checks one request of any kind; records and returns a refusal (a navigation's as
+    /// the call's error, the others' as notes).
+    pub(crate) async fn check_request(&self, raw: &str, kind: Request) -> Result<(), Refusal> {
+        let verdict = self.verdict(raw, kind).await;
+        if let Err(refusal) = &verdict {
+            match kind {
+                Request::Navigation { .. } => self.refuse(raw, refusal.clone()),
+                Request::Frame | Request::Subresource => {
+                    if let Ok(mut b) = self.blocked.lock() {
+                        b.push(match refusal {
+                            Refusal::Permission(t) | Refusal::Policy(t) => t.clone(),
+                        });
+                    }
+                }
+            }
         }
         verdict
     }
 
-    async fn verdict(&self, raw: &str, may_ask: bool) -> Result<(), Refusal> {
+    async fn verdict(&self, raw: &str, kind: Request) -> Result<(), Refusal> {
         let url = Url::parse(raw)
             .map_err(|e| Refusal::Policy(texts::invalid_url(raw, &e.to_string())))?;
         let ctx = self.context();
@@ -134,14 +195,24 @@ impl Gate {
         if let Some(private) = addrs
             .iter()
             .find(|a| podcode_builtins::is_private_address(a.ip()))
-            && rule("browser_private", &host) != PermissionAction::Allow
         {
-            return Err(Refusal::Policy(texts::blocked_private(
-                url.as_str(),
-                &host,
-                &private.ip().to_string(),
-            )));
+            if rule("browser_private", &host) == PermissionAction::Allow {
+                if let Ok(mut p) = self.private_allowed.lock() {
+                    p.insert(host.clone());
+                }
+            } else if !self.private_allowed_before(&host) {
+                return Err(Refusal::Policy(texts::blocked_private(
+                    url.as_str(),
+                    &host,
+                    &private.ip().to_string(),
+                )));
+            }
         }
+        let may_ask = match kind {
+            Request::Subresource => return Ok(()),
+            Request::Frame => false,
+            Request::Navigation { may_ask } => may_ask,
+        };
         if self.is_allowed(&host) {
             return Ok(());
         }

@@ -11,6 +11,7 @@
 
 mod diff;
 mod gate;
+mod intercept;
 mod launch;
 mod page;
 mod pool;

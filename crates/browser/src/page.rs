@@ -21,13 +21,9 @@ use chromiumoxide::cdp::browser_protocol::dom::{
     BackendNodeId, EnableParams as DomEnable, ResolveNodeParams,
 };
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
-use chromiumoxide::cdp::browser_protocol::fetch::{
-    ContinueRequestParams, EnableParams as FetchEnable, EventRequestPaused, FailRequestParams,
-    RequestPattern, RequestStage,
-};
 use chromiumoxide::cdp::browser_protocol::network::{
-    ErrorReason, EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent,
-    EventResponseReceived, ResourceType,
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
+    ResourceType,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat, CaptureScreenshotParams,
@@ -42,7 +38,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::gate::Gate;
-use crate::texts;
+use crate::{intercept, texts};
 
 const QUIET: Duration = Duration::from_millis(100);
 pub(crate) const SETTLE_LIMIT: Duration = Duration::from_secs(10);
@@ -100,40 +96,7 @@ impl Tab {
         let epoch = Instant::now();
         let mut listeners = Vec::new();
 
-        let mut paused = page
-            .event_listener::<EventRequestPaused>()
-            .await
-            .map_err(cdp_error)?;
-        // The main frame's id is the tab's target id, for the tab's whole life.
-        let main_frame = page.target_id().inner().clone();
-        {
-            let (page, gate) = (page.clone(), gate.clone());
-            listeners.push(tokio::spawn(async move {
-                while let Some(ev) = paused.next().await {
-                    let main = ev.frame_id.inner() == &main_frame;
-                    let id = ev.request_id.clone();
-                    let url = ev.request.url.clone();
-                    let (page, gate) = (page.clone(), gate.clone());
-                    // Each request is decided on its own: one waiting for the user does not
-                    // hold up the others.
-                    tokio::spawn(async move {
-                        if gate.check(&url, main).await.is_ok() {
-                            let _ = page.execute(ContinueRequestParams::new(id)).await;
-                        } else {
-                            // A main-frame navigation ends on Chromium's error page (the
-                            // action then goes back, see `leave_error_page`); an aborted one
-                            // would leave `Page.navigate` unanswered.
-                            let reason = if main {
-                                ErrorReason::BlockedByClient
-                            } else {
-                                ErrorReason::Aborted
-                            };
-                            let _ = page.execute(FailRequestParams::new(id, reason)).await;
-                        }
-                    });
-                }
-            }));
-        }
+        listeners.push(intercept::listen(&page, &gate).await?);
         listeners.push(count(&page, &net, epoch).await?);
         {
             let mut created = browser
@@ -157,15 +120,7 @@ impl Tab {
                 }
             }));
         }
-        let pattern = RequestPattern {
-            url_pattern: Some("*".into()),
-            resource_type: Some(ResourceType::Document),
-            request_stage: Some(RequestStage::Request),
-        };
-        let fetch = FetchEnable {
-            patterns: Some(vec![pattern]),
-            handle_auth_requests: None,
-        };
+        let fetch = intercept::patterns();
         let mut metrics = SetDeviceMetricsOverrideParams::new(1280, 720, 1.0, false);
         metrics.screen_width = Some(1280);
         metrics.screen_height = Some(720);

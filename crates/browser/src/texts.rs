@@ -85,6 +85,29 @@ pub(crate) fn blocked_navigation(url: &str, reason: &str) -> String {
     format!("The page tried to open {url}, which was blocked: {reason}")
 }
 
+pub(crate) fn download_blocked(url: &str) -> String {
+    format!(
+        "The download of {url} was blocked: the browser does not save files. To read the file, fetch it with webfetch (if it is allowed) or ask the user to download it."
+    )
+}
+
+/// The note an action adds for the page's own requests (and frames) the gate refused.
+pub(crate) fn blocked_requests(refused: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut out: String = refused
+        .iter()
+        .take(SHOWN)
+        .map(|r| format!("[a request of the page was blocked: {r}]\n"))
+        .collect();
+    if refused.len() > SHOWN {
+        out.push_str(&format!(
+            "[and {} more requests of the page were blocked]\n",
+            refused.len() - SHOWN
+        ));
+    }
+    out
+}
+
 pub(crate) fn navigation_failed(url: &str, error: &str) -> String {
     format!("Could not open {url}: {error}")
 }

@@ -12,6 +12,7 @@ mod locate;
 mod model;
 mod opencode;
 mod sandbox;
+mod substitute;
 mod trust;
 mod untrusted;
 
@@ -27,4 +28,5 @@ pub use model::{
 };
 pub use opencode::{OpencodeImport, files as opencode_files};
 pub use sandbox::{SandboxConfig, SandboxMode, SandboxOverride};
+pub use substitute::{ProjectAccess, is_secret_name};
 pub use trust::TrustList;

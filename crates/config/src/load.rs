@@ -17,6 +17,7 @@ use toml::de::DeTable;
 use crate::error::ConfigError;
 use crate::locate::{ignored_path, key_at, line_col};
 use crate::model::Config;
+use crate::substitute::{Policy, ProjectAccess};
 
 /// The result of [`load`]: the merged config, what was ignored, and which files took part.
 #[derive(Debug, Clone, Default)]
@@ -49,7 +50,13 @@ pub fn load_with_trust(
     let project = project.filter(|p| !same_file(global, p));
     let mut files = vec![ConfigFile::podcode(global, false)];
     files.extend(project.map(|p| ConfigFile::podcode(p, true)));
-    load_files(&files, project_trusted, &|name| std::env::var(name).ok())
+    // Only Podcode's own files, which substitute nothing, so the root is never consulted.
+    let access = ProjectAccess {
+        root: Path::new(""),
+        trusted: project_trusted,
+        secrets: false,
+    };
+    load_files(&files, access, &|name| std::env::var(name).ok())
 }
 
 /// One file taking part in a load, in merge order.
@@ -75,12 +82,14 @@ impl ConfigFile {
 /// The config of a workspace as a user who also uses opencode expects it: opencode's global
 /// files, Podcode's global file, the project's opencode files, then the project's
 /// `.podcode/config.toml` — so Podcode's own file wins over opencode's at each level, and
-/// the project refines the user's. `opencode` is what [`crate::opencode_files`] found.
+/// the project refines the user's. `opencode` is what [`crate::opencode_files`] found;
+/// `access` is what the user decided about the workspace (trust, and whether its opencode
+/// files may read secrets with `{file:}`/`{env:}`).
 pub fn load_workspace(
     global: &Path,
     project: Option<&Path>,
     opencode: &[(PathBuf, bool)],
-    project_trusted: bool,
+    access: ProjectAccess<'_>,
 ) -> Result<LoadedConfig, ConfigError> {
     let project = project.filter(|p| !same_file(global, p));
     let oc = |want_project: bool| {
@@ -97,15 +106,17 @@ pub fn load_workspace(
     files.push(ConfigFile::podcode(global, false));
     files.extend(oc(true));
     files.extend(project.map(|p| ConfigFile::podcode(p, true)));
-    load_files(&files, project_trusted, &|name| std::env::var(name).ok())
+    load_files(&files, access, &|name| std::env::var(name).ok())
 }
 
-/// Loads `files` in order over the defaults; `env` answers opencode's `{env:VAR}`.
+/// Loads `files` in order over the defaults; `env` answers opencode's `{env:VAR}` (within
+/// what `access` lets a project's file read).
 pub fn load_files(
     files: &[ConfigFile],
-    project_trusted: bool,
+    access: ProjectAccess<'_>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<LoadedConfig, ConfigError> {
+    let project_trusted = access.trusted;
     let mut merged = toml::Table::new();
     let mut loaded = LoadedConfig::default();
     for source in files {
@@ -114,8 +125,17 @@ pub fn load_files(
             continue;
         };
         let mut layer = if source.opencode {
-            let (table, report) = crate::opencode::translate(file, &text, source.project, env)?;
+            let policy = Policy {
+                env,
+                project: source.project.then_some(access),
+            };
+            let (table, report, refused) = crate::opencode::translate(file, &text, &policy)?;
             let config = check_layer(file, &table)?;
+            if !refused.is_empty() {
+                loaded
+                    .warnings
+                    .push(crate::substitute::warning(file, access, &refused));
+            }
             loaded.opencode.push(report);
             Layer {
                 config,

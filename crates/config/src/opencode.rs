@@ -5,7 +5,8 @@
 //! (`$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`), the file `$OPENCODE_CONFIG`
 //! names, the one in `$OPENCODE_CONFIG_DIR`, then the project's from the git root down to the
 //! working directory and in `<root>/.opencode/`. `translate` parses one (JSONC: comments and
-//! trailing commas; `{env:VAR}` and `{file:path}` substituted in strings) and maps what has a
+//! trailing commas; `{env:VAR}` and `{file:path}` substituted in strings, within what the
+//! workspace's trust lets a project's file read: `substitute`) and maps what has a
 //! Podcode meaning onto the shape of `config.toml`, so `load` merges it as one more layer:
 //!
 //! | opencode | Podcode |
@@ -22,10 +23,11 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::dirs::OpencodeDirs;
 use crate::error::ConfigError;
+use crate::substitute::{Policy, Refused, substitute};
 
 /// What one opencode config file gave: the Podcode-shaped table and a report.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -37,6 +39,9 @@ pub struct OpencodeImport {
     pub taken: Vec<String>,
     /// Top-level keys with no Podcode meaning, and values that could not be used.
     pub not_used: Vec<String>,
+    /// `{file:}`/`{env:}` references left empty because the project's file may not read
+    /// them (`key ({reference})`).
+    pub refused: Vec<String>,
 }
 
 /// The opencode config files for a workspace, lowest precedence first: `(file, project)`.
@@ -77,9 +82,8 @@ pub fn files(dirs: &OpencodeDirs, cwd: &Path, project_root: &Path) -> Vec<(PathB
 pub(crate) fn translate(
     file: &Path,
     text: &str,
-    project: bool,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<(toml::Table, OpencodeImport), ConfigError> {
+    policy: &Policy<'_>,
+) -> Result<(toml::Table, OpencodeImport, Vec<Refused>), ConfigError> {
     let options = jsonc_parser::ParseOptions {
         allow_comments: true,
         allow_trailing_commas: true,
@@ -97,7 +101,8 @@ pub(crate) fn translate(
             key: None,
             message: e.kind().to_string(),
         })?;
-    let value = substitute(value, file, env);
+    let mut refused = Vec::new();
+    let value = substitute(value, file, policy, &mut refused);
     let Value::Object(top) = value else {
         return Err(ConfigError::Parse {
             file: file.to_path_buf(),
@@ -111,7 +116,11 @@ pub(crate) fn translate(
         table: toml::Table::new(),
         report: OpencodeImport {
             file: file.to_path_buf(),
-            project,
+            project: policy.project.is_some(),
+            refused: refused
+                .iter()
+                .map(|r| format!("{} ({})", r.key, r.reference))
+                .collect(),
             ..OpencodeImport::default()
         },
     };
@@ -144,7 +153,7 @@ pub(crate) fn translate(
             _ => t.report.not_used.push(key),
         }
     }
-    Ok((t.table, t.report))
+    Ok((t.table, t.report, refused))
 }
 
 struct Translation {
@@ -382,66 +391,17 @@ fn mcp_server(server: &Value) -> Result<toml::Table, String> {
     Ok(out)
 }
 
-/// opencode's `{env:VAR}` (empty when unset) and `{file:path}` (relative to the config
-/// file, `~/` to home; trimmed contents) in every string.
-fn substitute(value: Value, file: &Path, env: &dyn Fn(&str) -> Option<String>) -> Value {
-    match value {
-        Value::String(s) => Value::String(substitute_str(&s, file, env)),
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|v| substitute(v, file, env))
-                .collect(),
-        ),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (k, substitute(v, file, env)))
-                .collect::<Map<_, _>>(),
-        ),
-        other => other,
-    }
-}
-
-fn substitute_str(s: &str, file: &Path, env: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(start) = rest.find('{') {
-        out.push_str(&rest[..start]);
-        let tail = &rest[start..];
-        let Some(end) = tail.find('}') else {
-            out.push_str(tail);
-            return out;
-        };
-        let inner = &tail[1..end];
-        if let Some(var) = inner.strip_prefix("env:") {
-            out.push_str(&env(var.trim()).unwrap_or_default());
-        } else if let Some(path) = inner.strip_prefix("file:") {
-            let path = path.trim();
-            let full = match path.strip_prefix("~/") {
-                Some(p) => {
-                    env("HOME").map_or_else(|| PathBuf::from(path), |h| Path::new(&h).join(p))
-                }
-                None => file.parent().unwrap_or(Path::new(".")).join(path),
-            };
-            match std::fs::read_to_string(&full) {
-                Ok(text) => out.push_str(text.trim()),
-                Err(_) => out.push_str(&tail[..=end]),
-            }
-        } else {
-            out.push_str(&tail[..=end]);
-        }
-        rest = &tail[end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn no_env(_: &str) -> Option<String> {
         None
+    }
+
+    /// The policy of the user's own file: everything is substituted.
+    fn users(env: &dyn Fn(&str) -> Option<String>) -> Policy<'_> {
+        Policy { env, project: None }
     }
 
     #[test]
@@ -461,8 +421,8 @@ mod tests {
           /* block */
           "agent": {"review": {"prompt": "Be brief.", "tools": {"bash": false}, "permission": {"edit": "deny"}, "temperature": 0.1}},
         }"#;
-        let (table, report) =
-            translate(Path::new("/p/opencode.jsonc"), text, true, &no_env).unwrap();
+        let (table, report, _) =
+            translate(Path::new("/p/opencode.jsonc"), text, &users(&no_env)).unwrap();
         let expected: toml::Table = r#"
             plugins = ["opencode-wakatime", "@scope/pkg@1.2.3"]
             permission = [
@@ -517,8 +477,7 @@ mod tests {
         let err = translate(
             Path::new("/p/opencode.json"),
             "{\n  \"plugin\": [\"a\" }\n}",
-            true,
-            &no_env,
+            &users(&no_env),
         )
         .unwrap_err();
         let text = err.to_string();
@@ -532,7 +491,8 @@ mod tests {
         let env = |k: &str| (k == "TOKEN").then(|| "t0k".to_string());
         let text = r#"{"mcp": {"w": {"type": "remote", "url": "https://x.invalid", "headers": {"A": "Bearer {env:TOKEN}"}}},
                       "agent": {"r": {"prompt": "{file:./prompt.md}"}}}"#;
-        let (table, _) = translate(&dir.path().join("opencode.json"), text, false, &env).unwrap();
+        let (table, _, _) =
+            translate(&dir.path().join("opencode.json"), text, &users(&env)).unwrap();
         assert_eq!(
             table["mcp"]["w"]["headers"]["A"].as_str(),
             Some("Bearer t0k")

@@ -2,6 +2,10 @@
 //! (`.podcode/tools`, `.podcode/plugins`, `.opencode/…`) are code from the repository, so
 //! they load only in a workspace listed here. The list is a small JSON file in the data
 //! directory (`trusted.json`), one absolute project root per entry.
+//!
+//! A second list of the same shape (`secrets-allowed.json`, `podcode trust --allow-secrets`)
+//! names the trusted workspaces whose opencode config may also read secrets: files outside
+//! the project with `{file:}` and secret-named variables with `{env:}` (see `substitute`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -17,7 +21,19 @@ pub struct TrustList {
 impl TrustList {
     /// Reads `<data_dir>/trusted.json`; a missing file is an empty list.
     pub fn load(data_dir: &Path) -> Result<Self, ConfigError> {
-        let file = data_dir.join("trusted.json");
+        Self::read(data_dir.join("trusted.json"), "trusted workspaces")
+    }
+
+    /// Reads `<data_dir>/secrets-allowed.json`: the workspaces whose config may read
+    /// secrets; a missing file is an empty list.
+    pub fn load_secrets(data_dir: &Path) -> Result<Self, ConfigError> {
+        Self::read(
+            data_dir.join("secrets-allowed.json"),
+            "workspaces allowed to read secrets",
+        )
+    }
+
+    fn read(file: PathBuf, what: &str) -> Result<Self, ConfigError> {
         let roots = match std::fs::read_to_string(&file) {
             Ok(text) => {
                 serde_json::from_str::<BTreeSet<String>>(&text).map_err(|e| ConfigError::Parse {
@@ -25,7 +41,7 @@ impl TrustList {
                     line: e.line(),
                     column: e.column().max(1),
                     key: None,
-                    message: format!("{e} (delete the file to reset the trusted workspaces)"),
+                    message: format!("{e} (delete the file to reset the {what})"),
                 })?
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeSet::new(),

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use podcode_config::{OpencodeDirs, load_workspace, opencode_files};
+use podcode_config::{OpencodeDirs, ProjectAccess, load_workspace, opencode_files};
 use podcode_protocol::{PermissionAction, PermissionRule};
 
 struct Ws {
@@ -38,7 +38,11 @@ fn load(w: &Ws, trusted: bool) -> podcode_config::LoadedConfig {
         &w.home.join(".config/podcode/config.toml"),
         Some(&w.root.join(".podcode/config.toml")),
         &found,
-        trusted,
+        ProjectAccess {
+            root: &w.root,
+            trusted,
+            secrets: false,
+        },
     )
     .unwrap()
 }
@@ -156,7 +160,12 @@ fn a_broken_opencode_file_names_itself() {
     let home = w.home.display().to_string();
     let oc = OpencodeDirs::from_vars(|k| (k == "HOME").then(|| home.clone()));
     let found = opencode_files(&oc, &w.root, &w.root);
-    let err = load_workspace(&w.home.join("c.toml"), None, &found, true).unwrap_err();
+    let access = ProjectAccess {
+        root: &w.root,
+        trusted: true,
+        secrets: false,
+    };
+    let err = load_workspace(&w.home.join("c.toml"), None, &found, access).unwrap_err();
     assert!(
         err.to_string()
             .starts_with(&format!("{}:3:", w.root.join("opencode.jsonc").display())),

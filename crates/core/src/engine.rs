@@ -66,8 +66,9 @@ impl Engine {
         };
         let project = project_root(&cwd);
         let trusted = TrustList::load(&dirs.data_dir)?.is_trusted(&project);
+        let secrets = trusted && TrustList::load_secrets(&dirs.data_dir)?.is_trusted(&project);
         // An untrusted project's config may only narrow (ask/deny), never allow.
-        let loaded = load_config(&dirs, &cwd, &project, trusted)?;
+        let loaded = load_config(&dirs, &cwd, &project, trusted, secrets)?;
         let (bus, _) = broadcast::channel(4096);
         Ok(Engine {
             dirs,
@@ -138,7 +139,11 @@ impl Engine {
 
     /// Marks this workspace trusted (or not) and remembers it; takes effect for tools that
     /// load after the call.
+    /// Revoking trust also takes back the permission to read secrets.
     pub fn set_trusted(&self, trusted: bool) -> Result<(), EngineError> {
+        if !trusted {
+            TrustList::load_secrets(&self.dirs.data_dir)?.set(&self.project, false)?;
+        }
         TrustList::load(&self.dirs.data_dir)?.set(&self.project, trusted)?;
         self.trusted.store(trusted, Ordering::SeqCst);
         Ok(())
@@ -148,11 +153,35 @@ impl Engine {
     /// project's config, which applies whole from here on.
     pub fn trust_now(&mut self) -> Result<(), EngineError> {
         self.set_trusted(true)?;
-        let loaded = load_config(&self.dirs, &self.cwd, &self.project, true)?;
+        self.reload_config()
+    }
+
+    /// Trusts this workspace and lets its opencode config read secrets (files outside the
+    /// project, secret-named variables), remembers both, and re-reads the config.
+    pub fn allow_secrets_now(&mut self) -> Result<(), EngineError> {
+        self.set_trusted(true)?;
+        TrustList::load_secrets(&self.dirs.data_dir)?.set(&self.project, true)?;
+        self.reload_config()
+    }
+
+    fn reload_config(&mut self) -> Result<(), EngineError> {
+        let secrets = TrustList::load_secrets(&self.dirs.data_dir)?.is_trusted(&self.project);
+        let loaded = load_config(&self.dirs, &self.cwd, &self.project, true, secrets)?;
         self.config = loaded.config;
         self.agents = OnceLock::new();
         self.opencode = loaded.opencode;
+        self.warnings = loaded.warnings;
         Ok(())
+    }
+
+    /// The `{file:}`/`{env:}` references of the project's opencode config that were left
+    /// empty (`key ({reference})`), for the start-up question.
+    pub fn refused_references(&self) -> Vec<String> {
+        self.opencode
+            .iter()
+            .filter(|i| i.project)
+            .flat_map(|i| i.refused.iter().cloned())
+            .collect()
     }
 
     /// Every agent profile of this workspace: the built-ins, agent files (global, and the
@@ -394,12 +423,18 @@ fn load_config(
     cwd: &Path,
     project: &Path,
     trusted: bool,
+    secrets: bool,
 ) -> Result<podcode_config::LoadedConfig, EngineError> {
     let opencode = podcode_config::opencode_files(&OpencodeDirs::from_env(), cwd, project);
+    let access = podcode_config::ProjectAccess {
+        root: project,
+        trusted,
+        secrets,
+    };
     Ok(podcode_config::load_workspace(
         &dirs.global_config_file(),
         Some(&project_config_file(project)),
         &opencode,
-        trusted,
+        access,
     )?)
 }

@@ -158,6 +158,12 @@ pub fn opencode_lines(imports: &[podcode_config::OpencodeImport]) -> Vec<String>
         if !i.not_used.is_empty() {
             out.push(format!("           not used: {}", i.not_used.join(", ")));
         }
+        if !i.refused.is_empty() {
+            out.push(format!(
+                "           left empty (this workspace's config may not read them): {}",
+                i.refused.join(", ")
+            ));
+        }
     }
     out
 }

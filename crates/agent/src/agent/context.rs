@@ -11,7 +11,7 @@ use super::Agent;
 use crate::budget::{Budget, estimate_fixed, estimate_messages};
 use crate::compaction::{Compactor, Reason};
 use crate::error::AgentError;
-use crate::history::{History, load_history, without_tool_parts};
+use crate::history::{History, load_with_window, without_tool_parts};
 use crate::prompt::{SystemContext, system_prompt};
 use crate::record::Recorder;
 use crate::step::{StepFailure, StepOutput, run_step};
@@ -32,9 +32,12 @@ impl Agent {
             runtime: self.runtime.clone(),
             session: session_id.to_string(),
         };
-        let history = History {
-            messages: load_history(&self.store, session_id)?,
-        };
+        let (messages, window) =
+            load_with_window(&self.store, session_id, &self.model.model().to_string())?;
+        if let Some(window) = window {
+            self.lock_budget().learn(window);
+        }
+        let history = History { messages };
         let ctx = SystemContext {
             cwd: self.opts.directory.clone(),
             project_root: self.opts.worktree.clone(),
@@ -129,7 +132,7 @@ impl Agent {
                 Err(StepFailure::Overflow(e)) if overflowed => return Ok(Err(e)),
                 Err(StepFailure::Overflow(e)) => {
                     overflowed = true;
-                    self.lock_budget().overflowed(raw);
+                    self.lock_budget().overflowed(raw, &e);
                     let out = self
                         .compactor(rec)
                         .run(history, fixed, Reason::Overflow, abort)

@@ -82,11 +82,16 @@ fn first_refusal(tab: &Tab) -> Option<ToolError> {
     })
 }
 
+/// What the page tried that was blocked: new windows, and its own requests (and frames)
+/// the gate refused.
 fn windows_note(tab: &Tab) -> String {
-    tab.take_blocked_windows()
+    let mut out: String = tab
+        .take_blocked_windows()
         .into_iter()
         .map(|u| format!("[the page tried to open a new window ({u}); new windows are blocked]\n"))
-        .collect()
+        .collect();
+    out.push_str(&texts::blocked_requests(&tab.gate.take_blocked()));
+    out
 }
 
 /// The page's URL, refused (and the page left) when its host was never allowed.

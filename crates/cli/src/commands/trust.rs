@@ -1,5 +1,6 @@
-//! `podcode trust [--revoke] [--list]`: mark the current workspace as trusted to run its
-//! own tools and plugins, or take that back.
+//! `podcode trust [--allow-secrets] [--revoke] [--list]`: mark the current workspace as
+//! trusted to run its own tools and plugins (and, with `--allow-secrets`, to let its opencode
+//! config read secrets), or take that back.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,20 +18,32 @@ pub struct TrustArgs {
     /// List every trusted workspace.
     #[arg(long, conflicts_with = "revoke")]
     list: bool,
+    /// Also let the workspace's opencode config read secrets: `{file:}` outside the
+    /// project and `{env:}` of secret-named variables (API keys, tokens, passwords).
+    #[arg(long, conflicts_with_all = ["revoke", "list"])]
+    allow_secrets: bool,
 }
 
 pub fn run(cwd: Option<PathBuf>, args: TrustArgs) -> Result<ExitCode> {
-    let engine = engine(cwd)?;
+    let mut engine = engine(cwd)?;
     if args.list {
         for root in engine.trusted_roots()? {
             println!("{root}");
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if args.allow_secrets {
+        engine.allow_secrets_now()?;
+        println!(
+            "Trusted {}: its .podcode/ tools and plugins will load, and its opencode config may read files outside it and secret environment variables.",
+            engine.project().display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     engine.set_trusted(!args.revoke)?;
     if args.revoke {
         println!(
-            "{} is no longer trusted: its .podcode/ tools and plugins will not load.",
+            "{} is no longer trusted: its .podcode/ tools and plugins will not load, and its config may not read secrets.",
             engine.project().display()
         );
     } else {

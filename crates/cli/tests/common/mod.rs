@@ -21,12 +21,13 @@ impl Env {
     /// A repository whose project config picks `scripted/test`; the user's config points it
     /// at a fresh scripted server.
     pub fn new(script: Vec<Reply>) -> Self {
+        Self::with_server(ScriptedModel::start_blocking(script))
+    }
+    /// [`Env::new`] with a server made by the caller (one that computes its replies).
+    pub fn with_server(server: ScriptedModel) -> Self {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("repo/.git")).unwrap();
-        let env = Self {
-            root,
-            server: ScriptedModel::start_blocking(script),
-        };
+        let env = Self { root, server };
         env.write(".podcode/config.toml", "model = \"scripted/test\"\n");
         env.write_global(&format!(
             "[provider.scripted]\nbase_url = \"{}\"\n[provider.scripted.models.\"test\"]\ncontext = 128000\n",
