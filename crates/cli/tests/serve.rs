@@ -1,6 +1,9 @@
-//! `podcode serve` from the binary: it prints where it listens and its token, answers the
-//! API with the token (and 401 without), drives a prompt to the scripted model, refuses a
-//! non-loopback host without a chosen token, and stops cleanly on SIGTERM.
+//! `podcode serve` from the binary: it prints where it listens and a sign-in link (and the
+//! token only when it made it), answers the API with the token (and 401 without), drives a
+//! prompt to the scripted model, refuses a non-loopback host without a strong chosen token,
+//! refuses requests naming a foreign `Host`, closes connections that never finish their
+//! headers and stays reachable under a small descriptor limit, refuses to drive another
+//! project's session, and stops cleanly on SIGTERM.
 
 mod common;
 
@@ -15,14 +18,26 @@ use serde_json::Value;
 
 /// One HTTP/1.1 request over a fresh connection; returns the status and the body.
 fn http(addr: &str, method: &str, path: &str, token: Option<&str>, body: &str) -> (u16, String) {
+    http_as(addr, addr, method, path, token, body)
+}
+
+/// The same, naming `host` in the `Host` header.
+fn http_as(
+    addr: &str,
+    host: &str,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &str,
+) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
     .unwrap();
@@ -34,7 +49,7 @@ fn http(addr: &str, method: &str, path: &str, token: Option<&str>, body: &str) -
 }
 
 #[test]
-fn serve_prints_its_url_and_token_answers_with_the_token_and_stops_on_sigterm() {
+fn serve_prints_its_url_and_a_sign_in_link_never_the_chosen_token_and_stops_on_sigterm() {
     let env = Env::new(vec![Reply::new().text("Hello from the server")]);
     let mut child = env
         .cmd(&["serve"])
@@ -51,8 +66,14 @@ fn serve_prints_its_url_and_token_answers_with_the_token_and_stops_on_sigterm() 
         .unwrap_or_else(|| panic!("{listening}"))
         .to_string();
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-    assert_eq!(next(), "Token: chosen-token-123");
-    assert_eq!(next(), format!("Open: {url}/#token=chosen-token-123"));
+    // A token the user chose is never echoed: not as the token, not in the link.
+    assert_eq!(next(), "Token: the one in PODCODE_SERVER_TOKEN");
+    let open = next();
+    assert!(!open.contains("chosen-token-123"), "{open}");
+    let code = open
+        .strip_prefix(&format!("Open: {url}/#code="))
+        .unwrap_or_else(|| panic!("{open}"));
+    assert!(code.len() >= 43, "{open}");
     let addr = url.trim_start_matches("http://").to_string();
 
     assert_eq!(http(&addr, "GET", "/api/sessions", None, "").0, 401);
@@ -144,4 +165,233 @@ fn serve_help_teaches_the_token_and_the_api() {
     }
     let web = String::from_utf8_lossy(&env.run(&["web", "--help"]).stdout).into_owned();
     assert!(web.contains("the web page in your browser"), "{web}");
+}
+
+/// Starts `podcode serve` (through `sh`, so `prefix` can set a limit first) and returns the
+/// child and `host:port` from its first line.
+fn start_serve(env: &Env, prefix: &str) -> (std::process::Child, String) {
+    let exe = env!("CARGO_BIN_EXE_podcode");
+    let mut child = env
+        .cmd(&[])
+        .env("PODCODE_SERVER_TOKEN", "chosen-token-123")
+        .spawn_with_program("sh", &["-c", &format!("{prefix} exec \"$0\" serve"), exe]);
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first
+        .strip_prefix("Podcode server on http://")
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_string();
+    // Keep reading stdout so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    (child, addr)
+}
+
+trait SpawnWith {
+    fn spawn_with_program(&mut self, program: &str, args: &[&str]) -> std::process::Child;
+}
+
+impl SpawnWith for std::process::Command {
+    /// Spawns `program args` with this command's environment and directory.
+    fn spawn_with_program(&mut self, program: &str, args: &[&str]) -> std::process::Child {
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(args);
+        for (k, v) in self.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        if let Some(dir) = self.get_current_dir() {
+            cmd.current_dir(dir);
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+}
+
+fn stop(mut child: std::process::Child) {
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+}
+
+#[test]
+fn requests_naming_a_foreign_host_are_refused_and_loopback_names_are_served() {
+    let env = Env::new(vec![]);
+    let (child, addr) = start_serve(&env, "");
+    let port = addr.rsplit_once(':').unwrap().1;
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_string(),
+        format!("127.0.0.1.nip.example:{port}"),
+        format!("localhost.evil.example:{port}"),
+    ] {
+        for path in ["/api/sessions", "/", "/openapi.json"] {
+            let (status, body) = http_as(&addr, &host, "GET", path, Some("chosen-token-123"), "");
+            assert_eq!(status, 421, "{host} {path}: {body}");
+            assert!(
+                body.contains("this server answers only to localhost and loopback addresses"),
+                "{body}"
+            );
+        }
+    }
+    for host in [
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("[::1]:{port}"),
+        addr.clone(),
+    ] {
+        let (status, body) = http_as(
+            &addr,
+            &host,
+            "GET",
+            "/api/sessions",
+            Some("chosen-token-123"),
+            "",
+        );
+        assert_eq!(status, 200, "{host}: {body}");
+    }
+    stop(child);
+}
+
+#[test]
+fn serve_on_a_public_address_refuses_a_short_or_regular_token() {
+    let env = Env::new(vec![]);
+    for (token, why) in [
+        (
+            "chosen-token-123",
+            "it has 16 characters; at least 32 are needed",
+        ),
+        (&"ab".repeat(20) as &str, "it looks too regular"),
+    ] {
+        let out = env
+            .cmd(&["serve", "--host", "0.0.0.0"])
+            .env("PODCODE_SERVER_TOKEN", token)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{token}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("error: refusing to listen on 0.0.0.0:")
+                && err.contains("with a weak token"),
+            "{err}"
+        );
+        assert!(err.contains(why), "{err}");
+        assert!(err.contains("openssl rand -base64 32"), "{err}");
+        assert!(!err.contains(token), "the token is not echoed: {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// Opens `n` connections that send half a request line and never finish it.
+fn stalled(addr: &str, n: usize) -> Vec<TcpStream> {
+    (0..n)
+        .map(|_| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(b"GET /api/sessions HTTP/1.1\r\nHost: ")
+                .unwrap();
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn connections_that_never_finish_their_headers_are_closed_and_do_not_lock_others_out() {
+    let env = Env::new(vec![]);
+    // 256 descriptors, as in the report: 370 stalled connections used to exhaust them.
+    let (child, addr) = start_serve(&env, "ulimit -n 256 &&");
+    let mut idle = stalled(&addr, 370);
+    // A real request still gets its answer (once stalled ones have been closed to make room).
+    let (status, body) = http(&addr, "GET", "/api/sessions", Some("chosen-token-123"), "");
+    assert_eq!(status, 200, "{body}");
+    // And a stalled connection is closed by the server: reading ends (EOF or a reset).
+    let first = &mut idle[0];
+    first
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let mut buf = Vec::new();
+    match first.read_to_end(&mut buf) {
+        Ok(_) => {}
+        Err(e) => assert!(
+            !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "the stalled connection is still open after 120 s"
+        ),
+    }
+    drop(idle);
+    stop(child);
+}
+
+#[test]
+fn another_projects_session_is_listed_but_not_driven() {
+    let env = Env::new(vec![Reply::new().text("done elsewhere")]);
+    let other = env.repo().parent().unwrap().join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    std::fs::create_dir_all(other.join(".podcode")).unwrap();
+    std::fs::write(
+        other.join(".podcode/config.toml"),
+        "model = \"scripted/test\"\n",
+    )
+    .unwrap();
+    let out = env
+        .cmd(&["run", "hi"])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let (child, addr) = start_serve(&env, "");
+    let (status, list) = http(&addr, "GET", "/api/sessions", Some("chosen-token-123"), "");
+    assert_eq!(status, 200, "{list}");
+    let list: Value = serde_json::from_str(&list).unwrap();
+    let theirs = &list[0];
+    let home = std::fs::canonicalize(&other).unwrap().display().to_string();
+    assert_eq!(theirs["other_project"], home.as_str(), "{list}");
+    let id = theirs["id"].as_str().unwrap();
+    // Reading stays possible.
+    let (status, _) = http(
+        &addr,
+        "GET",
+        &format!("/api/sessions/{id}"),
+        Some("chosen-token-123"),
+        "",
+    );
+    assert_eq!(status, 200);
+    let refused = format!(
+        "session {id} belongs to {home}, not to this server's project ({}): run `podcode serve` in {home} to drive it",
+        std::fs::canonicalize(env.repo()).unwrap().display()
+    );
+    for (path, body) in [
+        ("prompt", r#"{"text":"now here"}"#),
+        ("model", r#"{"model":"scripted/test"}"#),
+        ("agent", r#"{"agent":"build"}"#),
+        ("revert", r#"{"target":{"kind":"session","id":"x"}}"#),
+    ] {
+        let (status, answer) = http(
+            &addr,
+            "POST",
+            &format!("/api/sessions/{id}/{path}"),
+            Some("chosen-token-123"),
+            body,
+        );
+        assert_eq!(status, 409, "{path}: {answer}");
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["error"], refused.as_str());
+    }
+    assert_eq!(
+        env.requests().len(),
+        1,
+        "nothing ran for the refused prompt"
+    );
+    stop(child);
 }

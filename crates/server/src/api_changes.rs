@@ -73,13 +73,15 @@ pub async fn get_change(
     params(("id" = String, Path, description = "Session id")), request_body = RevertRequest,
     responses((status = 200, description = "Reverted, or refused with `conflict` set (nothing written)", body = RevertOutcome),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, description = "No such change, call, message or session here", body = ErrorBody)))]
+        (status = 404, description = "No such change, call, message or session here", body = ErrorBody),
+        (status = 409, description = "The session belongs to another project", body = ErrorBody)))]
 pub async fn revert(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     Json(body): Json<RevertRequest>,
 ) -> ApiResult<Json<RevertOutcome>> {
-    state.engine.session(&id)?;
+    // Reverting writes files: only in this server's project.
+    state.ensure_ours(&id)?;
     let t = body.target;
     let target = match t.kind.as_str() {
         "change" => RevertTarget::Change(t.id),

@@ -24,6 +24,7 @@ pub const BUSY_TEXT: &str = "a turn is running: abort it or wait for it to finis
 pub const RESOLVED_TEXT: &str = "already resolved";
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Also list `podcode tool call` sessions and sub-agent sessions.
     #[serde(default)]
@@ -44,6 +45,7 @@ async fn info_of(live: &Live) -> SessionInfo {
         updated_at: 0,
         open: true,
         busy: live.busy(),
+        other_project: None,
     }
 }
 
@@ -51,6 +53,7 @@ async fn info_of(live: &Live) -> SessionInfo {
 async fn session_info(state: &AppState, id: &str) -> ApiResult<SessionInfo> {
     let row = state.engine.session(id)?;
     let mut info = SessionInfo::from_row(&row);
+    info.other_project = state.foreign(&row).map(|p| p.display().to_string());
     if let Some(live) = state.live(id).await {
         let now = info_of(&live).await;
         info = SessionInfo {
@@ -59,6 +62,7 @@ async fn session_info(state: &AppState, id: &str) -> ApiResult<SessionInfo> {
             updated_at: info.updated_at,
             // The title the first prompt gave it is in the store.
             title: info.title,
+            other_project: info.other_project,
             ..now
         };
     }
@@ -76,6 +80,7 @@ pub async fn list_sessions(
     let mut out = Vec::with_capacity(rows.len());
     for row in rows.iter().filter(|r| q.all || r.parent_id.is_none()) {
         let mut info = SessionInfo::from_row(row);
+        info.other_project = state.foreign(row).map(|p| p.display().to_string());
         if let Some(live) = state.live(&row.id).await {
             info.open = true;
             info.busy = live.busy();
@@ -169,7 +174,7 @@ pub async fn export_session(
     params(("id" = String, Path, description = "Session id")), request_body = PromptRequest,
     responses((status = 202, description = "The turn runs; events report it", body = Accepted),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 409, description = "A turn is running", body = ErrorBody)))]
+        (status = 404, body = ErrorBody), (status = 409, description = "A turn is running, or the session belongs to another project", body = ErrorBody)))]
 pub async fn prompt(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -218,7 +223,8 @@ pub async fn abort(
     params(("id" = String, Path, description = "Session id")), request_body = ModelRequest,
     responses((status = 202, description = "A `configured` event follows", body = Accepted),
         (status = 400, description = "The model is not usable", body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, description = "The session belongs to another project", body = ErrorBody)))]
 pub async fn set_model(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -238,7 +244,8 @@ pub async fn set_model(
     params(("id" = String, Path, description = "Session id")), request_body = AgentRequest,
     responses((status = 202, description = "A `configured` event follows", body = Accepted),
         (status = 400, description = "Unknown agent", body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, description = "The session belongs to another project", body = ErrorBody)))]
 pub async fn set_agent(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,

@@ -28,6 +28,10 @@ pub struct SessionInfo {
     pub open: bool,
     /// A turn is running.
     pub busy: bool,
+    /// The project it belongs to when that is not this server's (null otherwise): it can be
+    /// read here but not driven — prompts, model and agent changes and reverts are refused
+    /// with 409; run `podcode serve` there to drive it.
+    pub other_project: Option<String>,
 }
 
 impl SessionInfo {
@@ -44,6 +48,7 @@ impl SessionInfo {
             updated_at: row.updated_at,
             open: false,
             busy: false,
+            other_project: None,
         }
     }
 }

@@ -6,6 +6,13 @@
 //! live log first, then replays from the store what comes after that id, then forwards live
 //! events, skipping any it already replayed — so nothing is lost or sent twice. A client
 //! that falls behind the live log is caught up from the store the same way.
+//!
+//! What waits for a client is bounded: messages queued for its connection may hold at most
+//! [`CLIENT_BUFFER`] bytes. Replaying from the store waits for room (the store is the
+//! buffer); a live event that finds no room ends the stream instead — the client stopped
+//! reading, and holding the backlog for it would cost the server memory without bound. It
+//! reconnects with `Last-Event-ID` (an `EventSource` does by itself) and is replayed from
+//! the store what it missed.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -18,7 +25,7 @@ use futures_util::Stream;
 use podcode_core::{EventLog, LoggedEvent};
 use podcode_protocol::Event;
 use serde::Deserialize;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{Semaphore, broadcast, mpsc};
 use utoipa::IntoParams;
 
 use crate::error::{ApiResult, ErrorBody};
@@ -28,13 +35,12 @@ use crate::state::AppState;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Events read from the store per query while replaying.
 const PAGE: usize = 1000;
+/// The most bytes of messages queued for one client.
+pub const CLIENT_BUFFER: usize = 1 << 20;
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct StreamQuery {
-    /// The token, for clients that cannot send an `Authorization` header (`EventSource`).
-    /// Declared for the OpenAPI document; the auth layer reads it from the raw query.
-    #[allow(dead_code)]
-    pub token: Option<String>,
     /// Replay every logged event after this id (as the `Last-Event-ID` header does); `0`
     /// replays the whole log.
     pub last_event_id: Option<i64>,
@@ -61,7 +67,11 @@ pub async fn session_events(
     Query(q): Query<StreamQuery>,
     headers: HeaderMap,
 ) -> ApiResult<EventStream> {
-    state.open(&id).await?;
+    // Another project's session is only followed, never opened (driven) here.
+    let row = state.engine.session(&id)?;
+    if state.foreign(&row).is_none() {
+        state.open(&id).await?;
+    }
     Ok(stream(&state, Some(id), last_id(&headers, &q)))
 }
 
@@ -99,32 +109,81 @@ fn stream(state: &AppState, session: Option<String>, last: Option<i64>) -> Event
     // live or (if published before the subscription) already in the store.
     let after = last.unwrap_or_else(|| log.head()).max(0);
     let live = log.subscribe();
-    let (tx, rx) = mpsc::channel::<SseEvent>(256);
+    let (tx, rx) = mpsc::unbounded_channel::<Queued>();
+    let room = Arc::new(Semaphore::new(CLIENT_BUFFER));
+    let out = Outbox {
+        tx,
+        room: room.clone(),
+    };
     let stop = state.stop.clone();
     tokio::spawn(async move {
         tokio::select! {
-            _ = forward(log, session, after, live, tx) => {}
+            _ = forward(log, session, after, live, out) => {}
             _ = stop.cancelled() => {}
         }
     });
-    let body =
-        futures_util::stream::unfold(
-            rx,
-            |mut rx| async move { rx.recv().await.map(|e| (Ok(e), rx)) },
-        );
+    // A message handed to the connection gives its room back.
+    let body = futures_util::stream::unfold((rx, room), |(mut rx, room)| async move {
+        let q = rx.recv().await?;
+        room.add_permits(q.size as usize);
+        Some((Ok(q.event), (rx, room)))
+    });
     Sse::new(Box::new(Box::pin(body)) as BoxStream)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
 }
 
-/// Replays, then follows the live log, until the client goes away.
+/// A message on its way to a client, with the room it takes.
+struct Queued {
+    event: SseEvent,
+    size: u32,
+}
+
+/// The sending side of a client's queue, bounded in bytes by `room`.
+struct Outbox {
+    tx: mpsc::UnboundedSender<Queued>,
+    room: Arc<Semaphore>,
+}
+
+impl Outbox {
+    /// The room `bytes` takes (a message larger than the whole buffer takes all of it).
+    fn size(bytes: usize) -> u32 {
+        u32::try_from(bytes.clamp(1, CLIENT_BUFFER)).unwrap_or(u32::MAX)
+    }
+    /// Queues `event`, waiting for room; false when the client is gone.
+    async fn send(&self, (event, bytes): (SseEvent, usize)) -> bool {
+        let size = Self::size(bytes);
+        // Waiting for room ends when the client goes away, not only when it reads.
+        let permit = tokio::select! {
+            permit = self.room.acquire_many(size) => permit,
+            _ = self.tx.closed() => return false,
+        };
+        match permit {
+            Ok(permit) => permit.forget(),
+            Err(_) => return false,
+        }
+        self.tx.send(Queued { event, size }).is_ok()
+    }
+    /// Queues `event` if there is room now; false when there is not (or the client is gone).
+    fn offer(&self, (event, bytes): (SseEvent, usize)) -> bool {
+        let size = Self::size(bytes);
+        match self.room.try_acquire_many(size) {
+            Ok(permit) => permit.forget(),
+            Err(_) => return false,
+        }
+        self.tx.send(Queued { event, size }).is_ok()
+    }
+}
+
+/// Replays, then follows the live log, until the client goes away or stops reading.
 async fn forward(
     log: Arc<EventLog>,
     session: Option<String>,
     mut sent: i64,
     mut live: broadcast::Receiver<Arc<LoggedEvent>>,
-    tx: mpsc::Sender<SseEvent>,
+    tx: Outbox,
 ) {
-    if tx.send(SseEvent::default().comment("ready")).await.is_err() {
+    let ready = SseEvent::default().comment("ready");
+    if !tx.send((ready, 8)).await {
         return;
     }
     loop {
@@ -133,9 +192,9 @@ async fn forward(
             let page = match log.since(sent, session.as_deref(), PAGE) {
                 Ok(p) => p,
                 Err(e) => {
-                    let _ = tx
-                        .send(SseEvent::default().comment(format!("event log: {e}")))
-                        .await;
+                    let text = format!("event log: {e}");
+                    let size = text.len();
+                    tx.send((SseEvent::default().comment(text), size)).await;
                     return;
                 }
             };
@@ -143,7 +202,7 @@ async fn forward(
                 break;
             };
             for e in coalesce(page) {
-                if tx.send(message(&e)).await.is_err() {
+                if !tx.send(message(&e)).await {
                     return;
                 }
             }
@@ -155,7 +214,9 @@ async fn forward(
                     if e.seq <= sent || session.as_ref().is_some_and(|s| *s != e.session_id) {
                         continue;
                     }
-                    if tx.send(message(&e)).await.is_err() {
+                    // No room: the client is not reading. End its stream (what is queued
+                    // still goes out); it resumes from its last id.
+                    if !tx.offer(message(&e)) {
                         return;
                     }
                     sent = e.seq;
@@ -167,8 +228,8 @@ async fn forward(
     }
 }
 
-/// One SSE message for a logged event.
-fn message(e: &LoggedEvent) -> SseEvent {
+/// One SSE message for a logged event, and about how many bytes it is.
+fn message(e: &LoggedEvent) -> (SseEvent, usize) {
     let mut data = serde_json::to_value(&e.event).unwrap_or_default();
     let kind = data
         .get("type")
@@ -178,10 +239,13 @@ fn message(e: &LoggedEvent) -> SseEvent {
     if let Some(obj) = data.as_object_mut() {
         obj.insert("session".into(), e.session_id.clone().into());
     }
-    SseEvent::default()
+    let data = data.to_string();
+    let size = data.len() + kind.len() + 32;
+    let event = SseEvent::default()
         .id(e.seq.to_string())
         .event(kind)
-        .data(data.to_string())
+        .data(data);
+    (event, size)
 }
 
 /// Merges runs of text (or reasoning) deltas of one message into one event carrying the

@@ -3,8 +3,10 @@
 //! A front end like the TUI: it depends on `podcode-core` and `podcode-protocol` only.
 //! `Server::bind` checks the address and token and binds; `run` serves until the shutdown
 //! future resolves, then ends every event stream, closes the sessions it drove and stops
-//! the engine's plugin hosts and MCP servers. Requests flow: `auth` (bearer token) ▸ a
-//! handler (`api_*`) ▸ the engine (`AppState` holds the sessions this server drives) ▸ an
+//! the engine's plugin hosts and MCP servers. Connections flow through `listen` (a cap on
+//! connections, a deadline for headers), then requests through `guard` (the `Host` must be
+//! ours) ▸ `auth` (bearer token or `login`'s sign-in cookie; failures limited per peer by
+//! `limit`) ▸ a handler (`api_*`) ▸ the engine (`AppState` holds the sessions this server drives) ▸ an
 //! answer; what a turn does flows back as events through the event log to `events`' SSE
 //! streams. The contract is docs/server-api.md; `/openapi.json` is generated from the
 //! handlers' annotations and the `dto` types by the same router that serves them.
@@ -17,6 +19,10 @@ mod auth;
 mod dto;
 mod error;
 mod events;
+mod guard;
+mod limit;
+mod listen;
+mod login;
 mod state;
 
 use std::future::Future;
@@ -37,8 +43,10 @@ use utoipa_axum::routes;
 pub use api_catalog::{MASK, mask};
 pub use api_sessions::{BUSY_TEXT, RESOLVED_TEXT};
 pub use assets::NO_PAGE;
-pub use auth::{TOKEN_ENV, new_token};
+pub use auth::{MIN_TOKEN_CHARS, TOKEN_ENV, TOKEN_REFUSED, new_token};
 pub use error::ErrorBody;
+pub use listen::{HEADER_TIMEOUT, connection_cap};
+pub use login::{CODE_REFUSED, CODE_TTL, COOKIE_TTL};
 pub use state::DEFAULT_AGENT;
 
 use crate::state::AppState;
@@ -52,6 +60,12 @@ pub enum ServerError {
          stay on 127.0.0.1"
     )]
     TokenRequired(SocketAddr),
+    #[error(
+        "refusing to listen on {addr} with a weak token: {why}. Anyone who can reach this \
+         address could guess it. Set {TOKEN_ENV} to a long random secret (for example the \
+         output of `openssl rand -base64 32`), or leave out --host to stay on 127.0.0.1"
+    )]
+    WeakToken { addr: SocketAddr, why: String },
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: String,
@@ -61,8 +75,6 @@ pub enum ServerError {
     Token(String),
     #[error("{0}")]
     Engine(#[from] podcode_core::EngineError),
-    #[error("the server stopped: {0}")]
-    Serve(std::io::Error),
 }
 
 /// Where and how to listen.
@@ -91,11 +103,12 @@ impl Default for ServeOptions {
     info(
         title = "Podcode server API",
         description = "Drive Podcode sessions over HTTP; follow them over Server-Sent Events. \
-            Every /api route needs `Authorization: Bearer <token>` (the event streams also take \
-            `?token=`). See docs/server-api.md."
+            Every /api route but /api/login and /api/logout needs `Authorization: Bearer <token>` \
+            or the sign-in cookie `POST /api/login` gives a browser. See docs/server-api.md."
     ),
     modifiers(&BearerAuth),
     tags(
+        (name = "auth", description = "Signing a browser in and out"),
         (name = "sessions", description = "Stored and open sessions"),
         (name = "drive", description = "Prompt, abort, model and agent, permission replies"),
         (name = "changes", description = "The change journal: list, diff, revert"),
@@ -125,6 +138,8 @@ impl utoipa::Modify for BearerAuth {
 fn api() -> (Router<Arc<AppState>>, utoipa::openapi::OpenApi) {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(api_catalog::info))
+        .routes(routes!(login::login))
+        .routes(routes!(login::logout))
         .routes(routes!(
             api_sessions::list_sessions,
             api_sessions::create_session
@@ -164,11 +179,13 @@ pub struct Server {
     listener: TcpListener,
     addr: SocketAddr,
     state: Arc<AppState>,
+    /// The token came from the options (the user chose it): never print it.
+    chosen: bool,
 }
 
 impl Server {
     /// Checks the options, starts the event log and binds. A non-loopback address needs a
-    /// token the user chose.
+    /// token the user chose, and a strong one.
     pub async fn bind(engine: Arc<Engine>, opts: ServeOptions) -> Result<Server, ServerError> {
         let target = format!("{}:{}", opts.host, opts.port);
         let listener = TcpListener::bind((opts.host.as_str(), opts.port))
@@ -181,19 +198,26 @@ impl Server {
             addr: target,
             source,
         })?;
-        let token = match opts.token.filter(|t| !t.is_empty()) {
-            Some(t) => t,
+        let chosen = opts.token.filter(|t| !t.is_empty());
+        let token = match &chosen {
+            Some(t) if !addr.ip().is_loopback() => match auth::weakness(t) {
+                Some(why) => return Err(ServerError::WeakToken { addr, why }),
+                None => t.clone(),
+            },
+            Some(t) => t.clone(),
             None if addr.ip().is_loopback() => {
                 new_token().map_err(|e| ServerError::Token(e.to_string()))?
             }
             None => return Err(ServerError::TokenRequired(addr)),
         };
         let log = engine.event_log()?;
-        let state = Arc::new(AppState::new(engine, token, log));
+        let hosts = guard::Hosts::new(&opts.host);
+        let state = Arc::new(AppState::new(engine, token, log, hosts, addr.port()));
         Ok(Server {
             listener,
             addr,
             state,
+            chosen: chosen.is_some(),
         })
     }
 
@@ -203,13 +227,28 @@ impl Server {
     pub fn token(&self) -> &str {
         &self.state.token
     }
+    /// The token was given in the options (chosen by the user), not made here.
+    pub fn token_is_chosen(&self) -> bool {
+        self.chosen
+    }
     /// `http://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
-    /// The page's address with the token in the fragment (never sent to the server).
-    pub fn page_url(&self) -> String {
-        format!("{}/#token={}", self.url(), self.state.token)
+    /// The page's address with a new one-time sign-in code in the fragment, usable once
+    /// within [`CODE_TTL`]: the page trades it for a cookie and drops it from the address.
+    pub fn page_url(&self) -> Result<String, ServerError> {
+        self.sign_in_url(CODE_TTL)
+    }
+    /// The same with a code that lives only `ttl` (for a browser started with it, where the
+    /// URL is visible in the process list until the browser has spent it).
+    pub fn sign_in_url(&self, ttl: std::time::Duration) -> Result<String, ServerError> {
+        let code = self
+            .state
+            .grants
+            .code(ttl)
+            .map_err(|e| ServerError::Token(e.to_string()))?;
+        Ok(format!("{}/#code={code}", self.url()))
     }
 
     /// Serves until `shutdown` resolves, then ends the event streams, closes the sessions
@@ -246,19 +285,23 @@ impl Server {
             // Over everything, the fallback included: an unknown /api route is 401 too.
             .layer(axum::middleware::from_fn_with_state(
                 state.clone(),
-                auth::require_token,
+                auth::require_auth,
+            ))
+            // Outermost: a request under a foreign name gets nothing, not even the page.
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                guard::require_host,
             ));
-        let graceful = stop.clone();
-        let served = axum::serve(self.listener, app)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                // Event streams never end by themselves: end them so the server can stop.
-                graceful.cancel();
-            })
-            .await;
+        let accepting = stop.clone();
+        tokio::spawn(async move {
+            shutdown.await;
+            // Event streams never end by themselves: end them so the server can stop.
+            accepting.cancel();
+        });
+        listen::serve(self.listener, app, connection_cap(), stop.clone()).await;
         stop.cancel();
         state.close_all().await;
         state.engine.shutdown().await;
-        served.map_err(ServerError::Serve)
+        Ok(())
     }
 }

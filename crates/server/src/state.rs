@@ -1,10 +1,11 @@
-//! What every handler shares: the engine, the token, the event log and the sessions this
-//! server drives. A stored session is opened on first use (resume by id) and stays open
+//! What every handler shares: the engine, the credentials (token, sign-ins, the failure
+//! limiter, the names it answers to), the event log and the sessions this server drives. A stored session is opened on first use (resume by id) and stays open
 //! until the server stops or it is deleted; a watcher per open session keeps `busy` true
 //! from the moment a prompt is accepted until its turn finishes, so a second prompt is
 //! refused instead of racing the first.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -13,7 +14,10 @@ use podcode_protocol::{Event, Op};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
+use crate::guard::Hosts;
+use crate::limit::Limiter;
+use crate::login::Grants;
 
 /// The agent a session uses when none is named.
 pub const DEFAULT_AGENT: &str = "build";
@@ -21,6 +25,14 @@ pub const DEFAULT_AGENT: &str = "build";
 pub struct AppState {
     pub engine: Arc<Engine>,
     pub token: String,
+    /// The sign-in cookie's name (per port).
+    pub cookie: String,
+    pub grants: Grants,
+    pub limiter: Limiter,
+    pub hosts: Hosts,
+    /// The project directory, resolved: sessions whose checkout is not inside it belong to
+    /// another project.
+    project: PathBuf,
     pub log: Arc<EventLog>,
     /// Cancelled when the server stops: ends the event streams.
     pub stop: CancellationToken,
@@ -54,10 +66,22 @@ pub struct NewSession {
 }
 
 impl AppState {
-    pub fn new(engine: Arc<Engine>, token: String, log: Arc<EventLog>) -> Self {
+    pub fn new(
+        engine: Arc<Engine>,
+        token: String,
+        log: Arc<EventLog>,
+        hosts: Hosts,
+        port: u16,
+    ) -> Self {
+        let project = resolved(engine.project());
         Self {
             engine,
             token,
+            cookie: crate::login::cookie_name(port),
+            grants: Grants::default(),
+            limiter: Limiter::default(),
+            hosts,
+            project,
             log,
             stop: CancellationToken::new(),
             sessions: Mutex::new(HashMap::new()),
@@ -69,12 +93,32 @@ impl AppState {
         self.sessions.lock().await.get(id).cloned()
     }
 
-    /// The session `id`, opened (resumed) when it is stored but not open. 404 when unknown.
+    /// The project directory another project's session `row` belongs to; `None` when it is
+    /// this server's. A session belongs where its checkout is (`main_cwd`: the user's
+    /// directory, also for a worktree session, whose `cwd` is the worktree).
+    pub fn foreign(&self, row: &podcode_core::SessionRow) -> Option<PathBuf> {
+        let home = resolved(Path::new(&row.main_cwd));
+        (!home.starts_with(&self.project)).then_some(home)
+    }
+
+    /// Refuses to drive another project's session: its tools would run under this
+    /// project's rules, in this server's directory (409 saying where to serve it from).
+    pub fn ensure_ours(&self, id: &str) -> ApiResult<()> {
+        let row = self.engine.session(id)?;
+        match self.foreign(&row) {
+            None => Ok(()),
+            Some(home) => Err(ApiError::Conflict(foreign_text(id, &home, &self.project))),
+        }
+    }
+
+    /// The session `id`, opened (resumed) when it is stored but not open. 404 when unknown,
+    /// 409 when it belongs to another project.
     pub async fn open(&self, id: &str) -> ApiResult<Arc<Live>> {
         let mut sessions = self.sessions.lock().await;
         if let Some(live) = sessions.get(id) {
             return Ok(live.clone());
         }
+        self.ensure_ours(id)?;
         let row = self.engine.session(id)?;
         // Resume with the agent and model it was using, when they are still usable.
         let agent = if self.engine.agents().resolve(&row.agent).is_ok() {
@@ -138,6 +182,22 @@ impl AppState {
             close_live(live).await;
         }
     }
+}
+
+/// Why another project's session is refused (user-facing).
+pub fn foreign_text(id: &str, home: &Path, project: &Path) -> String {
+    format!(
+        "session {id} belongs to {}, not to this server's project ({}): run `podcode serve` in \
+         {} to drive it",
+        home.display(),
+        project.display(),
+        home.display()
+    )
+}
+
+/// `path` with links resolved, or as given when it no longer exists.
+fn resolved(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 async fn close_live(live: Arc<Live>) {

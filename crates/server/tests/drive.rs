@@ -278,10 +278,8 @@ async fn a_stream_dropped_mid_turn_resumes_from_last_event_id_without_loss_or_du
     // from the start of the log.
     let r = server
         .client
-        .get(server.at(&format!(
-            "/api/events?token={}&last_event_id=0",
-            common::TOKEN
-        )))
+        .get(server.at("/api/events?last_event_id=0"))
+        .bearer_auth(common::TOKEN)
         .send()
         .await
         .unwrap();

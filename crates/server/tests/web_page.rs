@@ -1,7 +1,9 @@
 //! The web page of `podcode serve`, driven in a real headless Chromium (chromiumoxide, as the
 //! browser tools do) against the real server (in process, with a real engine, SQLite store
-//! and the scripted model speaking SSE over HTTP): the page takes the token from its URL, a
-//! prompt streams its answer in, a permission prompt for an `edit` is approved, the Changes
+//! and the scripted model speaking SSE over HTTP): the page trades the one-time code in its
+//! URL for an HttpOnly, SameSite=Strict cookie and keeps no secret anywhere a script or the
+//! address bar could show it (a spent link leads to the sign-in form, which takes the
+//! token), a prompt streams its answer in, a permission prompt for an `edit` is approved, the Changes
 //! panel reverts the edit (through a conflict and "Revert anyway") and the file is restored
 //! on disk. Model text that carries HTML runs nothing. A phone-sized viewport keeps the
 //! prompt box and the Changes toggle on screen. A dropped event stream resumes without loss,
@@ -27,6 +29,7 @@ struct Env {
     root: ScratchWorkspace,
     _model: ScriptedModel,
     open_url: String,
+    token: String,
     stop: Option<oneshot::Sender<()>>,
     served: Option<tokio::task::JoinHandle<()>>,
 }
@@ -40,7 +43,8 @@ impl Env {
         let server = Server::bind(engine, ServeOptions::default())
             .await
             .expect("bind");
-        let open_url = server.page_url();
+        let open_url = server.page_url().expect("page url");
+        let token = server.token().to_string();
         let (stop, stopped) = oneshot::channel::<()>();
         let served = tokio::spawn(async move {
             let _ = server
@@ -53,6 +57,7 @@ impl Env {
             root,
             _model: model,
             open_url,
+            token,
             stop: Some(stop),
             served: Some(served),
         }
@@ -161,6 +166,44 @@ async fn open_page(browser: &Browser, url: &str) -> Page {
     page
 }
 
+/// The page signed in with a cookie no script can read (HttpOnly), sent only to this site
+/// (SameSite=Strict) and with an end; no secret is in the address, in storage, or in the
+/// URL of anything the page fetched.
+async fn assert_secretless(page: &Page, env: &Env) {
+    const COOKIE_EMPTY: &str = "\"cookie\":\"\"";
+    let code = env.open_url.split_once("#code=").expect("a code").1;
+    let seen = eval(
+        page,
+        "JSON.stringify({href: location.href, cookie: document.cookie,          session: JSON.stringify(sessionStorage), local: JSON.stringify(localStorage),          urls: performance.getEntriesByType('resource').map(e => e.name)})",
+    )
+    .await;
+    let seen = seen.as_str().unwrap_or_default().to_string();
+    assert!(seen.contains("/api/"), "the page fetched: {seen}");
+    for secret in [code, env.token.as_str(), "token="] {
+        assert!(!seen.contains(secret), "{secret} in {seen}");
+    }
+    assert!(seen.contains(COOKIE_EMPTY), "{seen}");
+    let cookies = page.get_cookies().await.expect("cookies");
+    let ours: Vec<_> = cookies
+        .iter()
+        .filter(|c| c.name.starts_with("podcode_"))
+        .collect();
+    assert_eq!(ours.len(), 1, "{cookies:?}");
+    let c = ours[0];
+    assert!(c.http_only, "{c:?}");
+    assert_eq!(
+        c.same_site,
+        Some(chromiumoxide::cdp::browser_protocol::network::CookieSameSite::Strict),
+        "{c:?}"
+    );
+    assert_eq!(c.path, "/");
+    assert!(
+        !c.session && c.expires > 0.0,
+        "the cookie has an end: {c:?}"
+    );
+    assert!(c.value != env.token && c.value != code);
+}
+
 /// Types `text` into the prompt box and sends it with Enter, as a user does.
 async fn send_prompt(page: &Page, text: &str) -> Element {
     let prompt = page.find_element("#prompt").await.expect("prompt box");
@@ -250,16 +293,12 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
     let (browser, pump, _profile) = chromium().await;
 
     let page = open_page(&browser, &env.open_url).await;
-    // The token moved from the address bar into the tab's storage.
+    // The code left the address bar, and the page holds no secret a script could read.
     assert_eq!(
         eval(&page, "location.hash").await,
         Value::String(String::new())
     );
-    assert!(
-        eval(&page, "sessionStorage.getItem('podcode.token')")
-            .await
-            .is_string()
-    );
+    assert_secretless(&page, &env).await;
     assert_eq!(
         eval(&page, "document.getElementById('model-picker').value").await,
         "scripted/test"
@@ -451,7 +490,8 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
         std::fs::write(format!("{dir}/desktop.png"), png).expect("write screenshot");
     }
 
-    // A tab without the token says how to get one.
+    // A tab without the token says how to get one (a browser that is not signed in).
+    browser.clear_cookies().await.expect("clear cookies");
     let bare = env
         .open_url
         .split('#')
@@ -768,6 +808,74 @@ async fn two_tabs_follow_one_session_and_one_answer_closes_both_prompts() {
         "tab A shows each of its prompts once"
     );
 
+    close(browser, pump).await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spent_sign_in_link_leads_to_the_form_which_takes_the_token() {
+    let env = Env::start(vec![Reply::new().text("signed in again")], "").await;
+    let (browser, pump, _profile) = chromium().await;
+    // The link signs this browser in once.
+    let first = open_page(&browser, &env.open_url).await;
+    assert_secretless(&first, &env).await;
+    // Another browser (no cookie) that got hold of the same link afterwards gets nothing.
+    browser.clear_cookies().await.expect("clear cookies");
+    let later = browser
+        .new_page(env.open_url.as_str())
+        .await
+        .expect("open the spent link");
+    wait_for(
+        &later,
+        "!document.getElementById('login').hidden",
+        "the sign-in form",
+    )
+    .await;
+    assert_eq!(
+        eval(&later, "location.hash").await,
+        Value::String(String::new())
+    );
+    assert_eq!(
+        eval(
+            &later,
+            "document.getElementById('model-picker').options.length"
+        )
+        .await,
+        0
+    );
+    // A wrong token is refused; the right one signs in.
+    let field = later
+        .find_element("#login-token")
+        .await
+        .expect("token field");
+    field.click().await.expect("focus");
+    field.type_str("not-the-token").await.expect("type");
+    field.press_key("Enter").await.expect("send");
+    wait_for(
+        &later,
+        "!document.getElementById('login-error').hidden && document.getElementById('login-error').textContent",
+        "the refusal",
+    )
+    .await;
+    eval(&later, "document.getElementById('login-token').value = ''").await;
+    field.click().await.expect("focus");
+    field.type_str(&env.token).await.expect("type");
+    field.press_key("Enter").await.expect("send");
+    wait_for(
+        &later,
+        "document.getElementById('model-picker').options.length",
+        "the page",
+    )
+    .await;
+    send_prompt(&later, "hello").await;
+    wait_for(
+        &later,
+        "document.getElementById('transcript').innerText.includes('signed in again')",
+        "the answer over the cookie-authorised stream",
+    )
+    .await;
+    let field_value = eval(&later, "document.getElementById('login-token').value").await;
+    assert_eq!(field_value, Value::String(String::new()));
     close(browser, pump).await;
     env.stop().await;
 }

@@ -1,9 +1,11 @@
 //! `podcode serve` and `podcode web`: the HTTP + SSE API and the web page
 //! (`podcode-server`). Wiring only: load the engine, check the options, print where the
-//! server listens and its token, serve until Ctrl-C or SIGTERM.
+//! server listens, its token (only one it made: a token the user chose is never echoed) and
+//! a one-time sign-in link, serve until Ctrl-C or SIGTERM.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
@@ -11,10 +13,16 @@ use podcode_server::{ServeOptions, Server, TOKEN_ENV};
 
 use crate::start::{tokio_runtime, trusted_engine};
 
+/// How long the sign-in code given to a browser `podcode web` starts stays usable: the URL
+/// is on the browser's command line (visible in `ps`) until the browser has spent it.
+const BROWSER_CODE_TTL: Duration = Duration::from_secs(60);
+
 /// What `podcode serve --help` adds after the options.
 pub const SERVE_HELP: &str = "The API (every route, the event stream, auth) is described at
-/openapi.json on the server and in docs/server-api.md. Clients send the token printed at
-start as `Authorization: Bearer <token>`; the web page takes it from the URL printed as Open.
+/openapi.json on the server and in docs/server-api.md. Clients send the token as
+`Authorization: Bearer <token>` (the token printed at start, or the one you set in
+PODCODE_SERVER_TOKEN, which is never printed). The Open link signs a browser in once, within
+10 minutes; after that, the page asks for the token.
 
 Examples:
   podcode serve                          loopback, a free port, a random token
@@ -70,10 +78,16 @@ pub fn run(cwd: Option<PathBuf>, args: ServeArgs) -> Result<ExitCode> {
             }
         };
         println!("Podcode server on {}", server.url());
-        println!("Token: {}", server.token());
-        println!("Open: {}", server.page_url());
+        if server.token_is_chosen() {
+            println!("Token: the one in {TOKEN_ENV}");
+        } else {
+            println!("Token: {}", server.token());
+        }
+        println!("Open: {}", server.page_url()?);
         if args.open {
-            open_browser(&server.page_url());
+            // A code of its own, spent by the browser as the page loads: what `ps` shows
+            // after that signs nobody in.
+            open_browser(&server.sign_in_url(BROWSER_CODE_TTL)?);
         }
         server.run(stop_signal()).await?;
         Ok(ExitCode::SUCCESS)

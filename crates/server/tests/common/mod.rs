@@ -47,6 +47,8 @@ pub const ALLOW_EDITS: &str =
 /// A running server; stops when dropped.
 pub struct Running {
     pub url: String,
+    /// The page's sign-in link (`/#code=…`), made at start.
+    pub page: String,
     pub client: reqwest::Client,
     stop: Option<oneshot::Sender<()>>,
     done: Option<tokio::task::JoinHandle<()>>,
@@ -60,6 +62,7 @@ impl Running {
         };
         let server = Server::bind(ws.engine(), opts).await.unwrap();
         let url = server.url();
+        let page = server.page_url().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
         let done = tokio::spawn(async move {
             server
@@ -71,6 +74,7 @@ impl Running {
         });
         Self {
             url,
+            page,
             client: client(),
             stop: Some(stop),
             done: Some(done),
@@ -202,6 +206,11 @@ impl Sse {
 
     /// The next event (comments skipped), within 30 s.
     pub async fn next(&mut self) -> Msg {
+        self.next_or_end().await.expect("the stream stays open")
+    }
+
+    /// The next event, or `None` when the server ended the stream.
+    pub async fn next_or_end(&mut self) -> Option<Msg> {
         loop {
             if let Some(end) = self.buf.find("\n\n") {
                 let block: String = self.buf.drain(..end + 2).collect();
@@ -218,18 +227,17 @@ impl Sse {
                     }
                 }
                 if let (Some(id), Some(event)) = (id, event) {
-                    return Msg {
+                    return Some(Msg {
                         id,
                         event,
                         data: serde_json::from_str(&data).unwrap(),
-                    };
+                    });
                 }
                 continue;
             }
             let chunk = tokio::time::timeout(Duration::from_secs(30), self.body.next())
                 .await
-                .expect("an event within 30 s")
-                .expect("the stream stays open")
+                .expect("an event within 30 s")?
                 .unwrap();
             self.buf.push_str(&String::from_utf8_lossy(&chunk));
         }

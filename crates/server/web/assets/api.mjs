@@ -1,20 +1,26 @@
-// The page's only link to the server (docs/server-api.md): the token, JSON calls with the
-// Bearer header, and one session's event stream that resumes from the last id it saw.
+// The page's only link to the server (docs/server-api.md): signing in, JSON calls, and one
+// session's event stream that resumes from the last id it saw. The page never holds a
+// secret: the server's sign-in cookie is HttpOnly and goes with every same-origin request
+// (the event stream's too), so no token is kept in storage or put in a URL.
 
-const KEY = "podcode.token";
-
-/** Takes `#token=…` from the address bar into sessionStorage and removes it from the URL. */
-export function takeToken() {
-  const m = location.hash.match(/(?:^#|&)token=([^&]+)/);
+/**
+ * Signs the page in: a one-time `#code=…` in the address bar is removed from it first (so
+ * it stays in no history entry the page controls), then traded for the sign-in cookie.
+ * True when signed in (by the code, or by a cookie from before); false when the page must
+ * ask for the token.
+ */
+export async function restoreSignIn() {
+  const m = location.hash.match(/(?:^#|&)code=([^&]+)/);
   if (m) {
-    sessionStorage.setItem(KEY, decodeURIComponent(m[1]));
     history.replaceState(null, "", location.pathname + location.search);
+    try { await login({ code: decodeURIComponent(m[1]) }); return true; } catch { /* spent: maybe signed in already */ }
   }
-  return sessionStorage.getItem(KEY);
+  try { await api("GET", "/api/info"); return true; } catch (e) { if (e.status === 401) return false; throw e; }
 }
-export function setToken(t) { sessionStorage.setItem(KEY, t); }
-export function clearToken() { sessionStorage.removeItem(KEY); }
-const token = () => sessionStorage.getItem(KEY) || "";
+
+/** Trades `{code}` or `{token}` for the sign-in cookie; an ApiError when refused. */
+export async function login(body) { await api("POST", "/api/login", body); }
+export async function logout() { await api("POST", "/api/logout"); }
 
 export class ApiError extends Error {
   constructor(status, message) { super(message); this.status = status; }
@@ -22,11 +28,11 @@ export class ApiError extends Error {
 
 /** `api("GET", "/api/sessions")`: the parsed JSON, or an ApiError with the server's text. */
 export async function api(method, path, body) {
-  const headers = { Authorization: `Bearer ${token()}` };
+  const headers = {};
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let res;
   try {
-    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(path, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) });
   } catch {
     throw new ApiError(0, "the server cannot be reached (is `podcode serve` still running?)");
   }
@@ -36,7 +42,7 @@ export async function api(method, path, body) {
   try { json = text ? JSON.parse(text) : null; } catch { /* not JSON: keep the text */ }
   if (!res.ok) {
     const why = (json && json.error) || text || res.statusText;
-    throw new ApiError(res.status, res.status === 401 ? "the token was refused" : why);
+    throw new ApiError(res.status, res.status === 401 && path !== "/api/login" ? "the token was refused" : why);
   }
   return json;
 }
@@ -64,9 +70,10 @@ export class EventStream {
     this.open();
   }
   open() {
-    const q = new URLSearchParams({ token: token() });
+    // The sign-in cookie authorises the stream; no secret goes in its URL.
+    const q = new URLSearchParams();
     if (this.lastId !== null) q.set("last_event_id", String(this.lastId));
-    const es = new EventSource(`/api/sessions/${encodeURIComponent(this.sessionId)}/events?${q}`);
+    const es = new EventSource(`/api/sessions/${encodeURIComponent(this.sessionId)}/events${q.size ? `?${q}` : ""}`);
     this.es = es;
     es.onopen = () => { this.retry = 500; this.onState("live"); };
     es.onmessage = (m) => this.deliver(m);

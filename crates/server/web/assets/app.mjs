@@ -1,7 +1,7 @@
 // The page: sign-in with the token, the sessions list, the open session (its transcript,
 // permission prompts, Changes panel, pickers, usage) kept live by the session's event stream,
 // and the keyboard. See docs/server-api.md for every route used here.
-import { api, takeToken, setToken, clearToken, EventStream } from "./api.mjs";
+import { api, restoreSignIn, login, EventStream } from "./api.mjs";
 import { el, usageLine, ago } from "./render.mjs";
 import { Transcript } from "./transcript.mjs";
 import { Permissions } from "./permissions.mjs";
@@ -36,7 +36,6 @@ function showError(e) {
 }
 
 function signIn(error) {
-  clearToken();
   state.stream?.close();
   ui.login.hidden = false;
   $("login-error").hidden = !error;
@@ -309,11 +308,15 @@ $("help-button").addEventListener("click", () => { ui.help.hidden = false; });
 $("help-close").addEventListener("click", () => { ui.help.hidden = true; });
 ui.model.addEventListener("change", () => pick("model", ui.model.value));
 ui.agent.addEventListener("change", () => pick("agent", ui.agent.value));
-$("login-form").addEventListener("submit", (e) => {
+$("login-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   const t = $("login-token").value.trim();
   if (!t) return;
-  setToken(t);
+  try { await login({ token: t }); } catch (err) {
+    signIn(err.status === 401 ? "The server refused the token. Paste the one `podcode serve` printed." : err.message);
+    return;
+  }
+  $("login-token").value = "";
   ui.login.hidden = true;
   start();
 });
@@ -321,12 +324,16 @@ $("login-form").addEventListener("submit", (e) => {
 // ---- start -------------------------------------------------------------------------------
 
 async function start() {
-  if (!takeToken()) { signIn(); return; }
+  let signedIn;
+  try { signedIn = await restoreSignIn(); } catch (e) { showError(e); return; }
+  if (!signedIn) { signIn(); return; }
   await loadPickers();
   await loadSessions();
   const wanted = new URLSearchParams(location.search).get("session");
+  // Another project's session is not opened by itself: it can only be read here.
+  const mine = state.sessions.find((s) => !s.other_project);
   if (wanted) await openSession(wanted);
-  else if (state.sessions.length) await openSession(state.sessions[0].id);
+  else if (mine) await openSession(mine.id);
   else welcome();
   // Not on a phone: focusing there would pop the keyboard over the page.
   if (!phone.matches) ui.prompt.focus();

@@ -1,0 +1,10 @@
+//! Prints the server's OpenAPI document (what `GET /openapi.json` serves), for CI's
+//! validator: `cargo run -q -p podcode-server --example openapi > openapi.json`.
+
+fn main() -> Result<(), serde_json::Error> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&podcode_server::openapi())?
+    );
+    Ok(())
+}
