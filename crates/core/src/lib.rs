@@ -41,7 +41,7 @@ pub use sandbox::{SandboxReport, SandboxRun};
 pub mod sandbox_helper {
     pub use crate::sandbox::{
         HELPER_SUBCOMMAND, KernelSupport, LandlockSupport, NamespaceSupport, PROTECTED_NAMES,
-        WRITABLE_DEVICES, run_helper,
+        WRITABLE_DEVICES, hide_own_memory, run_helper,
     };
 }
 pub use listing::{ToolInfo, ToolListing};

@@ -14,7 +14,7 @@ use podcode_sandbox::{Mode, Sandbox, Secret, Settings};
 
 pub use podcode_sandbox::{
     HELPER_SUBCOMMAND, KernelSupport, LandlockSupport, NamespaceSupport, PROTECTED_NAMES,
-    WRITABLE_DEVICES, run_helper,
+    WRITABLE_DEVICES, hide_own_memory, run_helper,
 };
 
 use crate::engine::Engine;

@@ -173,11 +173,19 @@ pub fn run_helper(args: &[OsString]) -> ! {
         -1 => fail(EXIT_SETUP_FAILED, "could not fork the sandbox supervisor"),
         0 => {
             drop(status_r);
+            // When the helper is killed outright (SIGKILL), the command goes too.
+            // SAFETY: prctl with plain integer arguments.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, crate::supervise::PARENT_GONE) };
             supervisor(policy, isolation, log, status_w, &cmd)
         }
         pid => {
             drop(status_w);
             drop(log);
+            SUPERVISOR.store(pid, std::sync::atomic::Ordering::Relaxed);
+            for sig in FORWARDED {
+                // SAFETY: installs a handler that only calls kill.
+                unsafe { libc::signal(sig, forward as *const () as libc::sighandler_t) };
+            }
             wait_for_status(status_r, pid)
         }
     }
@@ -260,8 +268,14 @@ fn exec(cmd: &[OsString]) -> ! {
 /// Waits for the supervisor to report CMD's wait status and ends the same way.
 fn wait_for_status(status: OwnedFd, supervisor: libc::pid_t) -> ! {
     let mut buf = [0u8; 4];
-    // SAFETY: reads at most 4 bytes into a live buffer.
-    let n = unsafe { libc::read(status.as_raw_fd(), buf.as_mut_ptr().cast(), 4) };
+    let n = loop {
+        // SAFETY: reads at most 4 bytes into a live buffer.
+        let n = unsafe { libc::read(status.as_raw_fd(), buf.as_mut_ptr().cast(), 4) };
+        // A forwarded signal interrupts the read: keep waiting for the command's end.
+        if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break n;
+        }
+    };
     let st = if n == 4 {
         libc::c_int::from_ne_bytes(buf)
     } else {
@@ -293,13 +307,33 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Blocks SIGCHLD and returns a signalfd that becomes readable when it arrives.
+/// Signals the helper passes on to the command (through the supervisor): a caller that
+/// stops "the process it started" stops the command.
+const FORWARDED: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT];
+
+/// The supervisor's pid, for the helper's signal handler.
+static SUPERVISOR: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int) {
+    let pid = SUPERVISOR.load(std::sync::atomic::Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// Blocks SIGCHLD, the forwarded signals and `PARENT_GONE` and returns a signalfd that
+/// becomes readable when one arrives.
 fn sigchld_fd() -> Result<OwnedFd, String> {
     // SAFETY: plain signal-set manipulation on a zeroed set.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::sigaddset(&mut set, crate::supervise::PARENT_GONE);
+        for sig in FORWARDED {
+            libc::sigaddset(&mut set, sig);
+        }
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC);
         if fd < 0 {

@@ -25,6 +25,6 @@ mod supervise;
 pub use denial::{Denial, denied_note, detect, read_log};
 pub use helper::{HELPER_SUBCOMMAND, run_helper};
 pub use launcher::{Sandbox, Settings};
-pub use mask::{MIN_SECRET_LEN, Secret, mask_secrets, secrets_from_env};
+pub use mask::{MIN_SECRET_LEN, Secret, hide_own_memory, mask_secrets, secrets_from_env};
 pub use policy::{Mode, PROTECTED_NAMES, Policy, WRITABLE_DEVICES, protected_paths};
 pub use status::{KernelSupport, LandlockSupport, NamespaceSupport};

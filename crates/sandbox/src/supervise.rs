@@ -3,7 +3,9 @@
 //! notifications of every process in the sandbox (`notify`), appends what the sandbox
 //! refused to the denial log, tells the helper the command's exit status as soon as the
 //! command ends (through `status`), and keeps serving and reaping until the command's
-//! background jobs have ended too.
+//! background jobs have ended too. Signals the helper gets (SIGTERM, SIGINT, SIGHUP,
+//! SIGQUIT) are forwarded to the command, and a helper killed outright takes the command
+//! with it (`PARENT_GONE`).
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -12,6 +14,10 @@ use std::path::{Path, PathBuf};
 
 use crate::denial::Denial;
 use crate::policy::{Mode, Policy, canonical_prefix, normalize};
+
+/// Sent to the supervisor when the helper dies (`PR_SET_PDEATHSIG`): the command is
+/// killed if it still runs (its background jobs are left alone).
+pub const PARENT_GONE: libc::c_int = libc::SIGUSR2;
 
 /// At most this many denials are logged per command (a loop of refused writes must not
 /// fill the disk).
@@ -75,15 +81,37 @@ impl Supervisor {
             if fds[0].revents & libc::POLLIN != 0 {
                 let mut info = [0u8; 128];
                 // SAFETY: reads into a buffer of its size (a signalfd_siginfo is 128 bytes).
-                unsafe {
+                let n = unsafe {
                     libc::read(
                         self.sigchld.as_raw_fd(),
                         info.as_mut_ptr().cast(),
                         info.len(),
                     )
                 };
-                self.reap();
+                // `ssi_signo` is the first field.
+                let signo = if n == 128 {
+                    i32::from_ne_bytes([info[0], info[1], info[2], info[3]])
+                } else {
+                    libc::SIGCHLD
+                };
+                self.on_signal(signo);
             }
+        }
+    }
+
+    fn on_signal(&mut self, signo: i32) {
+        if signo == libc::SIGCHLD {
+            return self.reap();
+        }
+        // Only while the command runs (its pid is not reused before we reap it).
+        if self.status.is_some() {
+            let sig = if signo == PARENT_GONE {
+                libc::SIGKILL
+            } else {
+                signo
+            };
+            // SAFETY: signals our own, not yet reaped, child.
+            unsafe { libc::kill(self.cmd_pid, sig) };
         }
     }
 
