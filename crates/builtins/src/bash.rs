@@ -14,8 +14,10 @@
 //!    helper unless the mode is `full` (`sandboxed`) — and streams the output
 //!    through `live::LiveOutput` into the pipeline's truncating sink (which keeps the tail
 //!    and spills the rest) and into throttled live metadata;
-//! 6. when a sandboxed command failed because the sandbox refused a write or a connection,
-//!    the user is asked (permission `sandbox`) whether to run it again outside it;
+//! 6. when the sandbox refused a write (and the command failed) or a connection (whatever
+//!    the exit status), as its supervisor logged it, the user is asked (permission
+//!    `sandbox`) whether to run the command again outside it: also the way to allow a
+//!    write into `.git`, `.podcode` or `.opencode`;
 //! 7. the result's `output` is only a trailer (exit code, or the timeout/abort note): the
 //!    pipeline puts it after the streamed output, so it survives tail truncation.
 
@@ -221,9 +223,14 @@ impl Tool for BashTool {
         let mut live = live::LiveOutput::new(ctx.clone(), title.clone(), description.clone());
         live.send();
         let mut end = process::run(&spec, &mut live, ctx.abort()).await?;
+        // The sandbox's own log says what it refused. A refused connection is asked
+        // about even when the command exited 0 (`curl … | head`: the pipe's last command
+        // decides the status); a refused write only when the command failed, since
+        // programs probe for writable places and carry on.
         if let (process::End::Exited(status), Some(c)) = (end, &confinement)
-            && !status.success()
-            && let Some(denial) = c.denial(&live.tail_text(), &spec.dir)
+            && let Some(denial) = c
+                .denial(&live.tail_text(), &spec.dir)
+                .filter(|d| !status.success() || matches!(d, podcode_sandbox::Denial::Network(_)))
         {
             match sandboxed::ask_escalation(&ctx, command, &denial).await {
                 Ok(()) => {

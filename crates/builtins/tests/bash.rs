@@ -42,25 +42,20 @@ async fn bash(h: &Harness, args: serde_json::Value) -> CallOutcome {
     h.call_json("bash", args).await
 }
 
-/// True once `pid` is gone (or only a zombie waiting for its reaper).
-fn process_gone(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks whether the process exists.
-    let exists = unsafe { libc::kill(pid, 0) } == 0;
-    if !exists {
-        return true;
-    }
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            s.rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(true)
-}
-
-async fn wait_gone(pid: i32) -> bool {
+/// Waits until no process has exactly `args` as its arguments. The sandbox runs commands
+/// in their own PID namespace, so a pid they print (`$!`) means nothing here: the test
+/// looks for the process by its unique arguments instead.
+async fn wait_gone_args(args: &[&str]) -> bool {
+    let want: Vec<u8> = args
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
     for _ in 0..100 {
-        if process_gone(pid) {
+        let alive = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want));
+        if !alive {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -214,7 +209,7 @@ async fn timeout_kills_the_whole_process_group_and_keeps_the_output() {
     let start = Instant::now();
     let out = bash(
         &h,
-        json!({"command": "sleep 30 & echo $! > bg.pid; echo started; sleep 30", "timeout": 1000, "description": "Sleep"}),
+        json!({"command": "sleep 30.1 & echo $! > bg.pid; echo started; sleep 30", "timeout": 1000, "description": "Sleep"}),
     )
     .await;
     assert!(
@@ -231,13 +226,13 @@ async fn timeout_kills_the_whole_process_group_and_keeps_the_output() {
         out.result.metadata,
         json!({"exit_code": null, "description": "Sleep"})
     );
-    let pid: i32 = std::fs::read_to_string(h.work().join("bg.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     assert!(
-        wait_gone(pid).await,
+        h.work().join("bg.pid").exists(),
+        "the background job never started"
+    );
+    let pid = "30.1";
+    assert!(
+        wait_gone_args(&["sleep", pid]).await,
         "background sleep {pid} survived the timeout"
     );
 }
@@ -248,7 +243,7 @@ async fn a_command_that_ignores_sigterm_is_killed() {
     let start = Instant::now();
     let out = bash(
         &h,
-        json!({"command": "trap '' TERM; sleep 30 & echo $! > bg.pid; sleep 30", "timeout": 500}),
+        json!({"command": "trap '' TERM; sleep 30.2 & echo $! > bg.pid; sleep 30", "timeout": 500}),
     )
     .await;
     assert!(
@@ -261,13 +256,13 @@ async fn a_command_that_ignores_sigterm_is_killed() {
         "{}",
         out.model_text
     );
-    let pid: i32 = std::fs::read_to_string(h.work().join("bg.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     assert!(
-        wait_gone(pid).await,
+        h.work().join("bg.pid").exists(),
+        "the background job never started"
+    );
+    let pid = "30.2";
+    assert!(
+        wait_gone_args(&["sleep", pid]).await,
         "background sleep {pid} survived SIGKILL"
     );
 }
@@ -278,7 +273,7 @@ async fn abort_returns_the_partial_output_quickly() {
     let token = CancellationToken::new();
     let cancel = token.clone();
     let args =
-        json!({"command": "echo started; trap '' TERM; sleep 30 & echo $! > bg.pid; sleep 30"});
+        json!({"command": "echo started; trap '' TERM; sleep 30.3 & echo $! > bg.pid; sleep 30"});
     let call = h.call_with("bash", RawArgs::Json(args), token);
     let aborter = async {
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -299,13 +294,13 @@ async fn abort_returns_the_partial_output_quickly() {
             aborted_text("bash")
         )
     );
-    let pid: i32 = std::fs::read_to_string(h.work().join("bg.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     assert!(
-        wait_gone(pid).await,
+        h.work().join("bg.pid").exists(),
+        "the background job never started"
+    );
+    let pid = "30.3";
+    assert!(
+        wait_gone_args(&["sleep", pid]).await,
         "background sleep {pid} survived the abort"
     );
 }

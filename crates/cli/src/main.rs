@@ -141,6 +141,10 @@ fn main() -> std::process::ExitCode {
         let rest: Vec<std::ffi::OsString> = args.collect();
         podcode_core::sandbox_helper::run_helper(&rest);
     }
+    // Podcode's environment holds the provider keys and the server token: other
+    // processes of the user (sandboxed ones included, where no PID namespace hides us)
+    // must not read it through /proc.
+    podcode_core::sandbox_helper::hide_own_memory();
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Run(args)) => commands::run::run(cli.cwd, args),

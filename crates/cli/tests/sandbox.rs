@@ -1,6 +1,11 @@
 //! The sandbox through the installed binary: `podcode sandbox status` and `sandbox run`,
 //! the hidden helper (`podcode __sandbox-exec`, not in `--help`), and API keys: removed
-//! from a command's environment, and masked in tool output when the user passes one on.
+//! from a command's environment, unreachable through `/proc`, and masked in tool output
+//! when the user passes one on. Also the ways around it that are closed: `.git` and
+//! `.podcode` (read-only, checked with a real git running hooks), a worktree session's
+//! checkout, and denials named by the sandbox itself (a shell redirect, curl in a pipe).
+
+mod common;
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -10,6 +15,26 @@ struct Env {
 }
 
 const KEY: &str = "sk-podcode-sandbox-test-0123456789";
+const TOKEN: &str = "podcode-server-token-test-abcdefgh";
+
+/// Denies the escalation ask (bash itself is allowed with `--yes`), so a refused command
+/// stays refused and the test sees what the sandbox did.
+const NO_ESCALATION: &str =
+    "[[permission]]\npermission = \"sandbox\"\npattern = \"*\"\naction = \"deny\"\n";
+
+fn git(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=T", "-c", "user.email=t@t"])
+        .args(args)
+        .env("HOME", dir)
+        .output()
+        .unwrap()
+}
+
+fn reversed(s: &str) -> String {
+    s.chars().rev().collect()
+}
 
 impl Env {
     fn new() -> Self {
@@ -37,6 +62,7 @@ impl Env {
             .env("PODCODE_CONFIG_DIR", self.root.path().join("config"))
             .env("PODCODE_DATA_DIR", self.root.path().join("data"))
             .env("OPENAI_API_KEY", KEY)
+            .env("PODCODE_SERVER_TOKEN", TOKEN)
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("XDG_DATA_HOME")
             .env_remove("PODCODE_SANDBOX_HELPER")
@@ -97,7 +123,7 @@ fn sandbox_run_writes_the_workspace_and_explains_a_refused_write() {
     if !landlock(&env) {
         return;
     }
-    let o = env.run(&["sandbox", "run", "--", "echo", "hi", ">", "inside.txt"]);
+    let o = env.run(&["sandbox", "run", "--", "sh", "-c", "echo hi > inside.txt"]);
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(
         std::fs::read_to_string(env.repo().join("inside.txt")).unwrap(),
@@ -170,5 +196,221 @@ fn the_helper_runs_a_command_under_a_policy_and_refuses_a_bad_one() {
     assert_eq!(
         err(&o),
         "podcode sandbox: usage: __sandbox-exec --policy <json> -- <command> [args…]\n"
+    );
+}
+
+#[test]
+fn a_sandboxed_command_cannot_read_keys_from_other_processes() {
+    let env = Env::new();
+    if !landlock(&env) {
+        return;
+    }
+    env.config(NO_ESCALATION);
+    // Every environment and memory a command could reach, reversed (which masking does
+    // not catch): Podcode's own (the shell's parent) and every other visible process's.
+    let command = r#"cat /proc/$PPID/environ | rev; for f in /proc/[0-9]*/environ; do rev < "$f"; done; head -c 64 /proc/$PPID/mem | rev; ls /proc | grep -c '^[0-9]'; env | rev"#;
+    let args = serde_json::json!({ "command": command }).to_string();
+    let o = env.run(&["tool", "call", "bash", &args, "--yes"]);
+    let text = out(&o) + &err(&o);
+    assert!(!text.contains(&reversed(KEY)), "{text}");
+    assert!(!text.contains(&reversed(TOKEN)), "{text}");
+    assert!(!text.contains(KEY) && !text.contains(TOKEN), "{text}");
+    // The same through `sandbox run` (its parent is the podcode process holding both).
+    let o = env.run(&[
+        "sandbox",
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "rev < /proc/$PPID/environ",
+    ]);
+    assert!(!out(&o).contains(&reversed(KEY)), "{}", out(&o));
+    assert!(!out(&o).contains(&reversed(TOKEN)), "{}", out(&o));
+}
+
+#[test]
+fn git_and_podcode_dirs_are_read_only_so_no_hook_or_config_escapes() {
+    let env = Env::new();
+    if !landlock(&env) {
+        return;
+    }
+    let repo = env.repo();
+    std::fs::remove_dir_all(repo.join(".git")).unwrap();
+    assert!(git(&repo, &["init", "-q"]).status.success());
+    std::fs::create_dir_all(repo.join(".podcode")).unwrap();
+    let marker = env.root.path().join("hook-ran");
+    let script = format!(
+        "printf '#!/bin/sh\\ntouch {m}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
+         git config core.hooksPath .githooks; mkdir -p .githooks; cp .git/hooks/pre-commit .githooks/ 2>/dev/null; \
+         printf '#!/bin/sh\\ntouch {m}\\n' > .githooks/pre-commit; chmod +x .githooks/pre-commit; \
+         printf '[sandbox]\\nmode = \"full\"\\n' > .podcode/config.toml; echo ok > src.txt",
+        m = marker.display()
+    );
+    let o = env.run(&["sandbox", "run", "--", "sh", "-c", &script]);
+    let e = err(&o);
+    assert!(
+        e.contains(&format!(
+            "podcode: The sandbox (workspace-write) stopped writing {}: .git, .podcode and .opencode stay read-only to sandboxed commands, because git and Podcode run code from there outside the sandbox. To allow this write, approve running the command outside the sandbox when asked, or run it yourself.",
+            repo.canonicalize().unwrap().join(".git/hooks/pre-commit").display()
+        )),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src.txt")).unwrap(),
+        "ok\n"
+    );
+    assert!(!repo.join(".podcode/config.toml").exists());
+    assert!(!repo.join(".git/hooks/pre-commit").exists());
+    // The user's git, unsandboxed, runs no hook the command tried to plant.
+    assert!(git(&repo, &["add", "-A"]).status.success());
+    let c = git(&repo, &["commit", "-qm", "x"]);
+    assert!(c.status.success(), "{}", err(&c));
+    assert!(
+        !marker.exists(),
+        "a hook written by a sandboxed command ran"
+    );
+    // The next call is still sandboxed: the project config did not switch it off.
+    let outside = env.home().join("after.txt");
+    let o = env.run(&["sandbox", "run", "--", "touch", outside.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(!outside.exists());
+}
+
+#[test]
+fn denials_name_the_real_path_and_the_connection_even_through_a_pipe() {
+    let env = Env::new();
+    if !landlock(&env) {
+        return;
+    }
+    let target = env.home().join("redirected.txt");
+    for argv in [
+        vec!["sh", "-c", "echo hi > \"$0\"", target.to_str().unwrap()],
+        vec!["bash", "-c", "echo hi > \"$0\"", target.to_str().unwrap()],
+        vec![
+            "python3",
+            "-c",
+            "import sys\ntry: open(sys.argv[1], 'w')\nexcept OSError: pass",
+            target.to_str().unwrap(),
+        ],
+    ] {
+        let o = env.run(&[&["sandbox", "run", "--"], argv.as_slice()].concat());
+        assert!(
+            err(&o).contains(&format!(
+                "podcode: The sandbox (workspace-write) stopped writing {}. To allow it,",
+                target.display()
+            )),
+            "{argv:?}: {}",
+            err(&o)
+        );
+        assert!(!err(&o).contains("stopped writing /bin/"), "{}", err(&o));
+    }
+    // curl's refused connection, with the pipe's `head` exiting 0.
+    let o = env.run(&[
+        "sandbox",
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "curl -s http://127.0.0.1:9/ | head -1",
+    ]);
+    assert!(o.status.success());
+    assert!(
+        err(&o).contains("podcode: The sandbox (workspace-write) stopped a network connection (curl opened an IPv4 socket). To allow it, set `network = true` under `[sandbox]` in the config."),
+        "{}",
+        err(&o)
+    );
+    // Through the bash tool: the escalation ask names the path (refused here by a rule).
+    env.config(NO_ESCALATION);
+    let args = serde_json::json!({ "command": format!("echo hi > {}", target.display()) });
+    let o = env.run(&["tool", "call", "bash", &args.to_string(), "--yes"]);
+    let text = out(&o) + &err(&o);
+    assert!(
+        text.contains(&format!(
+            "The sandbox stopped writing {} and running the command outside the sandbox was not allowed",
+            target.display()
+        )),
+        "{text}"
+    );
+    let args = serde_json::json!({ "command": "curl -s http://127.0.0.1:9/ | head -1" });
+    let o = env.run(&["tool", "call", "bash", &args.to_string(), "--yes"]);
+    let text = out(&o) + &err(&o);
+    assert!(
+        text.contains("The sandbox stopped a network connection (curl opened an IPv4 socket) and running the command outside the sandbox was not allowed"),
+        "{text}"
+    );
+}
+
+#[test]
+fn sandbox_run_passes_its_arguments_as_given() {
+    let env = Env::new();
+    let o = env.run(&[
+        "sandbox", "run", "--", "printf", "[%s]\\n", "a b", "$HOME", "c'd",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o), "[a b]\n[$HOME]\n[c'd]\n");
+}
+
+#[test]
+fn status_lists_proc_and_the_protected_git_dirs() {
+    let env = Env::new();
+    if !landlock(&env) {
+        return;
+    }
+    let text = out(&env.run(&["sandbox", "status"]));
+    assert!(text.contains("  namespaces available"), "{text}");
+    assert!(
+        text.contains("  /proc      only the sandbox's own processes (own PID namespace and /proc): not Podcode's nor any other of yours"),
+        "{text}"
+    );
+    assert!(
+        text.contains(".git, .podcode and .opencode in the workspace: read-only (own mount namespace); a write there asks to run the command outside the sandbox"),
+        "{text}"
+    );
+    let git_dir = env.repo().canonicalize().unwrap().join(".git");
+    assert!(
+        text.contains(&format!("  {}\n", git_dir.display())),
+        "{text}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&out(&env.run(&["sandbox", "status", "--json"]))).unwrap();
+    assert_eq!(v["namespaces"], "available");
+    assert_eq!(v["protected"]["found"][0], git_dir.to_str().unwrap());
+}
+
+#[test]
+fn a_worktree_session_cannot_write_the_users_checkout() {
+    // The session works in <root>/data/worktrees/<id>; the checkout is <root>/repo.
+    let command = "echo leaked > ../../../repo/leak.txt; rm -f ../../../repo/a.txt; echo fine > in-worktree.txt";
+    let env = common::Env::new(vec![
+        common::bash_call("c1", command, "write the checkout"),
+        podcode_providers::testing::Reply::new().text("Done."),
+    ]);
+    let repo = env.repo();
+    std::fs::remove_dir_all(repo.join(".git")).unwrap();
+    assert!(git(&repo, &["init", "-q"]).status.success());
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    assert!(git(&repo, &["add", "-A"]).status.success());
+    assert!(git(&repo, &["commit", "-qm", "start"]).status.success());
+    let mut global = std::fs::read_to_string(env.root.path().join("config/config.toml")).unwrap();
+    global.push_str(NO_ESCALATION);
+    env.write_global(&global);
+    let o = env.run(&["run", "--worktree", "--yes", "write there"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        !repo.join("leak.txt").exists(),
+        "the sandboxed command wrote the user's checkout"
+    );
+    assert!(
+        repo.join("a.txt").exists(),
+        "the sandboxed command deleted a file of the checkout"
+    );
+    let wt = env
+        .root
+        .path()
+        .join("data/worktrees")
+        .join(env.last_session());
+    assert_eq!(
+        std::fs::read_to_string(wt.join("in-worktree.txt")).unwrap(),
+        "fine\n"
     );
 }

@@ -40,7 +40,8 @@ pub use sandbox::{SandboxReport, SandboxRun};
 /// `podcode sandbox status`.
 pub mod sandbox_helper {
     pub use crate::sandbox::{
-        HELPER_SUBCOMMAND, KernelSupport, LandlockSupport, WRITABLE_DEVICES, run_helper,
+        HELPER_SUBCOMMAND, KernelSupport, LandlockSupport, NamespaceSupport, PROTECTED_NAMES,
+        WRITABLE_DEVICES, hide_own_memory, run_helper,
     };
 }
 pub use listing::{ToolInfo, ToolListing};

@@ -13,7 +13,8 @@ use podcode_config::{Config, SandboxConfig, SandboxMode};
 use podcode_sandbox::{Mode, Sandbox, Secret, Settings};
 
 pub use podcode_sandbox::{
-    HELPER_SUBCOMMAND, KernelSupport, LandlockSupport, WRITABLE_DEVICES, run_helper,
+    HELPER_SUBCOMMAND, KernelSupport, LandlockSupport, NamespaceSupport, PROTECTED_NAMES,
+    WRITABLE_DEVICES, hide_own_memory, run_helper,
 };
 
 use crate::engine::Engine;
@@ -38,6 +39,9 @@ pub struct SandboxReport {
     pub hidden_env: Vec<String>,
     /// Whether a helper is configured (false: nothing is sandboxed).
     pub has_helper: bool,
+    /// Paths in the workspace that stay read-only (`.git`, `.podcode`, `.opencode`, a
+    /// worktree's git dirs), as they exist now.
+    pub protected: Vec<PathBuf>,
 }
 
 fn mode_of(mode: SandboxMode) -> Mode {
@@ -64,12 +68,18 @@ pub(crate) fn key_variables(config: &Config) -> Vec<String> {
     names
 }
 
-/// Key variables removed from spawned processes: all but those `allow_env` passes.
+/// The server's bearer token variable (`podcode serve`): never passed to a command.
+const SERVER_TOKEN_ENV: &str = "PODCODE_SERVER_TOKEN";
+
+/// Variables removed from spawned processes: the key variables but those `allow_env`
+/// passes, and always the server token.
 fn hidden_env(config: &Config) -> Vec<String> {
-    key_variables(config)
+    let mut out: Vec<String> = key_variables(config)
         .into_iter()
         .filter(|n| !config.sandbox.allow_env.contains(n))
-        .collect()
+        .collect();
+    out.push(SERVER_TOKEN_ENV.to_string());
+    out
 }
 
 /// `~/x` → `<home>/x`; relative entries are taken from the workspace.
@@ -174,8 +184,10 @@ impl Engine {
     /// What the kernel enforces and what each kind of tool gets.
     pub fn sandbox_report(&self) -> SandboxReport {
         let cfg = self.sandbox_config();
+        let roots = [self.project(), self.cwd()];
         SandboxReport {
-            kernel: KernelSupport::detect(),
+            kernel: self.kernel_support(),
+            protected: podcode_sandbox::protected_paths(roots),
             mode: mode_of(cfg.mode).to_string(),
             command_network: cfg.network,
             plugin_network: cfg.plugin_network,
@@ -196,29 +208,48 @@ impl Engine {
                 "sandbox: no sandbox helper is set for this engine, so commands and plugins run unsandboxed".to_string(),
             ];
         }
-        KernelSupport::detect().missing_protection()
+        self.kernel_support().missing_protection()
+    }
+
+    /// What the kernel supports, with the namespaces probed through the helper.
+    fn kernel_support(&self) -> KernelSupport {
+        match &self.sandbox_helper {
+            Some(helper) => KernelSupport::detect_with(helper),
+            None => KernelSupport::detect(),
+        }
     }
 }
 
-/// A command prepared by `Engine::sandbox_run`: spawn `command`, then `explain` its
-/// output if it failed.
+/// A command prepared by `Engine::sandbox_run`: spawn `command`, then `explain` what
+/// the sandbox refused.
 pub struct SandboxRun {
     pub command: std::process::Command,
     sandbox: Option<Sandbox>,
     policy: Option<podcode_sandbox::Policy>,
-    dir: PathBuf,
+}
+
+impl Drop for SandboxRun {
+    fn drop(&mut self) {
+        if let Some(log) = self.policy.as_ref().and_then(|p| p.denial_log.as_ref()) {
+            let _ = std::fs::remove_file(log);
+        }
+    }
 }
 
 impl SandboxRun {
-    /// When the output shows the sandbox refused something: what, and which setting
-    /// allows it.
-    pub fn explain(&self, output: &str) -> Option<String> {
-        let (sb, policy) = (self.sandbox.as_ref()?, self.policy.as_ref()?);
-        if !sb.is_active() {
-            return None;
-        }
-        let denial = podcode_sandbox::detect(output, policy, &self.dir)?;
-        Some(podcode_sandbox::denied_note(sb.mode(), &denial, false))
+    /// What the sandbox refused while the command ran (from its denial log, so also
+    /// when the command exited 0): one line each, saying which setting allows it.
+    pub fn explain(&self) -> Vec<String> {
+        let (Some(sb), Some(policy)) = (self.sandbox.as_ref(), self.policy.as_ref()) else {
+            return Vec::new();
+        };
+        let Some(log) = policy.denial_log.as_ref().filter(|_| sb.is_active()) else {
+            return Vec::new();
+        };
+        podcode_sandbox::read_log(log)
+            .iter()
+            .map(|d| podcode_sandbox::denied_note(sb.mode(), d, false))
+            .collect()
     }
 
     /// The policy the command runs under, as JSON (`None` when nothing is sandboxed).
@@ -228,25 +259,17 @@ impl SandboxRun {
 }
 
 impl Engine {
-    /// `words` run the way the `bash` tool runs a command in a session of agent `agent`
-    /// (`build` when `None`): `$SHELL -c "words…"` in the working directory, in the same
-    /// sandbox, with the same environment changes and a temp dir of its own.
+    /// `argv` (program and arguments, exactly as given: no shell) run in the sandbox the
+    /// `bash` tool uses in a session of agent `agent` (`build` when `None`), in the
+    /// working directory, with the same environment changes and a temp dir of its own.
     pub fn sandbox_run(
         &self,
         agent: Option<&str>,
-        words: &[String],
+        argv: &[std::ffi::OsString],
     ) -> Result<SandboxRun, EngineError> {
-        let shell = std::env::var_os("SHELL")
-            .map(PathBuf::from)
-            .filter(|s| s.is_absolute() && s.is_file())
-            .unwrap_or_else(|| {
-                if Path::new("/bin/bash").is_file() {
-                    "/bin/bash".into()
-                } else {
-                    "/bin/sh".into()
-                }
-            });
-        let args: Vec<std::ffi::OsString> = vec!["-c".into(), words.join(" ").into()];
+        let Some((program, args)) = argv.split_first() else {
+            return Err(EngineError::Io("no command to run".to_string()));
+        };
         let sandbox = self
             .command_sandbox(agent.unwrap_or("build"))
             .map(|s| (*s).clone());
@@ -264,8 +287,11 @@ impl Engine {
                     None
                 };
                 let roots = [self.cwd(), self.project()];
-                let p = sb.policy(roots.into_iter().chain(temp.as_deref()));
-                let (program, argv) = sb.wrap(&p, shell.as_os_str(), &args);
+                let mut p = sb.policy(roots.into_iter().chain(temp.as_deref()));
+                if sb.is_active() {
+                    p.denial_log = sb.denial_log("sandbox-run");
+                }
+                let (program, argv) = sb.wrap(&p, program, args);
                 command = std::process::Command::new(program);
                 command.args(argv);
                 for name in sb.hidden_env() {
@@ -277,8 +303,8 @@ impl Engine {
                 policy = Some(p);
             }
             None => {
-                command = std::process::Command::new(&shell);
-                command.args(&args);
+                command = std::process::Command::new(program);
+                command.args(args);
             }
         }
         command.current_dir(self.cwd());
@@ -286,7 +312,6 @@ impl Engine {
             command,
             sandbox,
             policy,
-            dir: self.cwd().to_path_buf(),
         })
     }
 }

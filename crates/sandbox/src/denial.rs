@@ -1,4 +1,7 @@
-//! Did the sandbox stop a command? Read from its output after it failed: a line saying
+//! Did the sandbox stop a command? For the bash tool and `podcode sandbox run` the sandbox
+//! itself says so: its supervisor appends each refusal to a denial log (`read_log`; see
+//! `notify`). For other spawners (plugins, MCP servers, executable tools) it is read
+//! from the output after the command failed (`detect`): a line saying
 //! "Permission denied", "Read-only file system" or "Operation not permitted" that names a
 //! path outside the writable roots (one the user could write without the sandbox), or,
 //! with the network off, a line saying a socket or connection was refused or a host name
@@ -9,11 +12,15 @@ use std::path::{Path, PathBuf};
 
 use crate::policy::Policy;
 
-/// What the sandbox denied, as the escalation ask shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the sandbox denied, as the escalation ask shows it. Serialized as one line of
+/// the denial log: `{"write":"/path"}`, `{"protected":"/path"}`, `{"network":"…"}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Denial {
     /// A write to this path (outside the writable roots).
     Write(PathBuf),
+    /// A write beneath `.git`, `.podcode` or `.opencode` (read-only in the sandbox).
+    Protected(PathBuf),
     /// A network connection; the line that said so.
     Network(String),
 }
@@ -22,7 +29,9 @@ impl Denial {
     /// Short text for the permission prompt and the model: "writing /etc/x".
     pub fn describe(&self) -> String {
         match self {
-            Denial::Write(path) => format!("writing {}", path.display()),
+            Denial::Write(path) | Denial::Protected(path) => {
+                format!("writing {}", path.display())
+            }
             Denial::Network(line) => format!("a network connection ({})", line.trim()),
         }
     }
@@ -33,6 +42,12 @@ impl Denial {
 /// host's network setting.
 pub fn denied_note(mode: crate::Mode, denial: &Denial, plugin: bool) -> String {
     let fix = match denial {
+        Denial::Protected(_) => {
+            return format!(
+                "The sandbox ({mode}) stopped {}: .git, .podcode and .opencode stay read-only to sandboxed commands, because git and Podcode run code from there outside the sandbox. To allow this write, approve running the command outside the sandbox when asked, or run it yourself.",
+                denial.describe()
+            );
+        }
         Denial::Write(_) => {
             "add the directory to `writable` under `[sandbox]` in the config, or set `mode = \"full\"` there"
         }
@@ -94,6 +109,22 @@ pub fn detect(output: &str, policy: &Policy, cwd: &Path) -> Option<Denial> {
     None
 }
 
+/// The denials the helper logged at `log` (in order, without repeats). A missing or
+/// unreadable log means none.
+pub fn read_log(log: &Path) -> Vec<Denial> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let mut out: Vec<Denial> = Vec::new();
+    for d in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Denial>(l).ok())
+    {
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
+}
+
 fn clip(line: &str) -> String {
     let line = line.trim();
     match line.char_indices().nth(160) {
@@ -147,7 +178,7 @@ fn resolve(candidate: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
 /// Whether the user (without the sandbox) may write `path`: the path, or for one that does
 /// not exist the nearest existing parent, passes `access(W_OK)`. A command denied by the
 /// system's own permissions gains nothing from running outside the sandbox.
-fn user_could_write(path: &Path) -> bool {
+pub(crate) fn user_could_write(path: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let mut cur = Some(path);
     while let Some(p) = cur {
@@ -173,6 +204,8 @@ mod tests {
             mode: Mode::WorkspaceWrite,
             network,
             writable: vec![root.to_path_buf()],
+            protect: Vec::new(),
+            denial_log: None,
         }
     }
 
@@ -219,6 +252,30 @@ mod tests {
             denied_note(Mode::ReadOnly, &Denial::Network("x".into()), false),
             "The sandbox (read-only) stopped a network connection (x). To allow it, set `network = true` under `[sandbox]` in the config."
         );
+    }
+
+    #[test]
+    fn protected_denials_say_why_and_how_to_allow_them() {
+        let d = Denial::Protected(PathBuf::from("/w/.git/hooks/pre-commit"));
+        assert_eq!(
+            denied_note(Mode::WorkspaceWrite, &d, false),
+            "The sandbox (workspace-write) stopped writing /w/.git/hooks/pre-commit: .git, .podcode and .opencode stay read-only to sandboxed commands, because git and Podcode run code from there outside the sandbox. To allow this write, approve running the command outside the sandbox when asked, or run it yourself."
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        std::fs::write(
+            &log,
+            "{\"write\":\"/etc/x\"}\n{\"network\":\"curl opened an IPv4 socket\"}\n{\"write\":\"/etc/x\"}\nnot json\n",
+        )
+        .unwrap();
+        assert_eq!(
+            read_log(&log),
+            vec![
+                Denial::Write(PathBuf::from("/etc/x")),
+                Denial::Network("curl opened an IPv4 socket".into())
+            ]
+        );
+        assert!(read_log(&dir.path().join("missing")).is_empty());
     }
 
     #[test]

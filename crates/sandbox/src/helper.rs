@@ -1,31 +1,33 @@
 //! The helper: the small program a sandboxed command is started through. `podcode
 //! __sandbox-exec --policy <json> -- CMD ARGS…` (or the `podcode-sandbox-exec` binary with
-//! the same arguments) parses the policy, restricts itself and then `exec`s CMD, which
-//! inherits every restriction and cannot lift any:
+//! the same arguments) parses the policy and runs CMD (its argv exactly as given) so that
+//! it and everything it starts are confined and cannot lift any of it:
 //!
-//! 1. Landlock: read and execute everywhere; write (create, delete, rename, truncate) only
+//! 1. namespaces (`namespaces`): a mount namespace where `.git`, `.podcode`, `.opencode`
+//!    (and a worktree's git dirs) are read-only, and a PID namespace with its own `/proc`,
+//!    so no process outside the sandbox (Podcode's, holding the API keys) can be seen;
+//! 2. Landlock: read and execute everywhere; write (create, delete, rename, truncate) only
 //!    beneath the policy's writable roots and a few device files; with the network off,
-//!    TCP bind and connect are refused too (Landlock ABI 4 and later).
-//! 2. seccomp: with the network off, `socket()` for IPv4 and IPv6 fails with EACCES (Unix
-//!    sockets keep working, so local tools that talk over them still do), and `io_uring`
-//!    (which can open sockets without the `socket` syscall) is refused.
-//! 3. no_new_privs (set by both of the above): setuid programs cannot regain rights.
+//!    TCP bind and connect are refused too (Landlock ABI 4 and later);
+//! 3. seccomp (`notify`): with the network off, `socket()` for IPv4 and IPv6 and
+//!    `io_uring` fail with EACCES (Unix sockets keep working); with a denial log, every
+//!    refused write and socket is recorded by the supervisor;
+//! 4. no_new_privs: setuid programs cannot regain rights.
 //!
-//! Nothing here allocates after `exec`, and the helper never returns: it either becomes
-//! CMD or exits with 126 (sandbox could not be set up) or 127 (CMD not found), printing
-//! why on stderr, which the caller shows as the command's output.
+//! Process shape: the helper forks the supervisor (`supervise`, PID 1 of the new PID
+//! namespace), which restricts itself, forks CMD (inheriting every restriction) and
+//! answers the seccomp notifications. The helper waits only for CMD's exit status and
+//! exits with it; the supervisor stays until CMD's background jobs are gone too. On
+//! failure the helper exits with 126 (sandbox could not be set up) or 127 (CMD not
+//! found), printing why on stderr, which the caller shows as the command's output.
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
-};
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
 };
 
 use crate::policy::{Mode, Policy, WRITABLE_DEVICES};
@@ -39,6 +41,40 @@ const TARGET_ABI: ABI = ABI::V4;
 
 /// Exit status when the sandbox could not be set up (like a shell's "cannot execute").
 pub const EXIT_SETUP_FAILED: i32 = 126;
+/// `__sandbox-exec --probe`: exits 0 when this system gives the namespaces the sandbox
+/// uses (see `KernelSupport::probe_namespaces`), `PROBE_NO_NAMESPACES` when it gives
+/// none, `PROBE_NO_PROC` when a fresh `/proc` cannot be mounted.
+pub const PROBE_FLAG: &str = "--probe";
+pub const PROBE_NO_NAMESPACES: i32 = 2;
+pub const PROBE_NO_PROC: i32 = 3;
+
+fn probe() -> ! {
+    match crate::namespaces::enter(&[]) {
+        Ok(i) if i.pid => {}
+        Ok(_) => std::process::exit(PROBE_NO_NAMESPACES),
+        Err(_) => std::process::exit(PROBE_NO_NAMESPACES),
+    }
+    // SAFETY: single-threaded; the child only mounts and exits.
+    match unsafe { libc::fork() } {
+        -1 => std::process::exit(PROBE_NO_NAMESPACES),
+        0 => std::process::exit(if crate::namespaces::mount_proc().is_ok() {
+            0
+        } else {
+            PROBE_NO_PROC
+        }),
+        pid => {
+            let mut st = 0;
+            // SAFETY: waits for our own child.
+            unsafe { libc::waitpid(pid, &mut st, 0) };
+            std::process::exit(if libc::WIFEXITED(st) {
+                libc::WEXITSTATUS(st)
+            } else {
+                PROBE_NO_PROC
+            })
+        }
+    }
+}
+
 /// Exit status when the command does not exist.
 pub const EXIT_NOT_FOUND: i32 = 127;
 
@@ -73,23 +109,6 @@ pub fn parse_args(args: &[OsString]) -> Result<(Policy, Vec<OsString>), HelperEr
     Ok((policy, cmd))
 }
 
-/// Applies `policy` to this process (Landlock, seccomp, no_new_privs). Returns how much
-/// Landlock enforced. Only ever call this in a process that is about to `exec`.
-pub fn restrict_self(policy: &Policy) -> Result<RulesetStatus, HelperError> {
-    let status = if policy.mode == Mode::Full {
-        RulesetStatus::NotEnforced
-    } else {
-        landlock_rules(policy)?
-    };
-    // A kernel without seccomp filters cannot keep the network off; Podcode said so at
-    // start (`KernelSupport::missing_protection`), and the command still runs.
-    if !policy.network && seccomp_available() {
-        let program: BpfProgram = network_filter()?.try_into()?;
-        seccompiler::apply_filter(&program)?;
-    }
-    Ok(status)
-}
-
 fn landlock_rules(policy: &Policy) -> Result<RulesetStatus, HelperError> {
     let read = AccessFs::from_read(TARGET_ABI);
     let all = AccessFs::from_all(TARGET_ABI);
@@ -114,42 +133,126 @@ fn seccomp_available() -> bool {
         .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")))
 }
 
-/// `socket(AF_INET | AF_INET6, …)` and `io_uring_setup` fail with EACCES; everything else
-/// is allowed.
-fn network_filter() -> Result<SeccompFilter, HelperError> {
-    let domain = |family: libc::c_int| -> Result<SeccompRule, HelperError> {
-        Ok(SeccompRule::new(vec![SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Eq,
-            family as u64,
-        )?])?)
-    };
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(
-        libc::SYS_socket,
-        vec![domain(libc::AF_INET)?, domain(libc::AF_INET6)?],
-    );
-    rules.insert(libc::SYS_io_uring_setup, vec![]);
-    let arch = TargetArch::try_from(std::env::consts::ARCH)?;
-    Ok(SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EACCES as u32),
-        arch,
-    )?)
-}
-
-/// The helper's whole life: parse, restrict, `exec`. `args` are the arguments after the
-/// subcommand name. Never returns.
+/// The helper's whole life: parse, isolate, fork the supervisor, wait for CMD's status
+/// and exit with it. `args` are the arguments after the subcommand name. Never returns.
 pub fn run_helper(args: &[OsString]) -> ! {
+    if args.first().is_some_and(|a| a == PROBE_FLAG) {
+        probe();
+    }
     let (policy, cmd) = match parse_args(args) {
         Ok(parsed) => parsed,
         Err(e) => fail(EXIT_SETUP_FAILED, &e.to_string()),
     };
-    if let Err(e) = restrict_self(&policy) {
+    if policy.mode == Mode::Full {
+        exec(&cmd);
+    }
+    let log = match &policy.denial_log {
+        Some(path) => match std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+        {
+            Ok(f) => Some(f),
+            Err(e) => fail(
+                EXIT_SETUP_FAILED,
+                &format!("cannot open the denial log {}: {e}", path.display()),
+            ),
+        },
+        None => None,
+    };
+    let isolation = match crate::namespaces::enter(&policy.protect) {
+        Ok(i) => i,
+        Err(e) => fail(
+            EXIT_SETUP_FAILED,
+            &format!("could not set up the sandbox's namespaces: {e}"),
+        ),
+    };
+    let (status_r, status_w) = pipe().unwrap_or_else(|e| fail(EXIT_SETUP_FAILED, &e));
+    // SAFETY: the helper is single-threaded; the child only continues this program.
+    match unsafe { libc::fork() } {
+        -1 => fail(EXIT_SETUP_FAILED, "could not fork the sandbox supervisor"),
+        0 => {
+            drop(status_r);
+            // When the helper is killed outright (SIGKILL), the command goes too.
+            // SAFETY: prctl with plain integer arguments.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, crate::supervise::PARENT_GONE) };
+            supervisor(policy, isolation, log, status_w, &cmd)
+        }
+        pid => {
+            drop(status_w);
+            drop(log);
+            SUPERVISOR.store(pid, std::sync::atomic::Ordering::Relaxed);
+            for sig in FORWARDED {
+                // SAFETY: installs a handler that only calls kill.
+                unsafe { libc::signal(sig, forward as *const () as libc::sighandler_t) };
+            }
+            wait_for_status(status_r, pid)
+        }
+    }
+}
+
+/// The supervisor's start: mount `/proc`, restrict itself, start CMD, serve.
+fn supervisor(
+    policy: Policy,
+    isolation: crate::namespaces::Isolation,
+    log: Option<std::fs::File>,
+    status: OwnedFd,
+    cmd: &[OsString],
+) -> ! {
+    if isolation.pid {
+        if let Err(e) = crate::namespaces::mount_proc() {
+            fail(
+                EXIT_SETUP_FAILED,
+                &format!("could not mount /proc for the sandbox: {e}"),
+            );
+        }
+    } else {
+        // Without a PID namespace, orphaned background jobs still come back to us.
+        // SAFETY: prctl with plain integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    }
+    // Opened before the filter: from then on this process must not open anything for
+    // writing, or it would wait for its own answer.
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null");
+    if let Err(e) = landlock_rules(&policy) {
         fail(EXIT_SETUP_FAILED, &e.to_string());
     }
+    let listener = if seccomp_available() {
+        crate::notify::install(policy.network, log.is_some())
+            .unwrap_or_else(|e| fail(EXIT_SETUP_FAILED, &e.to_string()))
+    } else {
+        None
+    };
+    let sigchld = sigchld_fd().unwrap_or_else(|e| fail(EXIT_SETUP_FAILED, &e));
+    // SAFETY: single-threaded; the child execs at once.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        fail(EXIT_SETUP_FAILED, "could not fork the command");
+    }
+    if pid == 0 {
+        drop(listener);
+        drop(sigchld);
+        drop(status);
+        drop(log);
+        drop(null);
+        // std resets the signal mask before it execs.
+        exec(cmd);
+    }
+    // The command has the terminal and the output pipe; the supervisor needs neither,
+    // and must not keep the caller's pipe open after the command's jobs end.
+    if let Ok(null) = null {
+        for fd in 0..3 {
+            // SAFETY: dup2 onto the standard descriptors.
+            unsafe { libc::dup2(null.as_raw_fd(), fd) };
+        }
+    }
+    crate::supervise::Supervisor::new(policy, listener, log, status, pid, sigchld).run()
+}
+
+fn exec(cmd: &[OsString]) -> ! {
     let err = std::process::Command::new(&cmd[0]).args(&cmd[1..]).exec();
     let code = if err.kind() == std::io::ErrorKind::NotFound {
         EXIT_NOT_FOUND
@@ -160,6 +263,84 @@ pub fn run_helper(args: &[OsString]) -> ! {
         code,
         &format!("{}: {err}", std::path::Path::new(&cmd[0]).display()),
     )
+}
+
+/// Waits for the supervisor to report CMD's wait status and ends the same way.
+fn wait_for_status(status: OwnedFd, supervisor: libc::pid_t) -> ! {
+    let mut buf = [0u8; 4];
+    let n = loop {
+        // SAFETY: reads at most 4 bytes into a live buffer.
+        let n = unsafe { libc::read(status.as_raw_fd(), buf.as_mut_ptr().cast(), 4) };
+        // A forwarded signal interrupts the read: keep waiting for the command's end.
+        if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break n;
+        }
+    };
+    let st = if n == 4 {
+        libc::c_int::from_ne_bytes(buf)
+    } else {
+        // The supervisor ended without a status: it failed (and said why) or was killed.
+        let mut st = 0;
+        // SAFETY: waits for our own child.
+        unsafe { libc::waitpid(supervisor, &mut st, 0) };
+        st
+    };
+    if libc::WIFSIGNALED(st) {
+        let sig = libc::WTERMSIG(st);
+        // SAFETY: restore the default action and die of the same signal.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::kill(libc::getpid(), sig);
+        }
+        std::process::exit(128 + sig);
+    }
+    std::process::exit(libc::WEXITSTATUS(st))
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
+    let mut fds = [0; 2];
+    // SAFETY: fills two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: both descriptors were just created and are owned here only.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Signals the helper passes on to the command (through the supervisor): a caller that
+/// stops "the process it started" stops the command.
+const FORWARDED: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT];
+
+/// The supervisor's pid, for the helper's signal handler.
+static SUPERVISOR: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int) {
+    let pid = SUPERVISOR.load(std::sync::atomic::Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// Blocks SIGCHLD, the forwarded signals and `PARENT_GONE` and returns a signalfd that
+/// becomes readable when one arrives.
+fn sigchld_fd() -> Result<OwnedFd, String> {
+    // SAFETY: plain signal-set manipulation on a zeroed set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::sigaddset(&mut set, crate::supervise::PARENT_GONE);
+        for sig in FORWARDED {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC);
+        if fd < 0 {
+            return Err(format!("signalfd: {}", std::io::Error::last_os_error()));
+        }
+        Ok(OwnedFd::from_raw_fd(fd))
+    }
 }
 
 fn fail(code: i32, message: &str) -> ! {
@@ -178,6 +359,7 @@ mod tests {
     #[test]
     fn arguments_parse_or_say_how_to_call() {
         let json = r#"{"mode":"read-only","network":false,"writable":[]}"#;
+        // Policies written before `protect` and `denial_log` existed still parse.
         let (p, cmd) = parse_args(&os(&["--policy", json, "--", "echo", "hi"])).unwrap();
         assert_eq!(p.mode, Mode::ReadOnly);
         assert_eq!(cmd, os(&["echo", "hi"]));
@@ -196,11 +378,5 @@ mod tests {
             parse_args(&os(&["--policy", "{", "--", "x"])),
             Err(HelperError::Policy(_))
         ));
-    }
-
-    #[test]
-    fn the_network_filter_compiles_for_this_machine() {
-        let program: BpfProgram = network_filter().unwrap().try_into().unwrap();
-        assert!(!program.is_empty());
     }
 }

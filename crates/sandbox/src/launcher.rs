@@ -14,7 +14,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::helper::HELPER_SUBCOMMAND;
-use crate::policy::{Mode, Policy};
+use crate::policy::{Mode, Policy, protected_paths};
 
 /// The mode and network setting one kind of tool runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +112,22 @@ impl Sandbox {
         Ok(Some(dir))
     }
 
+    /// A fresh path for one spawn's denial log: beside the session temp dirs (not in
+    /// them, where the command could write it), `None` without a temp root. The caller
+    /// removes it when done.
+    pub fn denial_log(&self, session_id: &str) -> Option<PathBuf> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let root = self.temp_root.as_ref()?;
+        std::fs::create_dir_all(root).ok()?;
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name: String = session_id
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        Some(root.join(format!("{name}.{}-{n}.denials", std::process::id())))
+    }
+
     /// The policy for one spawn: `roots` (the call's workspace, session directory, temp
     /// dir…) plus this sandbox's own writable roots.
     pub fn policy<'a>(&self, roots: impl IntoIterator<Item = &'a Path>) -> Policy {
@@ -125,10 +141,17 @@ impl Sandbox {
                 writable.push(root);
             }
         }
+        let protect = if self.settings.mode == Mode::WorkspaceWrite {
+            protected_paths(writable.iter().map(PathBuf::as_path))
+        } else {
+            Vec::new()
+        };
         Policy {
             mode: self.settings.mode,
             network: self.settings.network,
             writable,
+            protect,
+            denial_log: None,
         }
     }
 

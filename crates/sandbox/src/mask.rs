@@ -6,6 +6,16 @@
 
 use std::borrow::Cow;
 
+/// Makes this process non-dumpable: its `/proc/<pid>/environ`, `mem` and the like become
+/// readable only with CAP_SYS_PTRACE, and it cannot be traced by other processes of the
+/// user. The second line of defense for the keys and the server token in Podcode's own
+/// environment and memory, for systems where the sandbox gets no PID namespace (the first
+/// line). Children are unaffected (`exec` resets it).
+pub fn hide_own_memory() {
+    // SAFETY: prctl with plain integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+}
+
 /// Values shorter than this are not masked: they would match ordinary text.
 pub const MIN_SECRET_LEN: usize = 8;
 

@@ -57,6 +57,58 @@ pub struct Policy {
     pub network: bool,
     /// Directories (and files) the process may change; ignored in `read-only`.
     pub writable: Vec<PathBuf>,
+    /// Paths inside the writable roots that stay read-only: `.git` (and, for a git
+    /// worktree, the directories its `.git` file points to), `.podcode` and `.opencode`,
+    /// which hold code Podcode or git runs outside the sandbox. See `protected_paths`.
+    #[serde(default)]
+    pub protect: Vec<PathBuf>,
+    /// Where the helper appends what it refused (one JSON object a line, see
+    /// `denial::read_log`); `None`: nothing is recorded.
+    #[serde(default)]
+    pub denial_log: Option<PathBuf>,
+}
+
+/// Names beneath a writable root that sandboxed commands may not change: git runs hooks,
+/// filters and `core.fsmonitor` from `.git`, and Podcode loads config, plugins and tools
+/// from `.podcode` and `.opencode` once the project is trusted.
+pub const PROTECTED_NAMES: &[&str] = &[".git", ".podcode", ".opencode"];
+
+/// The existing paths to keep read-only for `roots`: each root's `.git`, `.podcode` and
+/// `.opencode`, and when `.git` is a file (a linked worktree or a submodule) the git
+/// directory it names and that directory's common dir (`commondir`).
+pub fn protected_paths<'a>(roots: impl IntoIterator<Item = &'a Path>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let push = |p: PathBuf, out: &mut Vec<PathBuf>| {
+        if let Ok(c) = p.canonicalize()
+            && !out.contains(&c)
+        {
+            out.push(c);
+        }
+    };
+    for root in roots {
+        for name in PROTECTED_NAMES {
+            let p = root.join(name);
+            if *name == ".git"
+                && p.is_file()
+                && let Some(gitdir) = gitdir_of(&p)
+            {
+                if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
+                    push(gitdir.join(common.trim()), &mut out);
+                }
+                push(gitdir, &mut out);
+            }
+            push(p, &mut out);
+        }
+    }
+    out
+}
+
+/// The directory a `.git` file (`gitdir: <path>`) points to.
+fn gitdir_of(file: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let parent = file.parent()?;
+    Some(parent.join(target))
 }
 
 impl Policy {
@@ -71,6 +123,9 @@ impl Policy {
                 // `ws/../x` is not under `ws`: resolve `..` before comparing.
                 let path = &normalize(path);
                 let canon = canonical_prefix(path);
+                if self.is_protected(path) {
+                    return false;
+                }
                 self.writable.iter().any(|root| {
                     path.starts_with(root)
                         || canon.starts_with(root)
@@ -82,6 +137,15 @@ impl Policy {
         }
     }
 
+    /// Whether `path` lies in one of the protected paths (`.git` and the like).
+    pub fn is_protected(&self, path: &Path) -> bool {
+        let path = &normalize(path);
+        let canon = canonical_prefix(path);
+        self.protect
+            .iter()
+            .any(|p| path.starts_with(p) || canon.starts_with(p))
+    }
+
     pub fn to_json(&self) -> String {
         // A struct of strings, bools and paths always serializes.
         serde_json::to_string(self).unwrap_or_default()
@@ -89,7 +153,7 @@ impl Policy {
 }
 
 /// `path` with `.` and `..` resolved lexically (no filesystem access).
-fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
     for c in path.components() {
@@ -106,7 +170,7 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// The canonical form of the longest existing ancestor of `path`, with the rest appended:
 /// a file that does not exist yet still resolves through a symlinked parent.
-fn canonical_prefix(path: &Path) -> PathBuf {
+pub(crate) fn canonical_prefix(path: &Path) -> PathBuf {
     let mut missing = Vec::new();
     let mut cur = path;
     loop {
@@ -151,6 +215,8 @@ mod tests {
             mode: Mode::WorkspaceWrite,
             network: false,
             writable: vec![dir.path().to_path_buf()],
+            protect: Vec::new(),
+            denial_log: None,
         };
         assert!(p.allows_write(&dir.path().join("new/file")));
         assert!(!p.allows_write(Path::new("/etc/passwd")));
@@ -163,5 +229,41 @@ mod tests {
         assert!(!ro.allows_write(&dir.path().join("x")));
         let back: Policy = serde_json::from_str(&p.to_json()).unwrap();
         assert_eq!(back, p);
+    }
+
+    #[test]
+    fn git_and_podcode_dirs_are_protected_also_through_a_worktree_file() {
+        let root = tempfile::tempdir().unwrap();
+        let main = root.path().join("main");
+        let gitdir = main.join(".git/worktrees/wt");
+        std::fs::create_dir_all(&gitdir).unwrap();
+        std::fs::write(gitdir.join("commondir"), "../..\n").unwrap();
+        std::fs::create_dir_all(main.join(".podcode")).unwrap();
+        let wt = root.path().join("wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+        let canon = |p: &Path| p.canonicalize().unwrap();
+        let got = protected_paths([wt.as_path(), main.as_path()]);
+        assert_eq!(
+            got,
+            vec![
+                canon(&main.join(".git")),
+                canon(&gitdir),
+                canon(&wt.join(".git")),
+                canon(&main.join(".podcode")),
+            ]
+        );
+        let p = Policy {
+            mode: Mode::WorkspaceWrite,
+            network: false,
+            writable: vec![canon(&wt), canon(&main)],
+            protect: got,
+            denial_log: None,
+        };
+        assert!(!p.allows_write(&main.join(".git/hooks/pre-commit")));
+        assert!(!p.allows_write(&main.join(".podcode/config.toml")));
+        assert!(!p.allows_write(&wt.join(".git")));
+        assert!(p.allows_write(&wt.join("src/lib.rs")));
+        assert!(p.allows_write(&main.join(".gitignore")));
     }
 }

@@ -11,6 +11,33 @@ pub struct KernelSupport {
     pub landlock: LandlockSupport,
     /// seccomp filters (`Seccomp:` in `/proc/self/status`).
     pub seccomp: bool,
+    /// The mount and PID namespaces (`.git` read-only, other processes hidden).
+    pub namespaces: NamespaceSupport,
+}
+
+/// Whether sandboxed commands get their own mount and PID namespaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamespaceSupport {
+    Available,
+    /// Neither directly (not root) nor through a user namespace (disabled here).
+    Unavailable,
+    /// The namespaces work but a fresh `/proc` cannot be mounted (some containers).
+    NoProc,
+    /// Not probed (no helper to probe with).
+    Unknown,
+}
+
+impl std::fmt::Display for NamespaceSupport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NamespaceSupport::Available => "available",
+            NamespaceSupport::Unavailable => {
+                "not available (not root, and user namespaces are disabled)"
+            }
+            NamespaceSupport::NoProc => "available, but /proc cannot be mounted in them",
+            NamespaceSupport::Unknown => "not probed",
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +60,30 @@ impl KernelSupport {
             .unwrap_or(LandlockSupport::Unknown("the probe thread panicked"));
         let seccomp = std::fs::read_to_string("/proc/self/status")
             .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp:")));
-        KernelSupport { landlock, seccomp }
+        KernelSupport {
+            landlock,
+            seccomp,
+            namespaces: NamespaceSupport::Unknown,
+        }
+    }
+
+    /// `detect`, plus whether the namespaces work, found by running `helper --probe` (the
+    /// helper must be single-threaded to create a user namespace; this process is not).
+    pub fn detect_with(helper: &std::path::Path) -> Self {
+        let mut support = Self::detect();
+        let status = std::process::Command::new(helper)
+            .args([crate::HELPER_SUBCOMMAND, crate::helper::PROBE_FLAG])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        support.namespaces = match status.map(|s| s.code()) {
+            Ok(Some(0)) => NamespaceSupport::Available,
+            Ok(Some(crate::helper::PROBE_NO_PROC)) => NamespaceSupport::NoProc,
+            Ok(Some(crate::helper::PROBE_NO_NAMESPACES)) => NamespaceSupport::Unavailable,
+            _ => NamespaceSupport::Unknown,
+        };
+        support
     }
 
     pub fn has_landlock(&self) -> bool {
@@ -57,6 +107,15 @@ impl KernelSupport {
         if let Some(why) = why {
             out.push(format!(
                 "sandbox: {why}, so commands, executable tools and plugins can write anywhere you can; only the network filter and the removal of API keys from their environment apply"
+            ));
+        }
+        if matches!(
+            self.namespaces,
+            NamespaceSupport::Unavailable | NamespaceSupport::NoProc
+        ) {
+            out.push(format!(
+                "sandbox: namespaces are {}, so sandboxed commands can see your other processes (and read the environment of those they may trace) and can write .git, .podcode and .opencode in the workspace; Landlock and seccomp still apply",
+                self.namespaces
             ));
         }
         if !self.seccomp {
@@ -107,17 +166,20 @@ mod tests {
         let none = KernelSupport {
             landlock: LandlockSupport::NotImplemented,
             seccomp: false,
+            namespaces: NamespaceSupport::Unavailable,
         };
         assert_eq!(
             none.missing_protection(),
             vec![
                 "sandbox: this kernel has no Landlock (it needs Linux 5.13 or later built with it), so commands, executable tools and plugins can write anywhere you can; only the network filter and the removal of API keys from their environment apply".to_string(),
+                "sandbox: namespaces are not available (not root, and user namespaces are disabled), so sandboxed commands can see your other processes (and read the environment of those they may trace) and can write .git, .podcode and .opencode in the workspace; Landlock and seccomp still apply".to_string(),
                 "sandbox: this kernel has no seccomp filters, so `network = false` cannot stop commands from opening connections".to_string(),
             ]
         );
         let all = KernelSupport {
             landlock: LandlockSupport::Available(7),
             seccomp: true,
+            namespaces: NamespaceSupport::Available,
         };
         assert!(all.missing_protection().is_empty());
         assert_eq!(

@@ -1,8 +1,12 @@
 //! `Confinement`: how one call's spawned process runs in the runtime's sandbox (the bash
 //! tool and executable tools share it). The policy's writable roots are the call's
 //! workspace, session directory and git root, the session's temp dir, and the sandbox's
-//! own roots (the spill directory, configured ones); the environment loses the hidden
-//! variables (API keys) and gets `TMPDIR` pointed at the session's temp dir.
+//! own roots (the spill directory, configured ones); in a worktree session the user's
+//! checkout is not among them (changes reach it only through `sync_to_main`). The
+//! roots' `.git`, `.podcode` and `.opencode` stay read-only. The environment loses the
+//! hidden variables (API keys, the server token) and gets `TMPDIR` pointed at the
+//! session's temp dir. Each call gets its own denial log, which the helper's supervisor
+//! fills with what the sandbox refused (`denials`).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -18,6 +22,14 @@ pub struct Confinement {
     pub sandbox: Arc<Sandbox>,
     pub policy: Policy,
     pub temp: Option<PathBuf>,
+}
+
+impl Drop for Confinement {
+    fn drop(&mut self) {
+        if let Some(log) = &self.policy.denial_log {
+            let _ = std::fs::remove_file(log);
+        }
+    }
 }
 
 impl Confinement {
@@ -37,12 +49,21 @@ impl Confinement {
             None
         };
         let id = ctx.identity();
+        // A worktree session (its directory outside the user's checkout) writes its
+        // worktree only: the checkout changes through `sync_to_main`, with its checks.
+        let in_worktree = !id.directory.starts_with(&id.main_cwd);
         let roots = [
-            id.main_cwd.as_path(),
-            id.directory.as_path(),
-            id.worktree.as_path(),
+            (!in_worktree).then_some(id.main_cwd.as_path()),
+            Some(id.directory.as_path()),
+            Some(id.worktree.as_path()),
         ];
-        let policy = sandbox.policy(roots.into_iter().chain(temp.as_deref()));
+        let mut policy = sandbox.policy(roots.into_iter().flatten().chain(temp.as_deref()));
+        if sandbox.is_active() {
+            policy.denial_log = sandbox.denial_log(ctx.session_id());
+            if let Some(log) = &policy.denial_log {
+                let _ = std::fs::remove_file(log);
+            }
+        }
         Ok(Some(Confinement {
             sandbox: sandbox.clone(),
             policy,
@@ -74,11 +95,23 @@ impl Confinement {
         Some(self.sandbox.wrap(&self.policy, program, args))
     }
 
-    /// What the sandbox denied, read from a failed command's output.
+    /// What the sandbox denied: what its supervisor logged, or (without a log) what a
+    /// failed command's output says.
     pub fn denial(&self, output: &str, dir: &Path) -> Option<podcode_sandbox::Denial> {
         if !self.sandbox.is_active() {
             return None;
         }
-        podcode_sandbox::detect(output, &self.policy, dir)
+        match &self.policy.denial_log {
+            Some(log) => podcode_sandbox::read_log(log).into_iter().next(),
+            None => podcode_sandbox::detect(output, &self.policy, dir),
+        }
+    }
+
+    /// Everything the sandbox's supervisor logged for this call, in order.
+    pub fn denials(&self) -> Vec<podcode_sandbox::Denial> {
+        match &self.policy.denial_log {
+            Some(log) if self.sandbox.is_active() => podcode_sandbox::read_log(log),
+            _ => Vec::new(),
+        }
     }
 }

@@ -1,15 +1,15 @@
-//! `podcode sandbox status|run`: what the kernel enforces and what each kind of tool gets,
-//! and running one command exactly the way the `bash` tool would, so users can try their
-//! `[sandbox]` settings. The hidden `podcode __sandbox-exec` (the helper itself) is
+//! `podcode sandbox status|run`: what the kernel enforces and what each kind of tool gets
+//! (what a sandboxed command can read and write, `.git` and `/proc` included), and
+//! running one command (its argv as given) in the sandbox the `bash` tool uses, so users
+//! can try their `[sandbox]` settings. The hidden `podcode __sandbox-exec` (the helper itself) is
 //! dispatched in `main` before any argument parsing.
 
-use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use podcode_core::sandbox_helper::LandlockSupport;
+use podcode_core::sandbox_helper::{LandlockSupport, NamespaceSupport};
 
 use crate::start::engine_quiet;
 
@@ -22,9 +22,10 @@ pub enum SandboxCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Run a command the way the bash tool would: `$SHELL -c "CMD…"` in this directory, in
-    /// the same sandbox and environment (API keys removed, TMPDIR set). Example:
-    /// `podcode sandbox run -- touch ~/x` shows what the sandbox refuses.
+    /// Run CMD with its arguments exactly as given (no shell: for pipes or redirects use
+    /// `sh -c '…'`) in this directory, in the sandbox and environment the bash tool uses
+    /// (API keys removed, TMPDIR set), and say what the sandbox refused. Example:
+    /// `podcode sandbox run -- touch ~/x`.
     #[command(trailing_var_arg = true)]
     Run {
         /// Use this agent profile's sandbox settings (default: build).
@@ -32,7 +33,7 @@ pub enum SandboxCommand {
         agent: Option<String>,
         /// The command and its arguments (after `--`).
         #[arg(required = true, allow_hyphen_values = true, value_name = "CMD")]
-        command: Vec<String>,
+        command: Vec<std::ffi::OsString>,
     },
 }
 
@@ -62,6 +63,23 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
         }
         _ => "writes anywhere you can (mode full: no sandbox)".to_string(),
     };
+    let isolated = r.kernel.namespaces == NamespaceSupport::Available;
+    let proc_rule = if !confined {
+        "every process you can see, and the environment and memory of yours (mode full)"
+    } else if isolated {
+        "only the sandbox's own processes (own PID namespace and /proc): not Podcode's nor any other of yours"
+    } else {
+        "every process you can see, and the environment of those of yours it may trace (no PID namespace here)"
+    };
+    let protected_rule = if r.mode != "workspace-write" {
+        None
+    } else if isolated {
+        Some(
+            "read-only (own mount namespace); a write there asks to run the command outside the sandbox",
+        )
+    } else {
+        Some("WRITABLE like the rest of the workspace: no mount namespace here")
+    };
     let net = |on: bool| {
         if !confined || on {
             "network on"
@@ -81,6 +99,10 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
             "writable": r.writable,
             "temp_root": r.temp_root,
             "hidden_env": r.hidden_env,
+            "namespaces": r.kernel.namespaces.to_string(),
+            "reads": if confined { "every file you can read" } else { "everything you can" },
+            "proc": proc_rule,
+            "protected": {"names": podcode_core::sandbox_helper::PROTECTED_NAMES, "found": r.protected, "rule": protected_rule},
             "missing": r.kernel.missing_protection(),
         });
         println!("{}", serde_json::to_string_pretty(&value)?);
@@ -96,6 +118,7 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
             "not available"
         }
     );
+    println!("  namespaces {}", r.kernel.namespaces);
     println!();
     println!(
         "Mode {} (set `[sandbox] mode` in the config: read-only, workspace-write, full)",
@@ -128,6 +151,19 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
             r.temp_root.display()
         );
     }
+    println!();
+    println!("What a sandboxed command can read");
+    println!("  files      every file you can read (the `sensitive` ask guards key files)");
+    println!("  /proc      {proc_rule}");
+    if let Some(rule) = protected_rule {
+        println!();
+        println!(".git, .podcode and .opencode in the workspace: {rule}");
+        println!("  (in a linked worktree also the git dirs its .git file names)");
+        for p in &r.protected {
+            println!("  {}", p.display());
+        }
+        println!("  In a --worktree session only the worktree is writable, not your checkout.");
+    }
     if !r.hidden_env.is_empty() {
         println!();
         println!(
@@ -148,50 +184,20 @@ fn status(engine: &podcode_core::Engine, json: bool) -> Result<ExitCode> {
 fn run_command(
     engine: &podcode_core::Engine,
     agent: Option<&str>,
-    words: &[String],
+    words: &[std::ffi::OsString],
 ) -> Result<ExitCode> {
     for warning in engine.sandbox_warnings() {
         eprintln!("warning: {warning}");
     }
     let mut prepared = engine.sandbox_run(agent, words)?;
-    let mut child = prepared
+    let status = prepared
         .command
         .stdin(Stdio::inherit())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .status()
         .context("could not start the command")?;
-    // Echo both streams as they come and keep their ends, to explain a denial afterwards.
-    let tee = |mut from: Box<dyn Read + Send>, to_err: bool| {
-        std::thread::spawn(move || {
-            let mut tail: Vec<u8> = Vec::new();
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = from.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let _ = if to_err {
-                    std::io::stderr().write_all(&buf[..n])
-                } else {
-                    std::io::stdout().write_all(&buf[..n])
-                };
-                tail.extend_from_slice(&buf[..n]);
-                let excess = tail.len().saturating_sub(16 * 1024);
-                tail.drain(..excess);
-            }
-            tail
-        })
-    };
-    let out = child.stdout.take().map(|o| tee(Box::new(o), false));
-    let err = child.stderr.take().map(|e| tee(Box::new(e), true));
-    let status = child.wait().context("could not wait for the command")?;
-    let mut seen = Vec::new();
-    for t in [out, err].into_iter().flatten() {
-        seen.extend(t.join().unwrap_or_default());
-    }
-    if !status.success()
-        && let Some(note) = prepared.explain(&String::from_utf8_lossy(&seen))
-    {
+    // Read from the sandbox's own log, so a refusal is reported also when the command's
+    // status hides it (`curl … | head` exits 0).
+    for note in prepared.explain() {
         eprintln!("podcode: {note}");
     }
     Ok(match status.code() {
