@@ -14,6 +14,8 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
 /// JSON-RPC error codes ACP uses.
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INTERNAL_ERROR: i64 = -32603;
@@ -36,6 +38,77 @@ impl RpcError {
         Self {
             code: INTERNAL_ERROR,
             message: message.into(),
+        }
+    }
+}
+
+/// What one well-formed JSON frame from the client is.
+#[derive(Debug, PartialEq)]
+pub enum Frame {
+    Request {
+        id: Value,
+        method: String,
+        params: Value,
+    },
+    Notification {
+        method: String,
+        params: Value,
+    },
+    /// The client's answer to one of our requests.
+    Response(Value),
+    /// Not a JSON-RPC message: answered -32600 (with the frame's id when it has a usable
+    /// one, else null), so the client never waits for an answer that will not come.
+    Invalid {
+        id: Value,
+        why: &'static str,
+    },
+}
+
+impl Frame {
+    pub fn classify(message: Value) -> Frame {
+        let Value::Object(map) = &message else {
+            return Frame::Invalid {
+                id: Value::Null,
+                why: "a JSON-RPC message must be a JSON object (batches are not supported)",
+            };
+        };
+        // Only a string or a number can be echoed back as an id.
+        let id = map.get("id").cloned();
+        let echo = match &id {
+            Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
+            _ => Value::Null,
+        };
+        let params = map.get("params").cloned().unwrap_or(Value::Null);
+        match (map.get("method"), id) {
+            (
+                Some(Value::String(method)),
+                Some(Value::String(_) | Value::Number(_) | Value::Null),
+            ) => Frame::Request {
+                id: echo,
+                method: method.clone(),
+                params,
+            },
+            (Some(Value::String(method)), None) => Frame::Notification {
+                method: method.clone(),
+                params,
+            },
+            (Some(Value::String(_)), Some(_)) => Frame::Invalid {
+                id: Value::Null,
+                why: "the id must be a string, a number or null",
+            },
+            (Some(_), _) => Frame::Invalid {
+                id: echo,
+                why: "the method must be a string",
+            },
+            (None, Some(_)) if map.contains_key("result") || map.contains_key("error") => {
+                Frame::Response(message)
+            }
+            // Without a method it may be a broken answer to one of our requests, whose id
+            // is ours, not the client's: the error goes out with a null id.
+            (None, _) => Frame::Invalid {
+                id: Value::Null,
+                why: "a JSON-RPC message needs a method (a request) or a result or error (a response)",
+            },
         }
     }
 }
@@ -151,5 +224,42 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     match m.lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_classified_and_non_messages_get_an_id_to_answer() {
+        let classify = |v: Value| Frame::classify(v);
+        assert!(matches!(
+            classify(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize"})),
+            Frame::Request { id, .. } if id == json!(1)
+        ));
+        assert!(matches!(
+            classify(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {}})),
+            Frame::Notification { .. }
+        ));
+        assert!(matches!(
+            classify(json!({"jsonrpc": "2.0", "id": 0, "result": {}})),
+            Frame::Response(_)
+        ));
+        let invalid = [
+            (json!({"id": 7, "method": 42}), json!(7)),
+            (json!({"id": "a", "method": null}), json!("a")),
+            (json!({"method": {"x": 1}}), Value::Null),
+            (json!({"id": {"x": 1}, "method": "initialize"}), Value::Null),
+            (json!({"id": 3}), Value::Null),
+            (json!([{"id": 1, "method": "initialize"}]), Value::Null),
+            (json!(42), Value::Null),
+        ];
+        for (frame, want) in invalid {
+            match classify(frame.clone()) {
+                Frame::Invalid { id, .. } => assert_eq!(id, want, "{frame}"),
+                other => panic!("{frame} classified as {other:?}"),
+            }
+        }
     }
 }

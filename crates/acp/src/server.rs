@@ -21,7 +21,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 
 use crate::error::AcpError;
-use crate::rpc::{Connection, METHOD_NOT_FOUND, RpcError};
+use crate::rpc::{Connection, Frame, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError};
 use crate::session::{AcpSession, MODE_OPTION, MODEL_OPTION};
 
 /// How long the end of input waits for requests still being answered.
@@ -61,34 +61,36 @@ where
         engines: Mutex::new(HashMap::new()),
         sessions: Mutex::new(HashMap::new()),
     });
-    let mut lines = BufReader::new(input).lines();
+    let mut input = BufReader::new(input);
+    let mut frame = Vec::new();
     // Requests still being answered: on end of input they finish (a running prompt
     // answers `cancelled` once its session is closed) before the process exits.
     let mut tasks = tokio::task::JoinSet::new();
-    while let Some(line) = lines.next_line().await? {
-        if line.trim().is_empty() {
+    loop {
+        // Frames are read as bytes and decoded one by one, so a frame that is not UTF-8
+        // is one malformed message (answered -32700) rather than the end of the input.
+        frame.clear();
+        if input.read_until(b'\n', &mut frame).await? == 0 {
+            break;
+        }
+        if frame.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let message: Value = match serde_json::from_str(&line) {
+        let message: Value = match serde_json::from_slice(&frame) {
             Ok(v) => v,
             Err(e) => {
                 conn.respond(
                     Value::Null,
                     Err(RpcError {
-                        code: -32700,
+                        code: PARSE_ERROR,
                         message: format!("not JSON: {e}"),
                     }),
                 );
                 continue;
             }
         };
-        let method = message
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
-        match (method, message.get("id").cloned()) {
-            (Some(method), Some(id)) => {
+        match Frame::classify(message) {
+            Frame::Request { id, method, params } => {
                 let agent = agent.clone();
                 while tasks.try_join_next().is_some() {}
                 tasks.spawn(async move {
@@ -96,9 +98,15 @@ where
                     agent.conn.respond(id, result);
                 });
             }
-            (Some(method), None) => agent.notification(&method, &params),
-            (None, Some(_)) => conn.deliver(&message),
-            (None, None) => {}
+            Frame::Notification { method, params } => agent.notification(&method, &params),
+            Frame::Response(message) => conn.deliver(&message),
+            Frame::Invalid { id, why } => conn.respond(
+                id,
+                Err(RpcError {
+                    code: INVALID_REQUEST,
+                    message: why.to_string(),
+                }),
+            ),
         }
     }
     conn.close_pending();

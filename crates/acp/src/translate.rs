@@ -129,7 +129,11 @@ pub fn tool_title(tool: &str, args: &Value, dir: &Path) -> String {
         }),
         _ => None,
     };
-    clip_title(&title.unwrap_or_else(|| tool.to_string()))
+    // The editor shows the title as it is: invisible and direction-changing characters
+    // become `<U+XXXX>` markers so a command cannot read differently from what it runs.
+    clip_title(&podcode_protocol::show_hidden_chars(
+        &title.unwrap_or_else(|| tool.to_string()),
+    ))
 }
 
 /// The files a call touches, absolute (relative arguments resolved against `dir`), with

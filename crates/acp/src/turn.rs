@@ -368,6 +368,9 @@ impl Turn {
 pub fn ask_text(tool: &str, request: &PermissionRequest) -> String {
     let p = prompt_text(tool, request);
     let mut text = p.title;
+    if let Some(warning) = &p.warning {
+        text.push_str(&format!("\n{warning}"));
+    }
     for section in &p.sections {
         text.push_str(&format!("\n{}:", section.label));
         for line in &section.lines {
@@ -380,12 +383,37 @@ pub fn ask_text(tool: &str, request: &PermissionRequest) -> String {
     text
 }
 
-/// One `session/update` notification.
+/// One `session/update` notification. Every text and title the editor shows has its
+/// invisible and direction-changing characters written as `<U+XXXX>` markers (the rule all
+/// front ends share, `podcode_protocol::show_hidden_chars`); the call's raw input and
+/// output and the diffs' file contents stay exact.
 pub fn send_update(conn: &Connection, session_id: &str, update: SessionUpdate) {
-    conn.notify(
-        "session/update",
-        SessionNotification::new(session_id.to_string(), update),
-    );
+    let mut params = serde_json::to_value(SessionNotification::new(session_id.to_string(), update))
+        .unwrap_or(Value::Null);
+    show_hidden_in(&mut params);
+    conn.notify("session/update", params);
+}
+
+fn show_hidden_in(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match (key.as_str(), v) {
+                    ("rawInput" | "rawOutput" | "oldText" | "newText", _) => {}
+                    ("text" | "title", Value::String(s)) => {
+                        if let std::borrow::Cow::Owned(shown) =
+                            podcode_protocol::show_hidden_chars(s)
+                        {
+                            *s = shown;
+                        }
+                    }
+                    (_, v) => show_hidden_in(v),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(show_hidden_in),
+        _ => {}
+    }
 }
 
 #[cfg(test)]

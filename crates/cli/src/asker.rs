@@ -51,6 +51,9 @@ fn prompt_line(question: &str) -> Option<String> {
 pub fn describe_request(tool: &str, req: &PermissionRequest) -> String {
     let p = prompt_text(tool, req);
     let mut text = format!("\n? {}\n", p.title);
+    if let Some(warning) = &p.warning {
+        text.push_str(&format!("  ! {warning}\n"));
+    }
     for section in &p.sections {
         text.push_str(&format!("  {}:\n", section.label));
         for line in &section.lines {

@@ -238,6 +238,56 @@ fn a_rejected_ask_fails_the_call_and_the_model_reads_why() {
     );
 }
 
+/// Bidi controls and zero-width characters in a call reach the editor as visible
+/// `<U+XXXX>` markers, in the call's title and in the ask, which says what they are.
+#[test]
+fn hidden_characters_in_an_ask_are_shown_and_flagged_to_the_editor() {
+    let command = "echo safe # \u{202E} ; rm -rf ~ \u{202C}";
+    let env = Env::new(vec![
+        common::bash_call("c1", command, "print\u{200B} safe"),
+        Reply::new().text("Understood."),
+    ]);
+    let v = client(&env, &["prompt", "print something"], "reject_once");
+    let seen = v["seen"].as_array().unwrap();
+    let ask = seen
+        .iter()
+        .find_map(|s| s.get("permission"))
+        .unwrap_or_else(|| panic!("no permission request: {v:#}"));
+    let text = ask["toolCall"]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("\nwarning: this request contains invisible or direction-changing characters, shown as <U+XXXX>; what it does may differ from how it reads\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("echo safe # <U+202E> ; rm -rf ~ <U+202C>"),
+        "{text}"
+    );
+    let u = updates(&v);
+    let titled = find(&u, 0, |x| {
+        x["title"].as_str().is_some_and(|t| t.contains("echo safe"))
+    });
+    assert_eq!(
+        u[titled]["title"],
+        json!("`echo safe # <U+202E> ; rm -rf ~ <U+202C>`")
+    );
+    // What the editor shows as text: every title and text content.
+    let mut shown: Vec<String> = vec![text.to_string()];
+    for x in &u {
+        shown.extend(x["title"].as_str().map(str::to_string));
+        for c in x["content"].as_array().into_iter().flatten() {
+            shown.extend(c["content"]["text"].as_str().map(str::to_string));
+        }
+    }
+    for line in &shown {
+        assert!(
+            !line.contains(['\u{202E}', '\u{202C}', '\u{200B}']),
+            "shown raw: {line:?}"
+        );
+    }
+}
+
 /// Processes whose command line contains `needle`.
 fn processes_with(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -461,6 +511,71 @@ fn wrong_requests_are_answered_with_errors_and_stdout_holds_only_protocol_lines(
     );
     let no_model = answers["6"]["error"]["message"].as_str().unwrap();
     assert!(no_model.contains("scripted"), "{no_model}");
+}
+
+/// Frames that are not JSON-RPC requests: a frame with an invalid UTF-8 byte is answered
+/// -32700 and the connection keeps serving; a request whose method is not a string, and
+/// other non-messages, are answered -32600 instead of being left unanswered.
+#[test]
+fn a_frame_that_is_not_utf8_or_not_a_request_is_answered_and_serving_goes_on() {
+    use std::io::Write;
+    let env = Env::new(vec![]);
+    env.write_global("");
+    let mut child = env
+        .cmd(&["acp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut input: Vec<u8> = Vec::new();
+    // A prompt whose text holds a byte that is never valid UTF-8 (0xff), then an
+    // overlong encoding and a cut-off sequence: three malformed frames.
+    input.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"x\":\"\xff\"}}\n",
+    );
+    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"x\":\"\xc0\xaf\"}}\n");
+    input.extend_from_slice(b"\xe2\x82\n");
+    for line in [
+        json!({"jsonrpc": "2.0", "id": 3, "method": 42, "params": {}}),
+        json!({"jsonrpc": "2.0", "id": "four", "method": ["initialize"]}),
+        json!([{"jsonrpc": "2.0", "id": 5, "method": "initialize"}]),
+        json!({"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {"protocolVersion": 1}}),
+    ] {
+        input.extend_from_slice(line.to_string().as_bytes());
+        input.push(b'\n');
+    }
+    stdin.write_all(&input).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let answers: Vec<Value> = common::text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let codes: Vec<(Value, Value)> = answers
+        .iter()
+        .map(|a| (a["id"].clone(), a["error"]["code"].clone()))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            (Value::Null, json!(-32700)),
+            (Value::Null, json!(-32700)),
+            (Value::Null, json!(-32700)),
+            (json!(3), json!(-32600)),
+            (json!("four"), json!(-32600)),
+            (Value::Null, json!(-32600)),
+            (json!(6), Value::Null),
+        ],
+        "{answers:#?}"
+    );
+    assert_eq!(
+        answers[3]["error"]["message"],
+        json!("the method must be a string")
+    );
+    assert_eq!(answers[6]["result"]["protocolVersion"], json!(1));
 }
 
 #[test]

@@ -10,6 +10,7 @@ use podcode_providers::testing::Reply;
 use serde_json::Value;
 
 mod common;
+use common::pty::run_in_pty;
 use common::*;
 
 #[test]
@@ -141,54 +142,6 @@ fn a_timed_out_call_reads_timed_out_not_interrupted() {
         told.starts_with("The slow tool timed out: it did not finish within its limit of 1 second (set by the slow tool's own `timeout` setting)"),
         "{told}"
     );
-}
-
-/// Runs `podcode` on a pseudo-terminal, answering each prompt (`> `, then the feedback
-/// question) with the next answer; returns everything the terminal showed.
-fn run_in_pty(env: &Env, args: &[&str], answers: &[&str]) -> String {
-    let script = r#"
-import os, pty, sys, time, select
-answers, args = sys.argv[1].split("\x1f"), sys.argv[2:]
-prompts = [b"> ", b"feedback for the model: "]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(args[0], args)
-out, seen, pos, deadline = b"", 0, 0, time.time() + 60
-while time.time() < deadline:
-    r, _, _ = select.select([fd], [], [], 0.2)
-    if r:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    if seen < len(answers):
-        want = prompts[min(seen, 1)]
-        at = out.find(want, pos)
-        if at >= 0:
-            os.write(fd, (answers[seen] + "\n").encode())
-            pos, seen = at + len(want), seen + 1
-os.waitpid(pid, 0)
-sys.stdout.write(out.decode(errors="replace"))
-"#;
-    let mut full = vec![env!("CARGO_BIN_EXE_podcode").to_string()];
-    full.extend(args.iter().map(|s| s.to_string()));
-    let cmd = env.cmd(&[]);
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(answers.join("\x1f"))
-        .args(&full)
-        .current_dir(env.repo())
-        .envs(
-            cmd.get_envs()
-                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
-        )
-        .output()
-        .unwrap();
-    text(&out.stdout)
 }
 
 #[test]

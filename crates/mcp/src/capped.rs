@@ -135,7 +135,9 @@ impl<R> CappedReader<R> {
 
     fn end_line(&mut self, out: &mut Vec<u8>) {
         let Some(streamer) = self.streaming.take() else {
-            out.extend_from_slice(&self.line);
+            // rmcp's serde_json refuses a lone surrogate escape (a string cut mid-emoji)
+            // and drops the whole message; `\ufffd` takes the broken half's place.
+            out.extend_from_slice(&podcode_protocol::repair_lone_surrogates(&self.line));
             out.push(b'\n');
             self.line.clear();
             return;

@@ -217,3 +217,19 @@ async fn the_limit_is_configurable_and_an_id_anywhere_is_found() {
         assert_eq!(out.model_text, "x".repeat(5000));
     }
 }
+
+/// A text cut mid-emoji (each half of the pair a lone `\ud83d` / `\ude00` escape) arrives
+/// with U+FFFD in place of each broken half instead of failing the call.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_text_with_half_a_surrogate_pair_arrives_with_a_replacement_character() {
+    let mut config = server(&[], podcode_mcp::DEFAULT_MAX_MESSAGE_BYTES);
+    // A message that is dropped would show up as the timeout text.
+    config.timeout = 60;
+    let (h, _source, _cache) = rig(config).await;
+    let out = h.call_json("big_cut_me", json!({})).await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    assert_eq!(
+        out.model_text,
+        "cut \u{fffd} here, \u{fffd} there, whole 😀"
+    );
+}

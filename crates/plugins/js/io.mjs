@@ -47,14 +47,32 @@ export function logErr(...parts) {
 }
 
 // --- frames out --------------------------------------------------------------------------
+// A plugin's string cut mid-emoji holds half of a UTF-16 surrogate pair, which JSON.stringify
+// writes as a lone `\udXXX` escape that the Rust side's JSON reader refuses. Every string
+// value leaves well-formed, the broken half replaced by U+FFFD (`toWellFormed` where the
+// runtime has it; the regular expression is the same rule for older Node).
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+export const wellFormed =
+  typeof String.prototype.toWellFormed === "function"
+    ? (s) => s.toWellFormed()
+    : (s) => s.replace(LONE_SURROGATE, "\ufffd");
+
+function wellFormedStrings(_key, value) {
+  return typeof value === "string" ? wellFormed(value) : value;
+}
+
+function stringify(frame) {
+  return JSON.stringify(frame, wellFormedStrings);
+}
+
 export function writeFrame(frame, cb) {
   let line;
   try {
-    line = JSON.stringify(frame);
+    line = stringify(frame);
   } catch (err) {
     // A result that cannot be serialised (BigInt, cycle): answer with an error instead.
     if (frame.id !== undefined && frame.id !== null && !frame.method) {
-      line = JSON.stringify({
+      line = stringify({
         jsonrpc: "2.0",
         id: frame.id,
         error: { code: -32000, message: `the tool returned an invalid result: ${err.message}` },
@@ -70,7 +88,7 @@ export function writeFrame(frame, cb) {
 /** Like writeFrame, but resolves only once stdout can take more (for long streams). */
 export function writeFrameDrained(frame) {
   return new Promise((resolve) => {
-    const line = JSON.stringify(frame) + "\n";
+    const line = stringify(frame) + "\n";
     if (realWrite(line)) resolve();
     else realStdout.once("drain", resolve);
   });

@@ -176,7 +176,15 @@ impl Sidecar {
                     bad_frame(&for_out, id, "the reply is larger than 64 MiB");
                     continue;
                 }
-                match serde_json::from_slice::<Value>(&line) {
+                // A string cut mid-emoji by a plugin arrives as a lone surrogate escape,
+                // which serde_json refuses: read again with `\ufffd` in its place.
+                let parsed = serde_json::from_slice::<Value>(&line).or_else(|e| {
+                    match podcode_protocol::repair_lone_surrogates(&line) {
+                        std::borrow::Cow::Owned(fixed) => serde_json::from_slice(&fixed),
+                        std::borrow::Cow::Borrowed(_) => Err(e),
+                    }
+                });
+                match parsed {
                     Ok(frame) => route(&for_out, frame).await,
                     Err(e) => bad_frame(&for_out, frame_id(&line), &e.to_string()),
                 }
@@ -305,7 +313,7 @@ fn bad_frame(inner: &Arc<Inner>, id: Option<u64>, why: &str) {
         Some(tx) => {
             let _ = tx.send(Err(RpcError {
                 message: format!(
-                    "the plugin's reply could not be read ({why}); a string with half of a UTF-16 surrogate pair (an unpaired \\ud800–\\udfff) is a common cause"
+                    "the plugin's reply could not be read ({why}); it must be one line of JSON-RPC in UTF-8"
                 ),
                 data: Value::Null,
                 crashed: false,

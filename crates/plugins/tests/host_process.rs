@@ -1,5 +1,5 @@
 //! The sidecar as a process, with the real Bun/Node host: what a plugin spawns ends with
-//! Podcode, an unreadable frame fails only its call (at once) and the sidecar goes on, and
+//! Podcode, a string cut mid-emoji arrives with U+FFFD in place of the broken half, an unreadable frame fails only its call (at once) and the sidecar goes on, and
 //! a long result is streamed into truncation and the spill file.
 
 use std::path::Path;
@@ -19,7 +19,13 @@ export const sleeper = tool({ description: "spawns a long sleep", args: {}, asyn
   return String(child.pid)
 } })
 export const half = tool({ description: "half a surrogate pair", args: {}, async execute() {
-  return "broken \ud800 here"
+  return `broken ${"😀".slice(0, 1)} here, ${"😀".slice(1)} there, whole 😀`
+} })
+export const garbled = tool({ description: "writes frames that are not UTF-8", args: {}, async execute() {
+  // Straight to the frame pipe, past the host: one broken answer for each id this call may have.
+  const { writeSync } = await import("node:fs")
+  for (let id = 0; id < 200; id++) writeSync(1, Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{"output":"`), Buffer.from([0xff]), Buffer.from(`"}}\n`)]))
+  return "unreachable"
 } })
 export const ok = tool({ description: "ok", args: {}, async execute() { return "still here" } })
 export const big = tool({ description: "a long result", args: { mb: tool.schema.number() }, async execute({ mb }) {
@@ -129,8 +135,10 @@ async fn what_a_plugin_spawns_ends_when_the_host_shuts_down() {
     }
 }
 
+/// A result string cut mid-emoji (a lone high and a lone low surrogate) is delivered with
+/// U+FFFD in place of each broken half, under Bun and Node alike.
 #[tokio::test(flavor = "multi_thread")]
-async fn half_a_surrogate_pair_fails_that_call_at_once_and_the_host_goes_on() {
+async fn half_a_surrogate_pair_arrives_as_a_replacement_character_and_the_host_goes_on() {
     for runtime in runtimes() {
         let ws = tempfile::tempdir().unwrap();
         let data = tempfile::tempdir().unwrap();
@@ -139,20 +147,46 @@ async fn half_a_surrogate_pair_fails_that_call_at_once_and_the_host_goes_on() {
         let out = call(&h, "proc_half", "{}").await;
         assert_eq!(
             out.status,
+            CallStatus::Completed,
+            "{runtime:?}: {}",
+            out.model_text
+        );
+        assert_eq!(
+            out.model_text, "broken \u{fffd} here, \u{fffd} there, whole 😀",
+            "{runtime:?}"
+        );
+        assert_eq!(call(&h, "proc_ok", "{}").await.model_text, "still here");
+        assert_eq!(host.spawn_count(), 1, "the same sidecar went on");
+        host.shutdown().await;
+    }
+}
+
+/// A frame that is not UTF-8 fails only the call it answers, at once, saying what a frame
+/// must be; the same sidecar serves the next call.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreadable_frame_fails_that_call_at_once_and_the_host_goes_on() {
+    for runtime in runtimes() {
+        let ws = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let (registry, host) = load(ws.path(), data.path(), runtime.clone()).await;
+        let h = harness(registry, setup());
+        let out = call(&h, "proc_garbled", "{}").await;
+        assert_eq!(
+            out.status,
             CallStatus::Failed,
             "{runtime:?}: {}",
             out.model_text
         );
         assert!(
-            out.model_text
-                .starts_with("The proc_half tool failed: the plugin's reply could not be read ("),
+            out.model_text.starts_with(
+                "The proc_garbled tool failed: the plugin's reply could not be read ("
+            ),
             "{}",
             out.model_text
         );
         assert!(
-            out.model_text.ends_with(
-                "a string with half of a UTF-16 surrogate pair (an unpaired \\ud800–\\udfff) is a common cause"
-            ),
+            out.model_text
+                .ends_with("); it must be one line of JSON-RPC in UTF-8"),
             "{}",
             out.model_text
         );

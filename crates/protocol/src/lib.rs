@@ -2,13 +2,15 @@
 //! change-journal records, and the `Op`/`Event` API that front ends use to drive the core.
 //!
 //! This crate holds data only, plus one pure text function every front end shares
-//! (`sanitize_for_terminal`, `sanitize_json`). Behaviour lives in `podcode-tools` (the pipeline),
+//! (`sanitize_for_terminal`, `sanitize_json`, `repair_lone_surrogates`). Behaviour lives in `podcode-tools` (the pipeline),
 //! `podcode-store` (persistence) and the front ends.
 
 mod change;
 mod event;
 mod file_content;
 mod ids;
+mod invisible;
+mod json_surrogates;
 mod permission;
 mod prompt_text;
 mod terminal;
@@ -20,6 +22,8 @@ pub use change::{
 pub use event::{Event, Op, StepUsage, TurnEnd, TurnSummary, compacted_text, toast_text, tokens};
 pub use file_content::{FileContent, display_text};
 pub use ids::{new_id, now_millis};
+pub use invisible::{HIDDEN_CHARS_WARNING, has_hidden_chars, show_hidden_chars};
+pub use json_surrogates::repair_lone_surrogates;
 pub use permission::{PermissionAction, PermissionReply, PermissionRequest, PermissionRule};
 pub use prompt_text::{PromptSection, PromptText, argument_lines, prompt_text};
 pub use terminal::{sanitize as sanitize_for_terminal, sanitize_json};

@@ -2,9 +2,15 @@
 //! CLI prompt, `mcp serve`'s rejection text): who asks for what, the details the tool
 //! attached (command, what a sandbox denied, description, path, diff, preview) or else the call's arguments —
 //! pretty, bounded, and with the values of secret-looking keys masked —, and what "always"
-//! will remember, one rule per line. Pure: front ends only style and print the lines.
+//! will remember, one rule per line. Invisible and direction-changing characters in any of
+//! it are shown as `<U+XXXX>` markers and the ask carries a warning (`invisible`), so a
+//! command cannot read differently from what it runs. Pure: front ends only style and
+//! print the lines.
+
+use std::borrow::Cow;
 
 use crate::PermissionRequest;
+use crate::invisible::{HIDDEN_CHARS_WARNING, has_hidden_chars, show_hidden_chars};
 use serde_json::Value;
 
 /// Metadata keys a tool attaches to explain an ask, shown in this order.
@@ -51,6 +57,10 @@ pub struct PromptText {
     /// What answering "always" remembers: the first line says it, each further line is one
     /// remembered rule.
     pub always: Vec<String>,
+    /// [`HIDDEN_CHARS_WARNING`](crate::HIDDEN_CHARS_WARNING) when anything in the request
+    /// holds invisible or direction-changing characters; front ends show it right below
+    /// the title.
+    pub warning: Option<String>,
 }
 
 /// The prompt for `tool` asking `request`.
@@ -89,10 +99,27 @@ pub fn prompt_text(tool: &str, request: &PermissionRequest) -> PromptText {
             lines: argument_lines(args),
         });
     }
+    let visible = |line: String| match show_hidden_chars(&line) {
+        Cow::Owned(shown) => shown,
+        Cow::Borrowed(_) => line,
+    };
+    // Anything in the request counts, also what the bounded lines leave out.
+    let hidden = has_hidden_chars(tool)
+        || has_hidden_chars(&serde_json::to_string(request).unwrap_or_default());
     PromptText {
-        title,
-        sections,
-        always: always_lines(tool, request),
+        title: visible(title),
+        sections: sections
+            .into_iter()
+            .map(|s| PromptSection {
+                label: s.label,
+                lines: s.lines.into_iter().map(visible).collect(),
+            })
+            .collect(),
+        always: always_lines(tool, request)
+            .into_iter()
+            .map(visible)
+            .collect(),
+        warning: hidden.then(|| HIDDEN_CHARS_WARNING.to_string()),
     }
 }
 
@@ -194,6 +221,37 @@ mod tests {
             always: always.iter().map(|s| s.to_string()).collect(),
             metadata,
         }
+    }
+
+    #[test]
+    fn invisible_characters_are_shown_everywhere_and_the_ask_is_flagged() {
+        let r = req(
+            "bash",
+            &["echo safe # \u{202E} ; rm -rf ~ \u{202C}"],
+            &["echo\u{200B} *"],
+            json!({"command": "echo safe # \u{202E} ; rm -rf ~ \u{202C}"}),
+        );
+        let p = prompt_text("bash", &r);
+        assert_eq!(
+            p.title,
+            "bash asks for bash: echo safe # <U+202E> ; rm -rf ~ <U+202C>"
+        );
+        assert_eq!(
+            p.sections[0].lines,
+            ["echo safe # <U+202E> ; rm -rf ~ <U+202C>"]
+        );
+        assert_eq!(
+            p.always,
+            ["always allow bash `echo<U+200B> *` in this project"]
+        );
+        assert_eq!(p.warning.as_deref(), Some(HIDDEN_CHARS_WARNING));
+        let plain = req(
+            "bash",
+            &["ls"],
+            &["ls *"],
+            json!({"command": "ls 👨\u{200D}👩"}),
+        );
+        assert_eq!(prompt_text("bash", &plain).warning, None);
     }
 
     #[test]

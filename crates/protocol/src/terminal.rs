@@ -15,6 +15,9 @@
 //! - any other C0 control (BEL, backspace, a lone CR, form feed, …) and DEL are shown as
 //!   their Unicode control picture (`␇`, `␈`, `␍`, `␌`, `␡`), so overwrite tricks are visible;
 //! - C1 controls (U+0080–U+009F, which some terminals read as CSI, OSC, DCS …) become `�`;
+//! - bidirectional controls, zero-width and other invisible characters are shown as
+//!   `<U+XXXX>` markers (the rule and its exceptions for emoji and scripts are in
+//!   `invisible`), so text cannot read differently from what it is;
 //! - all other text, including any valid UTF-8, is unchanged.
 //!
 //! JSON output keeps its exact meaning instead: [`sanitize_json`] only escapes the controls
@@ -27,9 +30,18 @@ const BEL: char = '\u{7}';
 /// C1 String Terminator.
 const ST: char = '\u{9c}';
 
-/// Returns `text` with every terminal control sequence removed or shown visibly; borrows
-/// when there is nothing to change.
+/// Returns `text` with every terminal control sequence removed or shown visibly, and every
+/// invisible or direction-changing character shown as a marker; borrows when there is
+/// nothing to change.
 pub fn sanitize(text: &str) -> Cow<'_, str> {
+    let controlled = without_controls(text);
+    if let Cow::Owned(shown) = crate::invisible::show_hidden_chars(&controlled) {
+        return Cow::Owned(shown);
+    }
+    controlled
+}
+
+fn without_controls(text: &str) -> Cow<'_, str> {
     if !text.chars().any(needs_care) {
         return Cow::Borrowed(text);
     }
@@ -192,6 +204,12 @@ mod tests {
         ("safe\u{8}\u{8}\u{8}\u{8}evil", "safe␈␈␈␈evil"),
         ("shown\rhidden", "shown␍hidden"),
         ("a\u{0}b\u{c}c\u{b}d\u{7f}", "a␀b␌c␋d␡"),
+        // Bidi controls and zero-width characters are shown, escapes around them removed.
+        (
+            "echo safe # \u{202E} ; rm -rf ~ \u{202C}",
+            "echo safe # <U+202E> ; rm -rf ~ <U+202C>",
+        ),
+        ("\u{1b}[1m\u{2067}x\u{200B}\u{1b}[0m", "<U+2067>x<U+200B>"),
     ];
 
     #[test]

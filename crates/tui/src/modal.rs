@@ -75,6 +75,12 @@ fn draw_modal(frame: &mut Frame, area: Rect, m: &PermissionModal, theme: Theme) 
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let text = podcode_protocol::prompt_text(&m.tool, &m.request);
     let mut lines: Vec<Line> = vec![Line::styled(clean(&text.title).into_owned(), bold)];
+    if let Some(warning) = &text.warning {
+        lines.push(Line::styled(
+            format!("! {warning}"),
+            theme.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ));
+    }
     for section in &text.sections {
         lines.push(Line::styled(
             format!("{}:", section.label),

@@ -46,6 +46,9 @@ pub const SERVE_REJECT_FEEDBACK: &str = "podcode mcp serve rejects permission as
 fn serve_rejection(tool: &str, request: &PermissionRequest) -> String {
     let p = prompt_text(tool, request);
     let mut text = format!("{SERVE_REJECT_FEEDBACK}. Asked: {}", p.title);
+    if let Some(warning) = &p.warning {
+        text.push_str(&format!("\n{warning}"));
+    }
     for section in &p.sections {
         text.push_str(&format!("\n{}:", section.label));
         for line in &section.lines {

@@ -1,4 +1,4 @@
-//! The UI in a pseudo-terminal (python3's `pty`): keys are typed as a user would, each
+//! The UI and `podcode run` in a pseudo-terminal (python3's `pty`): keys are typed as a user would, each
 //! after the text it waits for appeared on the screen.
 
 use std::process::Command;
@@ -137,4 +137,52 @@ sys.stdout.write(json.dumps({"screen": plain, "matched": matched}))
         .map(|b| b.as_bool().unwrap())
         .collect();
     (v["screen"].as_str().unwrap().to_string(), matched)
+}
+
+/// Runs `podcode` on a pseudo-terminal, answering each prompt (`> `, then the feedback
+/// question) with the next answer; returns everything the terminal showed.
+pub fn run_in_pty(env: &Env, args: &[&str], answers: &[&str]) -> String {
+    let script = r#"
+import os, pty, sys, time, select
+answers, args = sys.argv[1].split("\x1f"), sys.argv[2:]
+prompts = [b"> ", b"feedback for the model: "]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(args[0], args)
+out, seen, pos, deadline = b"", 0, 0, time.time() + 60
+while time.time() < deadline:
+    r, _, _ = select.select([fd], [], [], 0.2)
+    if r:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    if seen < len(answers):
+        want = prompts[min(seen, 1)]
+        at = out.find(want, pos)
+        if at >= 0:
+            os.write(fd, (answers[seen] + "\n").encode())
+            pos, seen = at + len(want), seen + 1
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+"#;
+    let mut full = vec![env!("CARGO_BIN_EXE_podcode").to_string()];
+    full.extend(args.iter().map(|s| s.to_string()));
+    let cmd = env.cmd(&[]);
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(answers.join("\x1f"))
+        .args(&full)
+        .current_dir(env.repo())
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
+        .output()
+        .unwrap();
+    text(&out.stdout)
 }

@@ -2,7 +2,8 @@
 // `bytes` "x" characters, or with `units` copies of UNIT (escapes, non-ASCII) then
 // "THE END", written in pieces so the server never holds it whole; `kind` makes it an image
 // (`data` of that size), an `isError` result, or a JSON-RPC error with a message of that
-// size instead. `ping_me` answers "pong". It speaks just enough of the protocol
+// size instead. `ping_me` answers "pong"; `cut_me` answers a text holding both halves of an
+// emoji apart (each a lone surrogate, which JSON.stringify writes as `\ud83d`, `\ude00`). It speaks just enough of the protocol
 // (initialize, tools/list, tools/call) and writes its id first, last, or (with a field
 // after it) in the middle, as asked.
 import { createInterface } from "node:readline";
@@ -81,6 +82,7 @@ const tools = [
     },
   },
   { name: "ping_me", description: "Returns pong.", inputSchema: { type: "object", properties: {} } },
+  { name: "cut_me", description: "Returns a text cut mid-emoji.", inputSchema: { type: "object", properties: {} } },
 ];
 let queue = Promise.resolve();
 createInterface({ input: process.stdin }).on("line", (line) => {
@@ -100,6 +102,10 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         return reply(msg.id, { result: { tools } });
       case "tools/call":
         if (msg.params.name === "dump") return dump(msg.id, msg.params.arguments ?? {});
+        if (msg.params.name === "cut_me") {
+          const text = `cut ${"😀".slice(0, 1)} here, ${"😀".slice(1)} there, whole 😀`;
+          return reply(msg.id, { result: { content: [{ type: "text", text }] } });
+        }
         return reply(msg.id, { result: { content: [{ type: "text", text: "pong" }] } });
       case "ping":
         return reply(msg.id, { result: {} });

@@ -266,6 +266,17 @@ export function protocolSuite(runtime, skip) {
       assert.equal(chunks.join(""), "a".repeat(262143) + "😀" + "b".repeat(37855));
     });
 
+    test("a string cut mid-emoji leaves as U+FFFD in place of each broken half", async () => {
+      const dir = tempPluginDir();
+      const p = writePlugin(dir, "cut.mjs", "import { tool } from \"@opencode-ai/plugin\"\nexport default tool({ description: \"d\", args: {}, execute: async (_a, ctx) => { ctx.metadata({ title: \"t \\ud83d\" }); return \"cut \\ud83d, \\ude00 and 😀\" } })\n");
+      await load(client, p, "opencode-tools");
+      const callId = newCallId();
+      const r = await execute(client, p, "cut", {}, { callId });
+      assert.deepEqual(r, { output: "cut \ufffd, \ufffd and 😀" });
+      const meta = client.notifications.find((n) => n.method === "ctx.metadata" && n.params.callId === callId);
+      assert.equal(meta?.params.title, "t \ufffd");
+    });
+
     test("a .js tool (ESM) importing a CommonJS helper beside it", async () => {
       const dir = tempPluginDir();
       writePlugin(dir, "helper.js", "module.exports = function (s) { return `cjs:${s}` }\n");

@@ -2,7 +2,7 @@
 // permission prompts, Changes panel, pickers, usage) kept live by the session's event stream,
 // and the keyboard. See docs/server-api.md for every route used here.
 import { api, restoreSignIn, login, EventStream } from "./api.mjs";
-import { el, usageLine, ago } from "./render.mjs";
+import { el, usageLine, ago, setText } from "./render.mjs";
 import { Transcript } from "./transcript.mjs";
 import { Permissions } from "./permissions.mjs";
 import { ChangesPanel } from "./changes.mjs";
@@ -73,7 +73,7 @@ async function loadSessions() {
   try { state.sessions = (await api("GET", "/api/sessions")) || []; } catch (e) { showError(e); return; }
   // A new session is named after its first prompt once that turn ends.
   const open = state.sessions.find((s) => s.id === state.current);
-  if (open) ui.title.textContent = open.title || "Untitled session";
+  if (open) setText(ui.title, open.title || "Untitled session");
   renderSessions();
 }
 
@@ -144,7 +144,7 @@ async function openSession(id) {
     return;
   }
   if (state.current !== id) return;
-  ui.title.textContent = snap.session.title || "Untitled session";
+  setText(ui.title, snap.session.title || "Untitled session");
   setPicker(ui.agent, snap.session.agent);
   setPicker(ui.model, snap.session.model || state.defaults.model);
   transcript.load(snap.transcript || []);
@@ -197,7 +197,7 @@ async function otherPrompt(id) {
     const snap = await api("GET", `/api/sessions/${encodeURIComponent(id)}`);
     const users = (snap.transcript || []).filter((t) => t.kind === "user");
     const last = users[users.length - 1];
-    if (last) box.textContent = last.text; else box.remove();
+    if (last) setText(box, last.text); else box.remove();
   } catch { box.remove(); }
 }
 

@@ -2,7 +2,7 @@
 // with feedback (buttons or y / a / n / f). The first reply of any client wins; a
 // `permission_resolved` event (or a 409 from the server) closes the card everywhere.
 import { api } from "./api.mjs";
-import { el, diffView } from "./render.mjs";
+import { el, diffView, hasHidden, visibleText, HIDDEN_CHARS_WARNING } from "./render.mjs";
 
 // What a tool attaches to explain its ask, in the order the terminal shows it.
 const DETAIL_KEYS = ["command", "denied", "description", "path", "diff", "preview"];
@@ -31,13 +31,17 @@ export class Permissions {
     const feedback = el("input", { type: "text", placeholder: "Tell the agent what to do instead", "aria-label": "Feedback" });
     const fbRow = el("form", { class: "feedback", hidden: true, onsubmit: (e) => { e.preventDefault(); this.reply(ev.request_id, { reply: "reject", feedback: feedback.value.trim() || undefined }); } },
       feedback, el("button", { type: "submit" }, "Send and reject"));
+    // Text goes through `el`, which shows invisible and direction-changing characters as
+    // markers; the card also says so, as the terminal prompt does.
+    const hidden = hasHidden(String(ev.tool)) || hasHidden(JSON.stringify(req));
     const box = el("div", { class: "perm", role: "alertdialog", "data-request": ev.request_id },
       el("h3", {}, `${ev.tool} asks for ${req.permission}${who}`),
+      hidden ? el("p", { class: "hidden-warning", role: "alert" }, `⚠ ${HIDDEN_CHARS_WARNING}`) : null,
       el("div", { class: "patterns" }, (req.patterns || []).join("\n")),
       details,
       el("div", { class: "actions" },
         el("button", { type: "button", class: "primary", onclick: () => this.reply(ev.request_id, { reply: "once" }) }, "Allow once (y)"),
-        el("button", { type: "button", title: `Remember: ${req.permission} ${always.join(", ")}`, onclick: () => this.reply(ev.request_id, { reply: "always" }) }, "Always (a)"),
+        el("button", { type: "button", title: visibleText(`Remember: ${req.permission} ${always.join(", ")}`), onclick: () => this.reply(ev.request_id, { reply: "always" }) }, "Always (a)"),
         el("button", { type: "button", class: "danger", onclick: () => this.reply(ev.request_id, { reply: "reject" }) }, "Reject (n)"),
         el("button", { type: "button", onclick: () => { fbRow.hidden = false; feedback.focus(); } }, "Reject with feedback (f)")),
       fbRow);

@@ -1,10 +1,103 @@
 // Turning untrusted text into DOM. Everything the model, a tool or a file says reaches the
-// page through `el`/`text` (textContent, never innerHTML) or through `markdown`, which
+// page through `el`/`setText` (text nodes, never innerHTML) or through `markdown`, which
 // renders with marked and then sanitises with DOMPurify before it touches the DOM.
+//
+// Model-written HTML may only be content: an allow-list of Markdown's own tags and a few
+// attributes (no id, class, name or style, no forms, frames, SVG or images that load), so
+// it cannot reuse the page's ids and classes to draw a fake dialog or card; `.md` in
+// app.css also contains its layout and paint, so nothing inside can be positioned over the
+// app. Invisible and direction-changing characters are shown as `<U+XXXX>` markers
+// everywhere text is shown (`visibleNodes`), the rule of podcode-protocol's `invisible`.
 import { marked, DOMPurify, hljs } from "./vendor/vendor.mjs";
 
 marked.setOptions({ gfm: true, breaks: false });
 
+/** What a permission card says when its request holds such characters (as in the terminal). */
+export const HIDDEN_CHARS_WARNING =
+  "warning: this request contains invisible or direction-changing characters, shown as <U+XXXX>; what it does may differ from how it reads";
+
+// The candidates (podcode-protocol `invisible::maybe_hidden`): format characters (Cf),
+// line/paragraph separators, the combining grapheme joiner, Hangul fillers, variation
+// selectors. `hiddenAt` lets joiners and one variation selector through in context.
+const MAYBE_HIDDEN =
+  /[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{110bd}\u{110cd}\u{13430}-\u{1343f}\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0001}\u{e0020}-\u{e007f}\u2028\u2029\u034f\u115f\u1160\u3164\uffa0\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/u;
+const PICTOGRAPHIC = /[\u2190-\u2bff\u{1f000}-\u{1faff}]/u;
+const JOINING = /[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\u0900-\u0dff\ufb50-\ufdff\ufe70-\ufefc]/u;
+
+const maybeHidden = (c) => c !== undefined && MAYBE_HIDDEN.test(c);
+const joins = (c) => c !== undefined && JOINING.test(c) && !maybeHidden(c);
+const endsEmoji = (c) => c !== undefined && (PICTOGRAPHIC.test(c) || c === "\ufe0f");
+
+/** Whether the character at `i` of `chars` (code points) is hidden, given its neighbours. */
+function hiddenAt(chars, i) {
+  const c = chars[i];
+  if (!maybeHidden(c)) return false;
+  const prev = chars[i - 1];
+  const next = chars[i + 1];
+  if (c === "\u200d") return !((endsEmoji(prev) && next !== undefined && PICTOGRAPHIC.test(next)) || (joins(prev) && joins(next)));
+  if (c === "\u200c") return !(joins(prev) && joins(next));
+  if (c >= "\ufe00" && c <= "\ufe0f") return !(prev !== undefined && !/\s/u.test(prev) && !maybeHidden(prev));
+  return true;
+}
+
+const marker = (c) => `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`;
+
+/** Whether `text` holds an invisible or direction-changing character. */
+export function hasHidden(text) {
+  if (typeof text !== "string" || !MAYBE_HIDDEN.test(text)) return false;
+  const chars = Array.from(text);
+  return chars.some((_, i) => hiddenAt(chars, i));
+}
+
+/** `text` with such characters written as `<U+XXXX>` (for attributes such as `title`). */
+export function visibleText(text) {
+  text = String(text);
+  if (!MAYBE_HIDDEN.test(text)) return text;
+  const chars = Array.from(text);
+  return chars.map((c, i) => (hiddenAt(chars, i) ? marker(c) : c)).join("");
+}
+
+/** `text` as nodes: plain runs as text nodes, each hidden character as a marked span. */
+export function visibleNodes(text) {
+  text = String(text);
+  if (!MAYBE_HIDDEN.test(text)) return [document.createTextNode(text)];
+  const chars = Array.from(text);
+  const nodes = [];
+  let run = "";
+  chars.forEach((c, i) => {
+    if (!hiddenAt(chars, i)) { run += c; return; }
+    if (run) nodes.push(document.createTextNode(run));
+    run = "";
+    const span = document.createElement("span");
+    span.className = "hidden-char";
+    span.title = "an invisible or direction-changing character";
+    span.textContent = marker(c);
+    nodes.push(span);
+  });
+  if (run) nodes.push(document.createTextNode(run));
+  return nodes;
+}
+
+/** Replaces `node`'s content with `text`, hidden characters shown. */
+export function setText(node, text) {
+  node.replaceChildren(...visibleNodes(text));
+}
+
+// Markdown's own output and nothing else; every attribute not listed is dropped.
+const ALLOWED_TAGS = ["a", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6",
+  "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "strong", "sub", "sup", "table", "tbody", "td",
+  "th", "thead", "tr", "ul"];
+const ALLOWED_ATTR = ["href", "title", "alt", "src", "start", "align", "class"];
+const SAFE_URL = /^(https?:|mailto:)/i;
+
+DOMPurify.addHook("uponSanitizeAttribute", (node, data) => {
+  const name = data.attrName;
+  // The only class kept is a fenced block's language, which picks its highlighting.
+  if (name === "class") data.keepAttr = node.tagName === "CODE" && /^language-[\w+#.-]{1,40}$/.test(data.attrValue);
+  else if (name === "align") data.keepAttr = /^(left|center|right)$/.test(data.attrValue);
+  else if (name === "href" || name === "src") data.keepAttr = SAFE_URL.test(data.attrValue.trim());
+  else if (name === "start") data.keepAttr = /^\d{1,9}$/.test(data.attrValue);
+});
 // Links from the model open in a new tab without handing it this page.
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") {
@@ -24,7 +117,8 @@ export function el(tag, attrs = {}, ...children) {
   }
   for (const c of children.flat()) {
     if (c === null || c === undefined || c === false) continue;
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    if (c instanceof Node) e.append(c);
+    else e.append(...visibleNodes(c));
   }
   return e;
 }
@@ -32,11 +126,33 @@ export function el(tag, attrs = {}, ...children) {
 /** Renders Markdown into `target`, sanitised, with fenced code highlighted. */
 export function markdown(target, source) {
   const html = marked.parse(source || "", { async: false });
-  target.innerHTML = DOMPurify.sanitize(html, {
-    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe"],
-    FORBID_ATTR: ["style"],
+  // Sanitised into an inert fragment: images are turned into links before the fragment
+  // joins the page, so a model cannot make the browser fetch a URL (which could carry
+  // what it read) just by writing an image.
+  const frag = DOMPurify.sanitize(html, {
+    ALLOWED_TAGS,
+    ALLOWED_ATTR,
+    ALLOW_DATA_ATTR: false,
+    ALLOW_ARIA_ATTR: false,
+    RETURN_DOM_FRAGMENT: true,
   });
-  for (const code of target.querySelectorAll("pre code")) highlight(code);
+  for (const img of frag.querySelectorAll("img")) {
+    const label = `[image: ${img.getAttribute("alt") || img.getAttribute("src") || ""}]`;
+    const src = img.getAttribute("src");
+    const link = src ? el("a", { href: src, target: "_blank", rel: "noopener noreferrer nofollow" }, label) : el("span", {}, label);
+    img.replaceWith(link);
+  }
+  for (const code of frag.querySelectorAll("pre code")) highlight(code);
+  showHiddenIn(frag);
+  target.replaceChildren(frag);
+}
+
+/** Replaces hidden characters in every text node under `root` by visible markers. */
+function showHiddenIn(root) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const hits = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) if (hasHidden(n.data)) hits.push(n);
+  for (const n of hits) n.replaceWith(...visibleNodes(n.data));
 }
 
 function highlight(code) {

@@ -1,7 +1,7 @@
 // The transcript of the open session: built from the session's stored transcript, then kept
 // live by its events (text deltas appended as they stream, tool cards updated in place,
 // sub-agents summarised on their `task` card). Markdown re-renders at most once a frame.
-import { el, markdown, diffView } from "./render.mjs";
+import { el, markdown, diffView, setText } from "./render.mjs";
 
 export class Transcript {
   constructor(root) {
@@ -85,7 +85,7 @@ export class Transcript {
     this.frame = 0;
     const stick = this.atBottom();
     for (const m of this.dirty) {
-      if (m.kind === "reasoning") m.body.textContent = m.text;
+      if (m.kind === "reasoning") setText(m.body, m.text);
       else markdown(m.body, m.text);
     }
     this.dirty.clear();
@@ -108,11 +108,11 @@ export class Transcript {
     this.follow(stick);
     return c;
   }
-  setTitle(c, title) { if (title) c.title.textContent = title; }
+  setTitle(c, title) { if (title) setText(c.title, title); }
   setState(c, state, label) {
     c.box.classList.remove("running", "done", "failed");
     c.box.classList.add(state);
-    c.st.textContent = label;
+    setText(c.st, label);
   }
   setOutput(c, output, diff) {
     const parts = [];
@@ -142,7 +142,7 @@ export class Transcript {
         if (ev.metadata && typeof ev.metadata === "object") {
           let meta = c.body.querySelector(".meta");
           if (!meta) { meta = el("div", { class: "meta" }); c.body.prepend(meta); }
-          meta.textContent = metaLine(ev.metadata);
+          setText(meta, metaLine(ev.metadata));
         }
         return true;
       }
@@ -201,10 +201,10 @@ export class Transcript {
       if (!li) { li = el("li", {}); s.calls.set(id, li); s.steps.append(li); }
       return li;
     };
-    if (inner.type === "tool_started") line(inner.call_id).textContent = `${inner.tool} ${argsTitle(inner.args) || ""} …`;
-    else if (inner.type === "tool_finished") line(inner.call_id).textContent = `${inner.tool} ${inner.result?.title || ""} ✓`;
-    else if (inner.type === "tool_failed") line(inner.call_id).textContent = `${inner.tool} ✗`;
-    else if (inner.type === "turn_finished") s.head.textContent = `↳ ${ev.agent}: ${ev.description} — ${inner.summary?.end || "done"}`;
+    if (inner.type === "tool_started") setText(line(inner.call_id), `${inner.tool} ${argsTitle(inner.args) || ""} …`);
+    else if (inner.type === "tool_finished") setText(line(inner.call_id), `${inner.tool} ${inner.result?.title || ""} ✓`);
+    else if (inner.type === "tool_failed") setText(line(inner.call_id), `${inner.tool} ✗`);
+    else if (inner.type === "turn_finished") setText(s.head, `↳ ${ev.agent}: ${ev.description} — ${inner.summary?.end || "done"}`);
   }
 }
 

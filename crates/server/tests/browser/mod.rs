@@ -1,0 +1,212 @@
+//! Helpers for tests that drive the web page in a real headless Chromium against the real
+//! server (in process, real engine, SQLite store, scripted model over HTTP): start a
+//! workspace and server, launch Chromium with a watchdog, open the page, type a prompt, and
+//! evaluate or wait on expressions in the page. The same helpers as `web_page.rs`'s own.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::element::Element;
+use chromiumoxide::page::Page;
+use futures_util::StreamExt;
+use podcode_core::testing::ScratchWorkspace;
+use podcode_providers::testing::{Reply, ScriptedModel};
+use podcode_server::{ServeOptions, Server};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+/// A repository, its config and data folders, the scripted model, and a server over them.
+pub struct Env {
+    pub root: ScratchWorkspace,
+    _model: ScriptedModel,
+    pub open_url: String,
+    stop: Option<oneshot::Sender<()>>,
+    served: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Env {
+    /// `extra` is added to the user's config (permission rules).
+    pub async fn start(script: Vec<Reply>, extra: &str) -> Env {
+        let model = ScriptedModel::start(script).await;
+        let root = ScratchWorkspace::new(&model.base_url(), extra).expect("workspace");
+        let engine = root.engine().expect("engine");
+        let server = Server::bind(engine, ServeOptions::default())
+            .await
+            .expect("bind");
+        let open_url = server.page_url();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let served = tokio::spawn(async move {
+            let _ = server
+                .run(async move {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Env {
+            root,
+            _model: model,
+            open_url,
+            stop: Some(stop),
+            served: Some(served),
+        }
+    }
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.repo().join(rel)
+    }
+    pub fn write(&self, rel: &str, text: &str) {
+        std::fs::write(self.path(rel), text).expect("write");
+    }
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).expect("read")
+    }
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(served) = self.served.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), served).await;
+        }
+    }
+}
+
+/// Debian's `chromium` (or another usual name) on PATH.
+pub fn find_chromium() -> std::path::PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+        .expect("this test needs Chromium on PATH (Debian: apt-get install chromium)")
+}
+
+/// A test's Chromium profile, and a watchdog: a test still running after [`TEST_LIMIT`] (a
+/// wait with no end, say for a page that never answers) ends the test binary with a message
+/// instead of holding CI until its own limit.
+pub struct Profile {
+    _dir: tempfile::TempDir,
+    _done: std::sync::mpsc::Sender<()>,
+}
+
+pub const TEST_LIMIT: Duration = Duration::from_secs(300);
+
+pub fn watchdog() -> std::sync::mpsc::Sender<()> {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("a web page test")
+        .to_string();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(TEST_LIMIT) {
+            eprintln!(
+                "{name} ran over {} s: stopping the test binary",
+                TEST_LIMIT.as_secs()
+            );
+            std::process::exit(101);
+        }
+    });
+    done
+}
+
+/// Closes Chromium, killing it when it does not close in time, and stops the CDP pump.
+pub async fn close(mut browser: Browser, pump: tokio::task::JoinHandle<()>) {
+    let closed = tokio::time::timeout(Duration::from_secs(10), browser.close()).await;
+    if !matches!(closed, Ok(Ok(_))) {
+        let _ = browser.kill().await;
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(10), browser.wait()).await;
+    pump.abort();
+}
+
+pub async fn chromium() -> (Browser, tokio::task::JoinHandle<()>, Profile) {
+    let done = watchdog();
+    let profile = tempfile::tempdir().expect("profile dir");
+    let config = BrowserConfig::builder()
+        .chrome_executable(find_chromium())
+        .user_data_dir(profile.path())
+        .no_sandbox()
+        .args([
+            "disable-gpu",
+            "disable-dev-shm-usage",
+            "no-first-run",
+            "disable-background-networking",
+            "disable-component-update",
+        ])
+        .window_size(1280, 900)
+        .build()
+        .expect("browser config");
+    let (browser, mut handler) = Browser::launch(config).await.expect("launch chromium");
+    let pump = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let profile = Profile {
+        _dir: profile,
+        _done: done,
+    };
+    (browser, pump, profile)
+}
+
+/// Opens `url` in a new tab and waits until the page has loaded (its model picker is filled).
+pub async fn open_page(browser: &Browser, url: &str) -> Page {
+    let page = browser.new_page(url).await.expect("open the page");
+    wait_for(
+        &page,
+        "document.getElementById('model-picker').options.length",
+        "the page",
+    )
+    .await;
+    page
+}
+
+/// Types `text` into the prompt box and sends it with Enter, as a user does.
+pub async fn send_prompt(page: &Page, text: &str) -> Element {
+    let prompt = page.find_element("#prompt").await.expect("prompt box");
+    prompt.click().await.expect("focus the prompt");
+    prompt.type_str(text).await.expect("type");
+    prompt.press_key("Enter").await.expect("send");
+    prompt
+}
+
+/// Evaluates `expr` (an expression) in the page.
+pub async fn eval(page: &Page, expr: &str) -> Value {
+    page.evaluate(expr)
+        .await
+        .unwrap_or_else(|e| panic!("evaluate {expr}: {e}"))
+        .into_value::<Value>()
+        .unwrap_or(Value::Null)
+}
+
+/// Polls `expr` until it is truthy (bounded, so a broken page fails instead of hanging).
+pub async fn wait_for(page: &Page, expr: &str, what: &str) -> Value {
+    for _ in 0..600 {
+        let v = eval(page, expr).await;
+        let truthy = match &v {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::String(s) => !s.is_empty(),
+            Value::Number(n) => n.as_f64() != Some(0.0),
+            _ => true,
+        };
+        if truthy {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let body = eval(page, "document.body.innerText").await;
+    panic!("never saw {what} ({expr}); the page shows:\n{body}");
+}
+
+/// Clicks the element `selector` finds; again if the page redrew it in between.
+pub async fn click(page: &Page, selector: &str) {
+    let mut last = String::new();
+    for _ in 0..20 {
+        match page.find_element(selector).await {
+            Ok(el) => match el.click().await {
+                Ok(_) => return,
+                Err(e) => last = e.to_string(),
+            },
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("click {selector}: {last}");
+}
