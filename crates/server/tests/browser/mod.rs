@@ -1,7 +1,8 @@
-//! Helpers for tests that drive the web page in a real headless Chromium against the real
-//! server (in process, real engine, SQLite store, scripted model over HTTP): start a
-//! workspace and server, launch Chromium with a watchdog, open the page, type a prompt, and
-//! evaluate or wait on expressions in the page. The same helpers as `web_page.rs`'s own.
+//! Helpers for the tests that drive the web page in a real headless Chromium against the
+//! real server (in process, real engine, SQLite store, scripted model over HTTP): start a
+//! workspace and server, launch Chromium with a watchdog, open the page (signed in by its
+//! one-time code), type a prompt, evaluate or wait on expressions in the page, and check
+//! that no secret is left where a script or the address bar could show it.
 
 #![allow(dead_code)]
 
@@ -23,6 +24,7 @@ pub struct Env {
     pub root: ScratchWorkspace,
     _model: ScriptedModel,
     pub open_url: String,
+    pub token: String,
     stop: Option<oneshot::Sender<()>>,
     served: Option<tokio::task::JoinHandle<()>>,
 }
@@ -36,7 +38,8 @@ impl Env {
         let server = Server::bind(engine, ServeOptions::default())
             .await
             .expect("bind");
-        let open_url = server.page_url();
+        let open_url = server.page_url().expect("page url");
+        let token = server.token().to_string();
         let (stop, stopped) = oneshot::channel::<()>();
         let served = tokio::spawn(async move {
             let _ = server
@@ -49,6 +52,7 @@ impl Env {
             root,
             _model: model,
             open_url,
+            token,
             stop: Some(stop),
             served: Some(served),
         }
@@ -155,6 +159,44 @@ pub async fn open_page(browser: &Browser, url: &str) -> Page {
     )
     .await;
     page
+}
+
+/// The page signed in with a cookie no script can read (HttpOnly), sent only to this site
+/// (SameSite=Strict) and with an end; no secret is in the address, in storage, or in the
+/// URL of anything the page fetched.
+pub async fn assert_secretless(page: &Page, env: &Env) {
+    const COOKIE_EMPTY: &str = "\"cookie\":\"\"";
+    let code = env.open_url.split_once("#code=").expect("a code").1;
+    let seen = eval(
+        page,
+        "JSON.stringify({href: location.href, cookie: document.cookie,          session: JSON.stringify(sessionStorage), local: JSON.stringify(localStorage),          urls: performance.getEntriesByType('resource').map(e => e.name)})",
+    )
+    .await;
+    let seen = seen.as_str().unwrap_or_default().to_string();
+    assert!(seen.contains("/api/"), "the page fetched: {seen}");
+    for secret in [code, env.token.as_str(), "token="] {
+        assert!(!seen.contains(secret), "{secret} in {seen}");
+    }
+    assert!(seen.contains(COOKIE_EMPTY), "{seen}");
+    let cookies = page.get_cookies().await.expect("cookies");
+    let ours: Vec<_> = cookies
+        .iter()
+        .filter(|c| c.name.starts_with("podcode_"))
+        .collect();
+    assert_eq!(ours.len(), 1, "{cookies:?}");
+    let c = ours[0];
+    assert!(c.http_only, "{c:?}");
+    assert_eq!(
+        c.same_site,
+        Some(chromiumoxide::cdp::browser_protocol::network::CookieSameSite::Strict),
+        "{c:?}"
+    );
+    assert_eq!(c.path, "/");
+    assert!(
+        !c.session && c.expires > 0.0,
+        "the cookie has an end: {c:?}"
+    );
+    assert!(c.value != env.token && c.value != code);
 }
 
 /// Types `text` into the prompt box and sends it with Enter, as a user does.
