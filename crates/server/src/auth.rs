@@ -91,11 +91,11 @@ fn bearer(request: &Request) -> Option<String> {
         .then(|| token.trim().to_string())
 }
 
-/// Refuses a cookie-carried request that does not come from the page itself (403).
-/// `unsafe_method`: the request changes something, so `Origin` is required.
-pub fn same_origin(request: &Request, changes: bool) -> Result<(), Response> {
+/// Refuses a cookie-carried request that does not come from the page itself: the answer
+/// is the 403 to send. `changes`: the request changes something, so `Origin` is required.
+pub fn same_origin(request: &Request, changes: bool) -> Result<(), Box<Response>> {
     let headers = request.headers();
-    let refused = |why: &str| Err(error(StatusCode::FORBIDDEN, why));
+    let refused = |why: &str| Err(Box::new(error(StatusCode::FORBIDDEN, why)));
     if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
         && site != "same-origin"
         && site != "none"
@@ -163,7 +163,7 @@ pub async fn require_auth(
         let changes = !matches!(*request.method(), Method::GET | Method::HEAD);
         return match same_origin(&request, changes) {
             Ok(()) => next.run(request).await,
-            Err(refused) => refused,
+            Err(refused) => *refused,
         };
     }
     error(StatusCode::UNAUTHORIZED, TOKEN_REFUSED)

@@ -133,7 +133,7 @@ pub struct LoginRequest {
         (status = 429, description = "Too many failed attempts from this address (see `Retry-After`)", body = ErrorBody)))]
 pub async fn login(State(state): State<Arc<AppState>>, request: Request) -> Response {
     if let Err(refused) = auth::same_origin(&request, true) {
-        return refused;
+        return *refused;
     }
     let peer = crate::listen::peer(&request);
     let Ok(body) = axum::body::to_bytes(request.into_body(), 64 * 1024).await else {
