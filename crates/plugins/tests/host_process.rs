@@ -97,15 +97,12 @@ fn setup() -> Setup {
     }
 }
 
-/// Running (not ended, not a zombie waiting to be reaped).
-fn running(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-    }
+/// Some process has exactly these arguments (NUL-separated, as in `/proc/PID/cmdline`).
+fn running_args(cmdline: &[u8]) -> bool {
+    std::fs::read_dir("/proc").is_ok_and(|d| {
+        d.flatten()
+            .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == cmdline))
+    })
 }
 
 async fn call(h: &Harness, tool: &str, args: &str) -> podcode_tools::CallOutcome {
@@ -121,17 +118,29 @@ async fn what_a_plugin_spawns_ends_when_the_host_shuts_down() {
         let h = harness(registry, setup());
         let out = call(&h, "proc_sleeper", "{}").await;
         assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
-        let pid: i32 = out.model_text.trim().parse().unwrap();
-        assert!(running(pid), "the sleep runs while the host does");
+        // The host runs in its own PID namespace: the pid the plugin returns means nothing
+        // here, so the sleep is found by its arguments.
+        assert!(
+            out.model_text.trim().parse::<i32>().is_ok(),
+            "{}",
+            out.model_text
+        );
+        assert!(
+            running_args(b"sleep\0987\0"),
+            "the sleep runs while the host does"
+        );
         host.shutdown().await;
         // Ending is asynchronous: give the kernel a moment, without timing anything.
-        for _ in 0..100 {
-            if !running(pid) {
+        for _ in 0..400 {
+            if !running_args(b"sleep\0987\0") {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        assert!(!running(pid), "{runtime:?}: sleep {pid} outlived the host");
+        assert!(
+            !running_args(b"sleep\0987\0"),
+            "{runtime:?}: sleep 987 outlived the host"
+        );
     }
 }
 
