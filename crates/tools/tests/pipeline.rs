@@ -105,14 +105,11 @@ async fn thrown_errors_panics_timeouts_and_aborts_each_have_their_own_text() {
         registry(vec![
             testing::thrower("boom", "disk on fire"),
             testing::panicker("crash"),
-            testing::sleeper("sleep", false),
-            testing::sleeper("polite", true),
         ]),
         Setup {
             rules: allow_all(),
             opts: Box::new(|o| {
-                o.default_timeout = Duration::from_millis(200);
-                o.abort_grace = Duration::from_millis(100);
+                o.default_timeout = Duration::from_secs(300);
             }),
             ..Default::default()
         },
@@ -129,7 +126,24 @@ async fn thrown_errors_panics_timeouts_and_aborts_each_have_their_own_text() {
     // The runtime lives on after a panic.
     assert_eq!(h.call("boom", "{}").await.status, CallStatus::Failed);
 
-    let timed = h.call("sleep", r#"{"ms": 5000}"#).await;
+    // The time limits get a runtime of their own: capturing a panic's backtrace on a busy
+    // machine can take longer than the short limit the timeout case needs.
+    let h = harness(
+        registry(vec![
+            testing::sleeper("sleep", false),
+            testing::sleeper("polite", true),
+        ]),
+        Setup {
+            rules: allow_all(),
+            opts: Box::new(|o| {
+                o.default_timeout = Duration::from_millis(200);
+                o.abort_grace = Duration::from_secs(5);
+            }),
+            ..Default::default()
+        },
+    );
+
+    let timed = h.call("sleep", r#"{"ms": 600000}"#).await;
     assert_eq!(timed.status, CallStatus::TimedOut);
     assert_eq!(
         timed.model_text,
@@ -147,7 +161,7 @@ async fn thrown_errors_panics_timeouts_and_aborts_each_have_their_own_text() {
         trigger.cancel();
     });
     let aborted = h
-        .call_with("polite", RawArgs::Text(r#"{"ms": 5000}"#.into()), abort)
+        .call_with("polite", RawArgs::Text(r#"{"ms": 600000}"#.into()), abort)
         .await;
     assert_eq!(aborted.status, CallStatus::Aborted);
     assert_eq!(
