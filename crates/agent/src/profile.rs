@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use podcode_config::{AgentConfig, AgentMode, Config, ToolFilter};
 use podcode_protocol::{PermissionAction, PermissionRule};
-use podcode_tools::{SourceKind, ToolRegistry, ToolSource};
+use podcode_tools::{SourceKind, ToolOrigin, ToolRegistry};
 
 use crate::error::AgentError;
 
@@ -214,7 +214,7 @@ pub fn filter_registry(full: &ToolRegistry, profile: &AgentProfile) -> ToolRegis
         if t.source.kind == SourceKind::Builtin {
             out.register_builtin(t.tool.clone());
         } else {
-            let source = ToolSource::new(t.source.kind, t.source.name.clone());
+            let source = ToolOrigin::new(t.source.kind, t.source.name.clone());
             out.merge(source, vec![t.tool.clone()]);
         }
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use podcode_protocol::{PermissionAction, PermissionReply, PermissionRule, Truncation};
 use podcode_tools::testing::{Harness, Setup, harness, spew};
-use podcode_tools::{CallStatus, SourceKind, ToolSource, wildcard_match};
+use podcode_tools::{CallStatus, SourceKind, ToolOrigin, wildcard_match};
 use serde_json::json;
 
 fn setup(replies: Vec<PermissionReply>, extra: Vec<PermissionRule>) -> Harness {
@@ -396,7 +396,7 @@ async fn a_deny_rule_wins() {
 async fn spill_files_are_readable_without_a_prompt() {
     let mut r = common::registry();
     r.merge(
-        ToolSource::new(SourceKind::Test, "test"),
+        ToolOrigin::new(SourceKind::Test, "test"),
         vec![spew("spew", Truncation::Head)],
     );
     let mut rules = podcode_builtins::default_rules();

@@ -4,7 +4,7 @@
 
 use podcode_plugins::FileStatus;
 use podcode_protocol::Truncation;
-use podcode_tools::{LoadProblem, SwitchedOff, ToolRegistry, ToolSource as SourceLabel};
+use podcode_tools::{LoadProblem, SwitchedOff, ToolOrigin, ToolRegistry};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -19,7 +19,7 @@ pub struct ToolInfo {
     pub parameters: Value,
     pub truncation: Truncation,
     pub idempotent: bool,
-    pub source: SourceLabel,
+    pub source: ToolOrigin,
     pub protected: bool,
     pub replaced: Option<String>,
     /// When the model is offered it, if not in every session.
@@ -212,7 +212,7 @@ impl Engine {
                 parameters: spec.parameters.clone(),
                 truncation: spec.truncation,
                 idempotent: spec.idempotent,
-                source: SourceLabel::builtin(),
+                source: ToolOrigin::builtin(),
                 protected: podcode_tools::is_protected(&spec.id),
                 replaced: None,
                 note: None,

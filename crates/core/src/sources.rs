@@ -12,14 +12,14 @@ use podcode_config::Dirs;
 use podcode_plugins::{
     DiscoveryOptions, FileReport, HostOptions, ManifestCache, PluginDirs, PluginHooks, PluginHost,
 };
-use podcode_tools::{LoadProblem, ProblemLevel, Tool, ToolHook, ToolSource as SourceLabel};
+use podcode_tools::{LoadProblem, ProblemLevel, Tool, ToolHook, ToolOrigin};
 use serde_json::Value;
 
 /// What one load of a source gave.
 #[derive(Default)]
 pub struct SourceLoad {
     /// Groups of tools, each under the label `podcode tools` shows as their source.
-    pub groups: Vec<(SourceLabel, Vec<Arc<dyn Tool>>)>,
+    pub groups: Vec<(ToolOrigin, Vec<Arc<dyn Tool>>)>,
     pub problems: Vec<LoadProblem>,
     /// Pipeline hooks (`tool.execute.before/after`, `permission.ask`, `shell.env`).
     pub hooks: Vec<Arc<dyn ToolHook>>,
@@ -69,7 +69,7 @@ impl ToolSource for Builtins {
         podcode_browser::register(&mut registry);
         SourceLoad {
             groups: vec![(
-                SourceLabel::builtin(),
+                ToolOrigin::builtin(),
                 registry.tools().iter().map(|t| t.tool.clone()).collect(),
             )],
             ..SourceLoad::default()

@@ -26,7 +26,7 @@ use podcode_protocol::{Event, PermissionReply, PermissionRequest, ToolResult, To
 use podcode_providers::{ModelClient, Part, Role};
 use podcode_store::{NewSession, Store};
 use podcode_tools::{
-    AskRequest, Asker, SourceKind, Tool, ToolContext, ToolError, ToolRegistry, ToolSource,
+    AskRequest, Asker, SourceKind, Tool, ToolContext, ToolError, ToolOrigin, ToolRegistry,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -82,7 +82,7 @@ fn with_task(full: &ToolRegistry, task: Arc<dyn Tool>) -> ToolRegistry {
     }
     out.register_builtin(task);
     for t in others {
-        let source = ToolSource::new(t.source.kind, t.source.name.clone());
+        let source = ToolOrigin::new(t.source.kind, t.source.name.clone());
         out.merge(source, vec![t.tool.clone()]);
     }
     for p in full.problems() {

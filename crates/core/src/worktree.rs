@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use podcode_builtins::sync_to_main::git::{Git, GitError, sync_ref};
 use podcode_builtins::sync_to_main::scratch_index;
 use podcode_store::WorktreeRow;
-use podcode_tools::{SourceKind, ToolRegistry, ToolSource};
+use podcode_tools::{SourceKind, ToolOrigin, ToolRegistry};
 use serde::Serialize;
 
 use crate::engine::Engine;
@@ -39,7 +39,7 @@ pub(crate) fn without_sync(registry: &ToolRegistry) -> ToolRegistry {
         if t.source.kind == SourceKind::Builtin {
             out.register_builtin(t.tool.clone());
         } else {
-            let source = ToolSource::new(t.source.kind, t.source.name.clone());
+            let source = ToolOrigin::new(t.source.kind, t.source.name.clone());
             out.merge(source, vec![t.tool.clone()]);
         }
     }

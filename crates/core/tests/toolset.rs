@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use podcode_core::{Builtins, ProblemLevel, SourceLoad, ToolSet, ToolSource};
 use podcode_protocol::{ToolResult, ToolSpec, Truncation};
-use podcode_tools::{SourceKind, Tool, ToolContext, ToolError, ToolSource as SourceLabel};
+use podcode_tools::{SourceKind, Tool, ToolContext, ToolError, ToolOrigin};
 
 struct Named(ToolSpec);
 
@@ -50,7 +50,7 @@ impl ToolSource for Fixed {
     async fn load(&self) -> SourceLoad {
         let mut load = SourceLoad {
             groups: vec![(
-                SourceLabel::new(SourceKind::Plugin, self.label),
+                ToolOrigin::new(SourceKind::Plugin, self.label),
                 self.ids.iter().map(|id| tool(id)).collect(),
             )],
             ..SourceLoad::default()

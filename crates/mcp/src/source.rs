@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use podcode_config::McpServerConfig;
 use podcode_protocol::ToolSpec;
-use podcode_tools::{LoadProblem, ProblemLevel, SourceKind, Tool, ToolSource};
+use podcode_tools::{LoadProblem, ProblemLevel, SourceKind, Tool, ToolOrigin};
 use serde::{Deserialize, Serialize};
 
 use crate::names::IdAllocator;
@@ -69,7 +69,7 @@ impl ManifestCache {
 }
 
 /// One server's tools, ready to merge into the registry.
-pub type SourceTools = (ToolSource, Vec<Arc<dyn Tool>>);
+pub type SourceTools = (ToolOrigin, Vec<Arc<dyn Tool>>);
 
 pub struct McpSource {
     servers: Vec<Arc<McpServer>>,
@@ -207,7 +207,7 @@ impl McpSource {
                     Arc::new(McpTool::new(spec, server.clone(), t.name)) as Arc<dyn Tool>
                 })
                 .collect();
-            sources.push((ToolSource::new(SourceKind::Mcp, source_name), tools));
+            sources.push((ToolOrigin::new(SourceKind::Mcp, source_name), tools));
         }
         (sources, problems)
     }

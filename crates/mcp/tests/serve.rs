@@ -6,7 +6,7 @@ use std::sync::Arc;
 use podcode_mcp::ToolServer;
 use podcode_protocol::{PermissionAction, PermissionRule};
 use podcode_tools::testing::{Harness, Setup, echo, harness};
-use podcode_tools::{SourceKind, ToolRegistry, ToolSource};
+use podcode_tools::{SourceKind, ToolOrigin, ToolRegistry};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
@@ -23,7 +23,7 @@ async fn a_real_mcp_client_lists_and_calls_builtins_and_custom_tools() {
     let mut registry = ToolRegistry::new();
     podcode_builtins::register_all(&mut registry);
     registry.merge(
-        ToolSource::new(SourceKind::Executable, "/tools/shout"),
+        ToolOrigin::new(SourceKind::Executable, "/tools/shout"),
         vec![echo("shout")],
     );
     let Harness {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use podcode_tools::{LoadProblem, ProblemLevel, SourceKind, Tool, ToolSource};
+use podcode_tools::{LoadProblem, ProblemLevel, SourceKind, Tool, ToolOrigin};
 
 use crate::executable::{DescribeSandbox, ExecutableTool, describe_executable_in};
 use crate::manifest_cache::ManifestCache;
@@ -24,7 +24,7 @@ pub struct DiscoveryOptions {
 
 /// One source's tools, in precedence order (later wins on a collision).
 pub struct Discovered {
-    pub sources: Vec<(ToolSource, Vec<Arc<dyn Tool>>)>,
+    pub sources: Vec<(ToolOrigin, Vec<Arc<dyn Tool>>)>,
     pub problems: Vec<LoadProblem>,
 }
 
@@ -121,7 +121,7 @@ pub async fn discover(opts: &DiscoveryOptions) -> Discovered {
                     .into_iter()
                     .map(|s| Arc::new(ExecutableTool::new(s, file.clone())) as Arc<dyn Tool>)
                     .collect();
-                sources.push((ToolSource::new(SourceKind::Executable, name), tools));
+                sources.push((ToolOrigin::new(SourceKind::Executable, name), tools));
             }
             Some(Err(message)) => problems.push(LoadProblem {
                 source: name,

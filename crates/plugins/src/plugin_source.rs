@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use podcode_protocol::ToolSpec;
-use podcode_tools::{LoadProblem, ProblemLevel, SourceKind, Tool, ToolSource};
+use podcode_tools::{LoadProblem, ProblemLevel, SourceKind, Tool, ToolOrigin};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -58,7 +58,7 @@ pub struct FileReport {
 }
 
 pub struct PluginTools {
-    pub sources: Vec<(ToolSource, Vec<Arc<dyn Tool>>)>,
+    pub sources: Vec<(ToolOrigin, Vec<Arc<dyn Tool>>)>,
     pub problems: Vec<LoadProblem>,
     pub hooks: Option<PluginHooks>,
     pub reports: Vec<FileReport>,
@@ -244,7 +244,7 @@ pub async fn load_plugin_tools(
                     load_ms,
                     cached,
                 });
-                out.sources.push((ToolSource::new(kind, name), tools));
+                out.sources.push((ToolOrigin::new(kind, name), tools));
             }
         }
     }

@@ -37,7 +37,7 @@ pub use podcode_protocol::{PromptSection, PromptText, argument_lines, prompt_tex
 pub use recover::recover_interrupted_writes;
 pub use registry::{
     LoadProblem, PROTECTED_TOOL_IDS, ProblemLevel, RegisteredTool, SourceKind, SwitchedOff,
-    ToolRegistry, ToolSource, is_protected,
+    ToolOrigin, ToolRegistry, is_protected,
 };
 pub use revert::{RevertError, RevertOptions, RevertOutcome, RevertTarget, revert, unified_diff};
 pub use schema::{ArgIssue, apply_defaults, validate_args};

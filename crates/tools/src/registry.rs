@@ -56,13 +56,15 @@ pub enum SourceKind {
 }
 
 /// Where a tool came from: a kind and a name a user recognises (a file path, `mcp:name`).
+/// A plain label kept beside each registered tool for listings and collision reports; the
+/// thing that loads tools is `podcode_core::ToolSource`, a different item.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ToolSource {
+pub struct ToolOrigin {
     pub kind: SourceKind,
     pub name: String,
 }
 
-impl ToolSource {
+impl ToolOrigin {
     pub fn builtin() -> Self {
         Self {
             kind: SourceKind::Builtin,
@@ -95,7 +97,7 @@ pub struct LoadProblem {
 
 pub struct RegisteredTool {
     pub tool: Arc<dyn Tool>,
-    pub source: ToolSource,
+    pub source: ToolOrigin,
     pub protected: bool,
     /// What this tool replaced, e.g. `built-in grep` or the losing source's name.
     pub replaced: Option<String>,
@@ -105,7 +107,7 @@ pub struct RegisteredTool {
 impl RegisteredTool {
     fn new(
         tool: Arc<dyn Tool>,
-        source: ToolSource,
+        source: ToolOrigin,
         protected: bool,
         replaced: Option<String>,
     ) -> Self {
@@ -166,14 +168,14 @@ impl ToolRegistry {
         self.index.insert(id, self.tools.len());
         self.tools.push(RegisteredTool::new(
             tool,
-            ToolSource::builtin(),
+            ToolOrigin::builtin(),
             protected,
             None,
         ));
     }
 
     /// Merges one source's tools by id, recording every refusal and replacement.
-    pub fn merge(&mut self, source: ToolSource, tools: Vec<Arc<dyn Tool>>) {
+    pub fn merge(&mut self, source: ToolOrigin, tools: Vec<Arc<dyn Tool>>) {
         for tool in tools {
             let id = tool.spec().id.clone();
             if !podcode_protocol::is_valid_tool_id(&id) {

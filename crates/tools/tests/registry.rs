@@ -4,8 +4,8 @@
 use podcode_tools::testing;
 use podcode_tools::*;
 
-fn source(name: &str) -> ToolSource {
-    ToolSource::new(SourceKind::Plugin, name)
+fn source(name: &str) -> ToolOrigin {
+    ToolOrigin::new(SourceKind::Plugin, name)
 }
 
 #[test]
@@ -17,7 +17,7 @@ fn protected_builtins_cannot_be_replaced_but_the_rest_of_the_source_loads() {
         source("evil.mjs"),
         vec![testing::echo("grep"), testing::echo("deploy_status")],
     );
-    assert_eq!(r.get("grep").unwrap().source, ToolSource::builtin());
+    assert_eq!(r.get("grep").unwrap().source, ToolOrigin::builtin());
     assert!(r.get("grep").unwrap().protected);
     assert_eq!(r.get("deploy_status").unwrap().source.name, "evil.mjs");
     let p = &r.problems()[0];

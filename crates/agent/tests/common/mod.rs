@@ -14,7 +14,7 @@ use podcode_providers::{
 };
 use podcode_store::Store;
 use podcode_tools::testing::{Harness, ScriptedUser, Setup, harness};
-use podcode_tools::{SourceKind, Tool, ToolRegistry, ToolRuntime, ToolSource};
+use podcode_tools::{SourceKind, Tool, ToolOrigin, ToolRegistry, ToolRuntime};
 use serde_json::Value;
 
 pub struct World {
@@ -47,7 +47,7 @@ pub fn world_on(server: ScriptedModel, opts: Opts) -> World {
     if opts.builtins {
         podcode_builtins::register_all(&mut registry);
     }
-    registry.merge(ToolSource::new(SourceKind::Test, "test"), opts.tools);
+    registry.merge(ToolOrigin::new(SourceKind::Test, "test"), opts.tools);
     let mut rules = if opts.builtins {
         podcode_builtins::default_rules()
     } else {

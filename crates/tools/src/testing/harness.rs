@@ -140,7 +140,7 @@ pub fn harness(registry: ToolRegistry, setup: Setup) -> Harness {
 
 pub fn registry(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
     let mut r = ToolRegistry::new();
-    r.merge(ToolSource::new(SourceKind::Test, "test"), tools);
+    r.merge(ToolOrigin::new(SourceKind::Test, "test"), tools);
     r
 }
 
