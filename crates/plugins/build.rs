@@ -21,8 +21,10 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn main() {
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir")).join("js");
+/// Cargo sets both variables for every build script; a missing one (or an unwritable
+/// `OUT_DIR`) fails the build with the error instead of a panic.
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?).join("js");
     println!("cargo:rerun-if-changed=js");
     let mut files = Vec::new();
     collect(&root, &root, &mut files);
@@ -40,6 +42,7 @@ fn main() {
         ));
     }
     code.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("host_files.rs");
-    std::fs::write(out, code).expect("write host_files.rs");
+    let out = PathBuf::from(std::env::var("OUT_DIR")?).join("host_files.rs");
+    std::fs::write(out, code)?;
+    Ok(())
 }

@@ -19,15 +19,19 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn main() {
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+/// Cargo sets both variables for every build script; a missing one (or an unwritable
+/// `OUT_DIR`) fails the build with the error instead of a panic.
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
     let web = manifest.join("web");
     println!("cargo:rerun-if-changed=web");
     let mut found = Vec::new();
     files(&web, &mut found);
-    let mut code = String::from("pub static ASSETS: &[(&str, &[u8])] = &[\n");
+    let mut code = String::from(
+        "/// The web page's files: path relative to `web/`, and bytes.\npub static ASSETS: &[(&str, &[u8])] = &[\n",
+    );
     for path in &found {
-        let rel = path.strip_prefix(&web).expect("under web/");
+        let rel = path.strip_prefix(&web)?;
         let rel = rel.to_string_lossy().replace('\\', "/");
         if rel.split('/').any(|seg| seg.starts_with('.')) {
             continue;
@@ -39,6 +43,7 @@ fn main() {
         ));
     }
     code.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it")).join("assets.rs");
-    std::fs::write(out, code).expect("OUT_DIR is writable");
+    let out = PathBuf::from(std::env::var("OUT_DIR")?).join("assets.rs");
+    std::fs::write(out, code)?;
+    Ok(())
 }

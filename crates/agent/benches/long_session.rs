@@ -7,6 +7,8 @@
 //!
 //! Run: `cargo bench -p podcode-agent --bench long_session` (optimised), or
 //! `cargo test --workspace --bench long_session` (the dev profile, no release build).
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -11,6 +11,8 @@
 //!
 //! Run: `cargo build --release -p podcode && cargo bench -p podcode-agent --bench loop_overhead`
 //! (`PODCODE_BIN` overrides the binary; the process benches are skipped without one).
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

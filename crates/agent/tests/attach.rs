@@ -1,6 +1,8 @@
 //! Files attached to a prompt (`Op::Prompt.files`, `@path` in the TUI): read through the
 //! real `read` built-in and its permission rules, sent to the model in the user's message,
 //! kept in the store so a resumed session sends the same text again.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

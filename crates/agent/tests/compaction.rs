@@ -2,6 +2,8 @@
 //! real tool runtime: a 300-step session in an 8k window that compacts itself (pruning
 //! first, then summaries the later requests carry), providers' overflow errors answered by
 //! compaction and one retry, exact token and cost totals, and prompt-cache breakpoints.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

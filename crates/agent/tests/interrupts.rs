@@ -2,6 +2,8 @@
 //! real tool runtime: cut streams are discarded and retried, aborts while streaming or
 //! while tools run leave a history that is valid for the next request, and a session whose
 //! process died mid-step still rebuilds into one.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

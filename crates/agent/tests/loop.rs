@@ -2,6 +2,8 @@
 //! store and a real tool runtime: parallel idempotent calls and result order, the doom-loop
 //! ask, the step limit summary, profiles, and what the store rebuilds (see `interrupts.rs`
 //! for cut streams and aborts).
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

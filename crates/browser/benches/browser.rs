@@ -2,6 +2,8 @@
 //! (cold Chromium: launch, tab, navigation, snapshot), a warm click + snapshot (median of
 //! 50), and the peak resident memory of the browser's process tree while it works.
 //! Run: `cargo bench -p podcode-browser --bench browser`.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 

@@ -4,6 +4,8 @@
 //! select, scroll-to-load, a measured box, a diff after a click, a screenshot of the asked
 //! size, the permission gate (asks, rejections, redirects, schemes), a killed browser, and
 //! no Chromium process left once the session closes.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
 use std::time::Duration;

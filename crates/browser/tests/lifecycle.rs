@@ -7,6 +7,8 @@
 //! (`browser_owner_process`, which does nothing unless the parent sets
 //! `PODCODE_BROWSER_OWNER`): it starts a browser through the pipeline, prints the
 //! browser's process tree and waits to be killed.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -13,6 +13,8 @@
 //! `bash 1 GiB: peak RSS X MiB (target < 64 MiB), Y s`
 //!
 //! `PODCODE_BASH_BENCH_BYTES` overrides the size (a multiple of 128) for quick runs.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -7,6 +7,8 @@
 //!
 //! The helper is `podcode-sandbox-exec` (built by the harness) unless
 //! `PODCODE_SANDBOX_HELPER` names another, e.g. `target/release/podcode`.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -11,6 +11,8 @@
 //! `read line N of 2.00 GiB: peak RSS X MiB (target < 64 MiB), Y s`
 //!
 //! and deletes the file. `BENCH_READ_BYTES` overrides the size for quick runs.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -14,6 +14,8 @@
 //!
 //! Both folders are deleted afterwards. `BENCH_SYMBOLS_FILES` overrides the number of
 //! files for quick runs.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fmt::Write as _;
 use std::fs;

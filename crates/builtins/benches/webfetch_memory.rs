@@ -11,6 +11,8 @@
 //! one call. The parent prints
 //!
 //! `webfetch of a 5.00 MiB page as markdown: peak RSS X MiB (target < 64 MiB), Y s, Z KiB of output`
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -13,6 +13,8 @@
 //!
 //! It prints the median and p90 of each and the ratio of the new path to the old one.
 //! `BENCH_WRITES` overrides the count.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

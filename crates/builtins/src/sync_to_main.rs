@@ -61,11 +61,13 @@ pub(crate) struct SyncArgs {
     pub message: Option<String>,
 }
 
+/// `sync_to_main`: carries a worktree session's changes over to the main checkout (the user's branch), recorded so they can be reverted.
 pub struct SyncToMainTool {
     spec: ToolSpec,
 }
 
 impl SyncToMainTool {
+    /// The tool with its spec; it holds no state between calls.
     pub fn new() -> Self {
         let spec = ToolSpec::new(
             "sync_to_main",

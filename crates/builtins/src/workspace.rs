@@ -21,9 +21,11 @@ pub struct ResolvedPath {
     /// The path as permission patterns see it: relative to the session directory when
     /// inside the workspace, absolute otherwise.
     pub pattern: String,
+    /// Whether `abs` lies inside the workspace.
     pub inside: bool,
 }
 
+/// Path resolution for the built-in tools: relative to the session directory, `..` and symlinks in the existing prefix resolved, outside-workspace paths marked.
 pub struct Workspace;
 
 impl Workspace {

@@ -1,6 +1,8 @@
 //! `apply_patch` through the real pipeline: a multi-file patch (add, update, delete, move)
 //! with one prompt showing the combined diff, all-or-nothing on bad hunks, bad patches and
 //! failed writes, the journal, and reverting the session to the original files.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! `register_all`, permission engine, hooks, truncating sink, store) via the test harness,
 //! and runs real shell commands in the harness's temporary workspace. The model-facing
 //! description and notes are pinned here.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

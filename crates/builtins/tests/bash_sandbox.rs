@@ -4,6 +4,8 @@
 //! and ask permission `sandbox` to run again outside it ("always" remembers the prefix
 //! family); the network is off unless configured; `read-only` and `full` behave as named;
 //! API keys are masked in what the model reads.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Read;
 use std::net::TcpListener;

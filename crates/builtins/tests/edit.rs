@@ -1,6 +1,8 @@
 //! `edit` through the real pipeline: permission prompt with the diff, exact and
 //! whitespace-tolerant matches, refusals (ambiguous, no-op, missing, stale, binary, .git),
 //! the change journal, and reverting the session.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

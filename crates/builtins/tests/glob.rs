@@ -1,5 +1,7 @@
 //! `glob` through the real pipeline: name and path patterns, newest-first order, ignore
 //! files, the result cap and its note, and bad input.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! `grep` through the real pipeline: grouped output with line numbers, newest files first,
 //! `include`, ignore files, binary files, the match cap and its note, `.env` files, and
 //! bad patterns.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

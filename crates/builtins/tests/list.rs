@@ -1,5 +1,7 @@
 //! `list` through the real pipeline: the tree shape, ignore files and `ignore` globs, the
 //! entry cap and its notes, and bad paths.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

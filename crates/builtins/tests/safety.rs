@@ -3,6 +3,8 @@
 //! error instead), a symbolic link swapped in during the prompt stops the write before it
 //! lands outside the approved path, and a journal that cannot be written fails the call
 //! before the workspace is touched.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

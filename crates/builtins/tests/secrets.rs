@@ -2,6 +2,8 @@
 //! and `.aws` inside its workspace, yet `read`, the searches and `bash` do not show them
 //! without the user's say (the `sensitive` permission), and the searches say what they
 //! left out. Real built-ins, real pipeline, real files.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

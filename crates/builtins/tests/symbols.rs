@@ -2,6 +2,8 @@
 //! signatures and owners pinned), folders grouped by file, the fuzzy query's ranking, the
 //! kind filter, ignore files, the skipped-file notes, the cap, the permission ask, and the
 //! cache noticing a changed file. The fixtures are in `fixtures/symbols/`.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 

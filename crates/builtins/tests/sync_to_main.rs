@@ -3,6 +3,8 @@
 //! keeps editing. Merged edits, a refused conflict (nothing changed, hunks listed), binary
 //! files, deletions, renames and executable bits, a second sync carrying only newer work,
 //! `podcode revert` of a sync, and the refusal outside a worktree session.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

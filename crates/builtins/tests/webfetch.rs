@@ -2,6 +2,8 @@
 //! an explicit `webfetch_private` rule, as a user would allow an internal host): HTML to
 //! Markdown without page chrome, text, raw HTML, plain text, images, redirects (relative,
 //! the limit, to blocked targets), the size limit, the timeout, and every failure text.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -1,6 +1,8 @@
 //! `write` through the real pipeline: the permission prompt with the diff, create and
 //! overwrite with their journal records, refusals (stale file, .git, binary, directory,
 //! outside the workspace), and reverting the session.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

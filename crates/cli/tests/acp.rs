@@ -4,6 +4,8 @@
 //! client answers (allowed → the file is written; rejected → the call fails and the model
 //! reads why), a cancel in the middle of a running command (stop reason `cancelled`, the
 //! command's process gone), loading an earlier session, and switching mode and model.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! What a repository or a tool's output may not do through the installed binary: an
 //! untrusted project config cannot grant itself permissions or redirect a provider, and
 //! terminal control sequences from tools and the model never reach the terminal raw.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

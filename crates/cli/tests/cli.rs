@@ -1,6 +1,8 @@
 //! The `podcode` binary as a user drives it: listing tools, calling them with prompts
 //! answered (or not), the change journal and revert, remembered approvals, config errors.
 //! Every test gets its own HOME, config and data folders.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -4,6 +4,8 @@
 //! project into the build agent's prompt. What reaches the scripted model's request bodies,
 //! the warnings and `podcode plugins` are checked before trust, after `podcode trust`, after
 //! `podcode trust --allow-secrets`, and after `podcode trust --revoke`.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use podcode_providers::testing::Reply;
 use serde_json::Value;

@@ -3,6 +3,8 @@
 //! full-screen UI's permission modal show each one as a visible `<U+XXXX>` marker and flag
 //! the ask with a warning line, and the model's text shows them as markers too. The real
 //! binary in a pseudo-terminal against the scripted model server.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! `podcode mcp list`, and MCP tools in `podcode tools` and `podcode tool call`, against the
 //! real `@modelcontextprotocol/server-everything` (installed by `.ci/run` with `npm ci` in
 //! `crates/mcp/tests/servers`). Every test gets its own HOME, config and data folders.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

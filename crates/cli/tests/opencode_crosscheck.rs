@@ -5,6 +5,8 @@
 //! `crates/cli/tests/opencode-crosscheck/` (`npm install --no-save` there; `.ci/run` does it). Nothing needs
 //! the network: the plugin package is copied into the project's `.opencode/node_modules` as
 //! opencode would have installed it, and every registry lookup points at a closed port.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -6,6 +6,8 @@
 //! switches off, with opencode's schema bytes; `podcode plugins --json` says what was taken
 //! from where. The npm plugin is a tarball `npm pack` makes from the fixture package, so no
 //! registry is needed; a second test points the installer at a closed port.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,8 @@
 //! `podcode run` and `podcode sessions` as a user drives them: the real binary against a
 //! scripted model server (real HTTP + SSE on 127.0.0.1), with the real built-ins and store.
 //! Every test gets its own HOME, config and data folders and its own server.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, Read};
 use std::process::{Command, Stdio};

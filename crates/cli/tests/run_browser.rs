@@ -2,6 +2,8 @@
 //! model navigates to a page this test serves on 127.0.0.1, clicks, and reads the result;
 //! without a terminal a host nobody allowed is refused; no Chromium process outlives the
 //! run (the profile lives under the run's own TMPDIR, which is how its processes are found).
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;

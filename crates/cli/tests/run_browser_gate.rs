@@ -4,6 +4,8 @@
 //! itself (`fetch()`, an image, a frame) to a private address nobody allowed (127.0.0.2,
 //! where Chromium's own rules let a 127.0.0.1 page through) are stopped by Podcode's gate
 //! before they leave the browser, while the page's requests to its allowed host still go.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;

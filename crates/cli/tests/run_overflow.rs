@@ -3,6 +3,8 @@
 //! overflow error that states no number. After the first refusal, Podcode compacts and
 //! retries, and must keep every later request of the session — the rest of that turn, and a
 //! turn resumed with `--continue` in a new process — under the window it learned.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

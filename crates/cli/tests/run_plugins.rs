@@ -1,6 +1,8 @@
 //! Plugins inside the agent loop: a model driving `podcode run` calls an opencode tool file
 //! (the seed's `math` example, unchanged) through the Bun/Node sidecar, and a Podcode
 //! plugin's `chat.message` / `chat.params` hooks shape what is sent to the model.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 use common::*;

@@ -3,6 +3,8 @@
 //! new afterwards, never torn; the next start settles the journal so it agrees with the
 //! disk; revert works), and full disks (a full workspace and a full data folder leave the
 //! old contents intact and say why). Real SQLite, real processes, real tmpfs mounts.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -4,6 +4,8 @@
 //! when the user passes one on. Also the ways around it that are closed: `.git` and
 //! `.podcode` (read-only, checked with a real git running hooks), a worktree session's
 //! checkout, and denials named by the sandbox itself (a shell redirect, curl in a pipe).
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -4,6 +4,8 @@
 //! refuses requests naming a foreign `Host`, closes connections that never finish their
 //! headers and stays reachable under a small descriptor limit, refuses to drive another
 //! project's session, and stops cleanly on SIGTERM.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

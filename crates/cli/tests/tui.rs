@@ -1,6 +1,8 @@
 //! The full-screen UI end to end: the real binary in a pseudo-terminal (python3's `pty`)
 //! against the scripted model server. Keys are typed as a user would; the test waits for
 //! text on the screen before each key and checks the file on disk at the end.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! scripted model server: `@path` attachments with completion, pasting, `/model` and
 //! `/agent` switches, `/plugins`, the `/sessions` picker, `/undo`, queued prompts, and
 //! tools installed mid-session being offered from the next request.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

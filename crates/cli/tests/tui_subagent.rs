@@ -2,6 +2,8 @@
 //! against the scripted model. The parent's `task` call starts a `general` sub-agent whose
 //! `write` asks; the modal of the parent's UI names the sub-agent, the user allows it once,
 //! and the child's edit lands.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! `podcode run --worktree`, `podcode sessions` and `podcode sessions prune` as a user
 //! drives them: the real binary, real git, the scripted model server.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::Command;

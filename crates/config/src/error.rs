@@ -10,6 +10,7 @@ pub enum ConfigError {
     /// TOML syntax error, or a value of the wrong type or an unknown variant.
     #[error("{}:{line}:{column}: {message}{}", file.display(), key_suffix(key))]
     Parse {
+        /// The file that failed to parse.
         file: PathBuf,
         /// 1-based line.
         line: usize,
@@ -18,12 +19,15 @@ pub enum ConfigError {
         /// Dotted path of the offending key, e.g. `tool_output.max_lines` or
         /// `permission[0].action`; `None` for syntax errors.
         key: Option<String>,
+        /// What is wrong, from the TOML/JSON parser or the type check.
         message: String,
     },
     /// The file exists but could not be read.
     #[error("{}: {source}", file.display())]
     Io {
+        /// The file that could not be read.
         file: PathBuf,
+        /// The read error.
         #[source]
         source: std::io::Error,
     },

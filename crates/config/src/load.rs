@@ -22,6 +22,7 @@ use crate::substitute::{Policy, ProjectAccess};
 /// The result of [`load`]: the merged config, what was ignored, and which files took part.
 #[derive(Debug, Clone, Default)]
 pub struct LoadedConfig {
+    /// The merged configuration every part of Podcode reads.
     pub config: Config,
     /// One line per unknown key: ``<file>: unknown key `<dotted.path>` ignored``.
     pub warnings: Vec<String>,
@@ -62,6 +63,7 @@ pub fn load_with_trust(
 /// One file taking part in a load, in merge order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigFile {
+    /// Where the file is (it may not exist: missing files are skipped).
     pub path: PathBuf,
     /// The project's (may only narrow in an untrusted workspace) rather than the user's.
     pub project: bool,
@@ -70,6 +72,7 @@ pub struct ConfigFile {
 }
 
 impl ConfigFile {
+    /// A Podcode `config.toml`; `project` says whether it is the project's file.
     pub fn podcode(path: &Path, project: bool) -> Self {
         Self {
             path: path.to_path_buf(),

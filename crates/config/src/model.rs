@@ -89,12 +89,16 @@ pub struct ModelOverride {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "snake_case")]
 pub struct CostOverride {
+    /// USD per million prompt tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<f64>,
+    /// USD per million completion tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<f64>,
+    /// USD per million prompt tokens read from the provider's cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_read: Option<f64>,
+    /// USD per million prompt tokens written to the provider's cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_write: Option<f64>,
 }
@@ -141,7 +145,9 @@ fn wildcard(pattern: &str, text: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "snake_case")]
 pub struct ToolOutputConfig {
+    /// Most lines of one call's output the model gets; the rest goes to a spill file.
     pub max_lines: usize,
+    /// Most bytes of one call's output the model gets; the rest goes to a spill file.
     pub max_bytes: usize,
 }
 
@@ -193,10 +199,13 @@ impl Default for BrowserConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "snake_case")]
 pub struct AgentConfig {
+    /// System prompt text replacing the default one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+    /// Model for this profile, as `provider/model`; unset: the config's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Which tools this profile is offered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<ToolFilter>,
     /// Rules applied after the config-level rules, so they refine them for this agent.
@@ -210,6 +219,7 @@ pub struct AgentConfig {
     /// `primary` (the user picks it), `subagent` (only `task` starts it) or `all`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentMode>,
+    /// Sampling temperature sent with each request; unset: the provider's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
     /// Model requests with tools per turn before the agent must summarize.
@@ -221,13 +231,17 @@ pub struct AgentConfig {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentMode {
+    /// Only the user picks it (`--agent`, the TUI's agent switch).
     Primary,
+    /// Only the `task` tool starts it, as a sub-agent.
     Subagent,
+    /// Both the user and the `task` tool may use it.
     #[default]
     All,
 }
 
 impl AgentMode {
+    /// The config spelling (`primary`, `subagent`, `all`), for listings.
     pub fn as_str(self) -> &'static str {
         match self {
             AgentMode::Primary => "primary",
@@ -257,8 +271,10 @@ impl Default for TaskConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "snake_case")]
 pub struct ToolFilter {
+    /// When set, the only tool ids (or `*` patterns) offered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allow: Option<Vec<String>>,
+    /// Tool ids (or `*` patterns) never offered, applied after `allow`.
     pub deny: Vec<String>,
 }
 
@@ -266,11 +282,13 @@ pub struct ToolFilter {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "snake_case")]
 pub struct ProviderConfig {
+    /// Endpoint to send requests to, for a self-hosted or proxy server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     /// Name of the environment variable holding the API key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// Extra HTTP headers sent with every request.
     pub headers: BTreeMap<String, String>,
     /// The wire protocol the server speaks; unset means the built-in provider's, or
     /// OpenAI-compatible for a provider of your own.
@@ -285,7 +303,9 @@ pub struct ProviderConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderApi {
+    /// OpenAI-compatible chat completions.
     Openai,
+    /// Anthropic's messages API.
     Anthropic,
 }
 
@@ -293,15 +313,22 @@ pub enum ProviderApi {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "snake_case")]
 pub struct McpServerConfig {
+    /// Program to start for a stdio server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// Arguments for `command`.
     pub args: Vec<String>,
+    /// Extra environment variables for `command`.
     pub env: BTreeMap<String, String>,
+    /// Working directory for `command`; unset: the project root.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// Endpoint of a streamable-HTTP server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// Extra HTTP headers sent to `url` (e.g. an authorization header).
     pub headers: BTreeMap<String, String>,
+    /// When false the server is not started and its tools are not offered.
     pub enabled: bool,
     /// Per-call timeout in seconds.
     pub timeout: u64,

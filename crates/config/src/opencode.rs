@@ -32,6 +32,7 @@ use crate::substitute::{Policy, Refused, substitute};
 /// What one opencode config file gave: the Podcode-shaped table and a report.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct OpencodeImport {
+    /// The opencode file this import came from.
     pub file: PathBuf,
     /// The file is the project's (needs trust to widen anything).
     pub project: bool,

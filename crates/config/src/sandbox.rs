@@ -10,9 +10,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
+    /// Processes may read everything and write nothing (`/dev/null` and the like excepted).
     ReadOnly,
+    /// Processes may write the project, the session's own directories and the `writable`
+    /// roots; `.git`, `.podcode` and `.opencode` stay read-only.
     #[default]
     WorkspaceWrite,
+    /// No sandbox: processes run with the user's full rights.
     Full,
 }
 
@@ -27,6 +31,7 @@ impl SandboxMode {
     }
 }
 
+/// `[sandbox]`: the limits for processes tools start (bash, executable tools, the plugin host).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "snake_case")]
 pub struct SandboxConfig {
@@ -59,8 +64,10 @@ impl Default for SandboxConfig {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "snake_case")]
 pub struct SandboxOverride {
+    /// The profile's mode; unset keeps `[sandbox]`'s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<SandboxMode>,
+    /// The profile's network setting for commands; unset keeps `[sandbox]`'s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<bool>,
 }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ConfigError;
 
+/// A set of workspace roots the user chose (trusted workspaces, or those allowed to read secrets), kept as a JSON list in the data dir.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrustList {
     file: PathBuf,
@@ -50,10 +51,12 @@ impl TrustList {
         Ok(Self { file, roots })
     }
 
+    /// Whether `root` (canonicalised, so a symlinked path matches) is on the list.
     pub fn is_trusted(&self, root: &Path) -> bool {
         self.roots.contains(&key(root))
     }
 
+    /// The listed roots, sorted, as stored.
     pub fn roots(&self) -> impl Iterator<Item = &str> {
         self.roots.iter().map(String::as_str)
     }

@@ -1,4 +1,6 @@
 //! End-to-end tests of reading, checking and merging config files through the public API.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,8 @@
 //! opencode's `opencode.json(c)` files as layers of a workspace's config: precedence
 //! (Podcode's own file wins where both speak), lists that add up, and what an untrusted
 //! project's opencode file may not do.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 

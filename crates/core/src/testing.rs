@@ -5,6 +5,10 @@
 //! `scripted/test`, so an engine loaded here talks to a real HTTP server and a real SQLite
 //! store and never to the user's own config.
 
+// Test support only (feature `test-support`): a failed setup panics so the test that uses it
+// fails at that line, as `#[test]` code does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -2,6 +2,8 @@
 //! speaking the real wire protocol over HTTP and a real SQLite store: a prompt, a tool call
 //! whose permission ask is answered with `Op::PermissionReply`, a revert by `Op::Revert`,
 //! the event stream checked in order — and two sessions running at once in one engine.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::sync::Arc;

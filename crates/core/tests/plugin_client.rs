@@ -2,6 +2,8 @@
 //! session (scripted model over real HTTP, real SQLite store, real sidecar) reads sessions
 //! through `client.session.*` in opencode's `{ data, error }` shapes, and its
 //! `client.tui.showToast` reaches the session's event stream as `Event::Toast`.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 

@@ -3,6 +3,8 @@
 //! run at the same time, a sub-agent's permission ask is answered on the parent's stream,
 //! the depth limit refuses deeper nesting, and aborting the parent stops the child and its
 //! process.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::sync::Arc;

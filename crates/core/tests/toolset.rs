@@ -1,6 +1,8 @@
 //! `ToolSet::build` merges tool sources the way the engine does: built-ins first, later
 //! sources win a collision (reported), protected ids are refused (reported) while the
 //! source's other tools load, and each source's problems and hooks are kept.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 

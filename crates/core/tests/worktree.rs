@@ -2,6 +2,8 @@
 //! works in a worktree that starts with the user's uncommitted and untracked changes, the
 //! user's checkout (files, index, stash) is untouched until `sync_to_main`, the sync is
 //! revertable, `podcode sessions` facts (unsynced count, a vanished directory) and prune.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -12,6 +12,8 @@
 //!
 //! Run: `cargo bench -p podcode-mcp --bench mcp_output`; `PODCODE_MCP_BENCH_MB` overrides
 //! the size for quick runs.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

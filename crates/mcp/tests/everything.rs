@@ -1,6 +1,8 @@
 //! Against real MCP servers nobody here wrote: `@modelcontextprotocol/server-everything`
 //! and `@modelcontextprotocol/server-filesystem`, installed by `.ci/run` (`npm ci` in
 //! `tests/servers`). Every call goes through the full tool pipeline.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -5,6 +5,8 @@
 //! limit is `max_message_bytes` under `[mcp.<name>]`. The server is a small real stdio MCP
 //! server (`tests/servers/huge-line.mjs`, run with Node) that writes a result of any size
 //! on one line, in pieces.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::io::Read;

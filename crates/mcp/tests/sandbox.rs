@@ -2,6 +2,8 @@
 //! run with Node): a server that writes inside the workspace starts and lists its tools;
 //! one that writes to `$HOME` at start is refused the write and fails to start, saying
 //! why; with `sandbox = false` the same server starts as it is.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -11,6 +11,8 @@
 //! `plugin 200 MB result: peak RSS X MiB (target < 64 MiB), Y s`
 //!
 //! `PODCODE_PLUGIN_BENCH_MB` overrides the size for quick runs.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
 use std::time::Instant;

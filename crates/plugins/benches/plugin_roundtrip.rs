@@ -7,6 +7,8 @@
 //!
 //! Run: `cargo bench -p podcode-plugins --bench plugin_roundtrip` (PODCODE_JS_RUNTIME=node
 //! to measure Node).
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::sync::Arc;

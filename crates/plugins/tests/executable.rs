@@ -1,5 +1,7 @@
 //! Executable tools end to end: real scripts on disk, described, cached, and called through
 //! the real pipeline and store.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

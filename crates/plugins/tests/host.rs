@@ -1,5 +1,7 @@
 //! Plugin tools end to end: real plugin files (the seed examples among them) loaded by the
 //! real Bun/Node sidecar and called through the real pipeline and SQLite store.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -2,6 +2,8 @@
 //! first use with no network and an empty data dir, environment failures never cached as
 //! the plugin's error, and cache entries keyed on everything a load depended on (imported
 //! helpers, installed packages).
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,6 +1,8 @@
 //! The sidecar as a process, with the real Bun/Node host: what a plugin spawns ends with
 //! Podcode, a string cut mid-emoji arrives with U+FFFD in place of the broken half, an unreadable frame fails only its call (at once) and the sidecar goes on, and
 //! a long result is streamed into truncation and the spill file.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -9,24 +9,34 @@ use crate::{PermissionReply, PermissionRequest, RevertReport, RevertTarget, Tool
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
+    /// Send the user's message to a session and run a turn.
     Prompt {
+        /// The session to prompt.
         session_id: String,
+        /// The message as the user typed it.
         text: String,
         /// Files the user attached (`@path` mentions): the agent reads each through the
         /// `read` tool, with its permission rules, and adds what it read to the message.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         files: Vec<String>,
     },
+    /// Answer an open permission ask (`Event::PermissionAsked`).
     PermissionReply {
+        /// The ask's `request_id`.
         request_id: String,
+        /// Once, always, or reject with optional feedback.
         reply: PermissionReply,
     },
+    /// Stop the session's running turn (its tool calls are aborted, open asks closed).
     Abort {
+        /// The session whose turn stops.
         session_id: String,
     },
     /// Undo journaled changes; the outcome comes back as `Event::Reverted`.
     Revert {
+        /// The session whose changes are reverted.
         session_id: String,
+        /// Which changes: one, a call's, since a message, or all.
         target: RevertTarget,
         /// Overwrite files that changed since Podcode wrote them instead of refusing.
         #[serde(default)]
@@ -34,16 +44,21 @@ pub enum Op {
     },
     /// Use this model (`provider/model-id`) for the next turns.
     SetModel {
+        /// The session to reconfigure.
         session_id: String,
+        /// The model, as `provider/model-id`.
         model: String,
     },
     /// Use this agent profile for the next turns.
     SetAgent {
+        /// The session to reconfigure.
         session_id: String,
+        /// The agent profile's name.
         agent: String,
     },
     /// Compact the session's conversation now (`/compact`); `Event::Compacted` follows.
     Compact {
+        /// The session to compact.
         session_id: String,
     },
 }
@@ -52,114 +67,190 @@ pub enum Op {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// A tool call passed its permission check and began running.
     ToolStarted {
+        /// The session the call belongs to.
         session_id: String,
+        /// The model's id for the call; later events about it carry the same id.
         call_id: String,
+        /// The tool's id.
         tool: String,
+        /// The arguments as parsed from the model's request.
         args: Value,
     },
     /// Live title/metadata from `ctx.metadata()` while a call runs.
     ToolMetadata {
+        /// The running call.
         call_id: String,
+        /// The new title, when the tool set one.
         title: Option<String>,
+        /// The new metadata, when the tool set some.
         metadata: Option<Value>,
     },
+    /// A tool call succeeded; `result` is what the model receives (after truncation).
     ToolFinished {
+        /// The call.
         call_id: String,
+        /// The tool's id.
         tool: String,
+        /// What the tool returned, output truncated to the model's limit.
         result: ToolResult,
         /// Set when the output was truncated: the spill file with the full text.
         spill_path: Option<String>,
+        /// How long the call ran.
         duration_ms: u64,
     },
+    /// A tool call failed (bad arguments, denied, error, timeout or abort).
     ToolFailed {
+        /// The call.
         call_id: String,
+        /// The tool's id.
         tool: String,
         /// The model-facing error text.
         error: String,
+        /// How long the call ran before failing.
         duration_ms: u64,
     },
     /// A call needs the user's decision: answer with `Op::PermissionReply { request_id }`.
     PermissionAsked {
+        /// The session whose call asks (a sub-agent's own session for its asks).
         session_id: String,
+        /// Id to answer with.
         request_id: String,
+        /// The call waiting for the answer.
         call_id: String,
+        /// The tool asking.
         tool: String,
+        /// What it asks for; render with `prompt_text`.
         request: PermissionRequest,
     },
     /// An ask is closed: answered (by any front end; the first reply wins) or abandoned
     /// because its call was aborted (`reply` is then `None`).
     PermissionResolved {
+        /// The ask that closed.
         request_id: String,
+        /// The answer; `None` when the ask was abandoned.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reply: Option<PermissionReply>,
     },
     /// The outcome of an `Op::Revert`.
     Reverted {
+        /// The session whose changes were reverted.
         session_id: String,
+        /// What was restored, skipped, or why nothing was.
         report: RevertReport,
     },
+    /// A tool call wrote a file and journaled the change (revertible).
     ChangeRecorded {
+        /// The journal row's id (a `RevertTarget::Change`).
         change_id: String,
+        /// The call that made it, when there was one.
         call_id: Option<String>,
+        /// The changed file's path.
         file: String,
     },
     /// Something the user should see that is not part of any call (hook errors, load problems).
-    Warning { message: String },
+    Warning {
+        /// The warning text, ready to show.
+        message: String,
+    },
     /// A plugin's `client.tui.showToast({ body: { title, message, variant } })`: a short notice
     /// for every front end (`variant`: `info`, `success`, `warning` or `error`).
     Toast {
+        /// Heading; may be empty.
         title: String,
+        /// Body; may be empty.
         message: String,
+        /// `info`, `success`, `warning` or `error`; anything else shows as `info`.
         variant: String,
     },
     /// The model or agent profile for the next turns changed (`Op::SetModel`/`SetAgent`).
-    Configured { agent: String, model: String },
+    Configured {
+        /// The agent profile now in use.
+        agent: String,
+        /// The model now in use, as `provider/model-id`.
+        model: String,
+    },
     /// The tool set was rebuilt (plugin files changed, an MCP server became ready): what the
     /// model is offered now, one `id · source` line per tool, then load problems.
-    ToolsReloaded { tools: Vec<String> },
+    ToolsReloaded {
+        /// `id · source` per tool, then one line per load problem.
+        tools: Vec<String>,
+    },
     /// The agent loop took a user prompt and is about to ask the model.
     TurnStarted {
+        /// The session whose turn started.
         session_id: String,
+        /// The agent profile running it.
         agent: String,
+        /// The model it asks, as `provider/model-id`.
         model: String,
     },
     /// One model request began; `message_id` is the assistant message it is recorded under.
     StepStarted {
+        /// The session.
         session_id: String,
+        /// The assistant message this request's output is stored under.
         message_id: String,
+        /// 1 for the turn's first request, counting up.
         step: u32,
     },
     /// Streamed assistant text, as it arrives.
-    TextDelta { message_id: String, text: String },
+    TextDelta {
+        /// The assistant message the text belongs to.
+        /// The assistant message that asked.
+        message_id: String,
+        /// The new text, to append.
+        text: String,
+    },
     /// Streamed model reasoning, as it arrives.
-    ReasoningDelta { message_id: String, text: String },
+    ReasoningDelta {
+        /// The assistant message the reasoning belongs to.
+        message_id: String,
+        /// The new reasoning text, to append.
+        text: String,
+    },
     /// The model asked for a tool call (before it runs; `ToolStarted` follows when it does).
     ToolRequested {
+        /// The assistant message that asked for the call.
         message_id: String,
+        /// The model's id for the call.
         call_id: String,
+        /// The tool's id as the model named it.
         tool: String,
     },
     /// One model request ended. `status` is `completed`, `cut`, `aborted` or `error`.
     StepFinished {
+        /// The session.
         session_id: String,
+        /// The assistant message of the request.
         message_id: String,
+        /// Which request of the turn.
         step: u32,
+        /// `completed`, `cut`, `aborted` or `error`.
         status: String,
+        /// The provider's reason for stopping (`stop`, `tool_calls`, `length`, …), when it gave one.
         finish_reason: Option<String>,
+        /// Tokens and cost of this request.
         usage: StepUsage,
     },
     /// A step's stream was cut off; it was discarded and is being retried.
     StepRetry {
+        /// The session.
         session_id: String,
+        /// The request being retried.
         step: u32,
+        /// The retry's number (1 for the first retry).
         attempt: u32,
+        /// Why the stream was cut, for the user.
         error: String,
     },
     /// The session's running totals after a model request: tokens and cost so far, how
     /// large the last prompt was and the model's context window.
     Usage {
+        /// The session.
         session_id: String,
+        /// Tokens and cost of the whole session so far.
         total: StepUsage,
         /// Prompt tokens of the last request (its `input_tokens`).
         context_tokens: u64,
@@ -170,7 +261,9 @@ pub enum Event {
     /// store still holds every original message. `reason` is `auto` (the threshold was
     /// passed), `overflow` (the provider refused the request as too long) or `manual`.
     Compacted {
+        /// The session.
         session_id: String,
+        /// `auto`, `overflow` or `manual`.
         reason: String,
         /// Old tool outputs replaced by a one-line marker.
         pruned: u32,
@@ -178,11 +271,14 @@ pub enum Event {
         summarized: u32,
         /// Estimated prompt tokens before and after.
         tokens_before: u64,
+        /// Estimated prompt tokens after compaction.
         tokens_after: u64,
     },
     /// The turn is over (final answer, abort, step limit or error).
     TurnFinished {
+        /// The session whose turn ended.
         session_id: String,
+        /// How it ended and what it used.
         summary: TurnSummary,
     },
     /// An event of a sub-agent session that a `task` call of this session runs: the child's
@@ -200,6 +296,7 @@ pub enum Event {
         agent: String,
         /// The `task` call's short description (the card title).
         description: String,
+        /// The child's event.
         event: Box<Event>,
     },
 }
@@ -207,9 +304,13 @@ pub enum Event {
 /// Tokens (and cost, when the provider reports it) of one step or a whole turn.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct StepUsage {
+    /// Prompt tokens, including cached ones.
     pub input_tokens: u64,
+    /// Completion tokens, including reasoning.
     pub output_tokens: u64,
+    /// Prompt tokens served from the provider's prompt cache.
     pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache.
     pub cache_write_tokens: u64,
     /// Reasoning tokens (part of `output_tokens`), when the provider reports them.
     #[serde(default)]
@@ -220,6 +321,7 @@ pub struct StepUsage {
 }
 
 impl StepUsage {
+    /// Adds another step's usage; the cost is known when either side knows it.
     pub fn add(&mut self, other: &StepUsage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
@@ -377,11 +479,15 @@ pub enum TurnEnd {
 /// What a turn did, for the closing summary of every front end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnSummary {
+    /// The session the turn ran in.
     pub session_id: String,
+    /// Why the turn ended.
     pub end: TurnEnd,
     /// Model requests made (the final summary request included).
     pub steps: u32,
+    /// Tool calls the model made, whatever their outcome.
     pub tool_calls: u32,
+    /// Tokens and cost of all the turn's requests.
     pub usage: StepUsage,
     /// Ids of the journaled changes made during the turn.
     pub changes: Vec<String>,

@@ -14,6 +14,7 @@ const MARK: &str = "\0podcode-file v1 ";
 /// A file as the journal restores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileContent {
+    /// The file's exact bytes.
     pub bytes: Vec<u8>,
     /// Permission bits (`0o755`) to restore; `None`: whatever the file has (plain text rows).
     pub mode: Option<u32>,

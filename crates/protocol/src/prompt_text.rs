@@ -45,14 +45,18 @@ const MASK: &str = "********";
 /// One labelled block of the prompt (`diff`, `arguments`, …).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptSection {
+    /// Heading of the block (`diff`, `command`, `arguments`, …).
     pub label: String,
+    /// The block's lines, already sanitised and with secret-looking values masked.
     pub lines: Vec<String>,
 }
 
+/// A permission prompt laid out once for every front end: title, sections, what "always" remembers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptText {
     /// "deploy_status asks for deploy_status: *" style first line.
     pub title: String,
+    /// The request's details, one labelled block each.
     pub sections: Vec<PromptSection>,
     /// What answering "always" remembers: the first line says it, each further line is one
     /// remembered rule.

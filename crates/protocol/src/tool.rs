@@ -11,20 +11,26 @@ pub const TITLE_MAX_CHARS: usize = 60;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Truncation {
+    /// Keep the start (most tools: the first lines answer the question).
     #[default]
     Head,
+    /// Keep the end (command output, where the error is usually last).
     Tail,
 }
 
 /// Everything the model (and `podcode tools`) sees of a tool, independent of where it runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
+    /// The name the model calls the tool by (see `is_valid_tool_id`).
     pub id: String,
+    /// What the model reads to decide when and how to use the tool.
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: Value,
+    /// Which end of an oversized output is kept.
     #[serde(default)]
     pub truncation: Truncation,
+    /// Safe to run twice: the pipeline may retry it after a transient failure.
     #[serde(default)]
     pub idempotent: bool,
     /// Per-tool execution timeout in milliseconds; `None` uses the configured default.
@@ -33,6 +39,7 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
+    /// A spec with head truncation, no retries and the default timeout.
     pub fn new(id: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
         Self {
             id: id.into(),
@@ -44,11 +51,13 @@ impl ToolSpec {
         }
     }
 
+    /// Keeps the other end of oversized output (e.g. `Tail` for command logs).
     pub fn with_truncation(mut self, truncation: Truncation) -> Self {
         self.truncation = truncation;
         self
     }
 
+    /// Marks the tool safe to retry.
     pub fn idempotent(mut self, idempotent: bool) -> Self {
         self.idempotent = idempotent;
         self
@@ -58,8 +67,11 @@ impl ToolSpec {
 /// A file or image handed back with a result, e.g. `{mime: "image/png", url: "data:…"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attachment {
+    /// Media type, e.g. `image/png`.
     pub mime: String,
+    /// Where the content is: usually a `data:` URL carrying it inline.
     pub url: String,
+    /// A file name to show or save it under, when the tool knows one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filename: Option<String>,
 }
@@ -67,12 +79,16 @@ pub struct Attachment {
 /// The result of one tool call.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ToolResult {
+    /// Short label for the UI (clipped to `TITLE_MAX_CHARS`); the model never sees it.
     #[serde(default)]
     pub title: String,
+    /// The text the model reads.
     #[serde(default)]
     pub output: String,
+    /// Structured detail for front ends (diffs, counts); the model never sees it.
     #[serde(default)]
     pub metadata: Value,
+    /// Files or images sent to the model with the output, when it accepts them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
 }
@@ -86,11 +102,13 @@ impl ToolResult {
         }
     }
 
+    /// Sets the UI title, clipped to `TITLE_MAX_CHARS`.
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
         self.title = clip_title(&title.into());
         self
     }
 
+    /// Sets the front-end metadata.
     pub fn with_metadata(mut self, metadata: Value) -> Self {
         self.metadata = metadata;
         self

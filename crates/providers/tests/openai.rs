@@ -1,4 +1,6 @@
 //! The OpenAI-compatible client against the scripted server over real HTTP.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

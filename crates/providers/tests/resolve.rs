@@ -1,5 +1,7 @@
 //! `resolve`: model precedence, built-in and configured providers, keys, and the message
 //! shown when nothing is configured.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

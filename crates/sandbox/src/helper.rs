@@ -45,7 +45,9 @@ pub const EXIT_SETUP_FAILED: i32 = 126;
 /// uses (see `KernelSupport::probe_namespaces`), `PROBE_NO_NAMESPACES` when it gives
 /// none, `PROBE_NO_PROC` when a fresh `/proc` cannot be mounted.
 pub const PROBE_FLAG: &str = "--probe";
+/// `--probe` exit status: this system gives neither mount nor PID namespaces.
 pub const PROBE_NO_NAMESPACES: i32 = 2;
+/// `--probe` exit status: the namespaces work but a fresh `/proc` cannot be mounted.
 pub const PROBE_NO_PROC: i32 = 3;
 
 fn probe() -> ! {
@@ -78,16 +80,22 @@ fn probe() -> ! {
 /// Exit status when the command does not exist.
 pub const EXIT_NOT_FOUND: i32 = 127;
 
+/// Why the helper could not set up the sandbox; it prints this and exits with `EXIT_SETUP_FAILED`.
 #[derive(Debug, thiserror::Error)]
 pub enum HelperError {
+    /// The helper's command line is malformed.
     #[error("usage: {HELPER_SUBCOMMAND} --policy <json> -- <command> [args…]")]
     Usage,
+    /// `--policy` is not a policy the engine would write.
     #[error("the sandbox policy is not valid JSON: {0}")]
     Policy(#[from] serde_json::Error),
+    /// The kernel refused the Landlock rules.
     #[error("could not apply the Landlock file rules: {0}")]
     Landlock(#[from] landlock::RulesetError),
+    /// The seccomp filter could not be compiled for this architecture.
     #[error("could not build the seccomp network filter: {0}")]
     SeccompBuild(#[from] seccompiler::BackendError),
+    /// The kernel refused the seccomp filter.
     #[error("could not install the seccomp network filter: {0}")]
     Seccomp(#[from] seccompiler::Error),
 }

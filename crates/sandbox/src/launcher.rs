@@ -19,10 +19,13 @@ use crate::policy::{Mode, Policy, protected_paths};
 /// The mode and network setting one kind of tool runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
+    /// What the process may write.
     pub mode: Mode,
+    /// Whether it may open IPv4/IPv6 sockets.
     pub network: bool,
 }
 
+/// How to launch processes sandboxed: the helper binary, the mode and network setting, the extra writable roots and the variables to hide. Built once per engine; `wrap` turns a command into a helper invocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
     helper: PathBuf,
@@ -68,15 +71,19 @@ impl Sandbox {
         self
     }
 
+    /// The mode and network setting spawns get.
     pub fn settings(&self) -> Settings {
         self.settings
     }
+    /// The mode spawns get (`full`: no sandbox).
     pub fn mode(&self) -> Mode {
         self.settings.mode
     }
+    /// The helper binary commands are run through.
     pub fn helper(&self) -> &Path {
         &self.helper
     }
+    /// Names of the environment variables removed from spawned processes.
     pub fn hidden_env(&self) -> &[String] {
         &self.hidden_env
     }

@@ -22,7 +22,9 @@ pub const MIN_SECRET_LEN: usize = 8;
 /// A secret as it is masked: the variable's name and its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Secret {
+    /// The environment variable the secret came from (named in the mask).
     pub name: String,
+    /// The secret value to find in output.
     pub value: String,
 }
 

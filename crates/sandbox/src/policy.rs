@@ -23,6 +23,7 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The config spelling: `read-only`, `workspace-write` or `full`.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::ReadOnly => "read-only",
@@ -52,6 +53,7 @@ pub const WRITABLE_DEVICES: &[&str] = &[
 /// One spawn's rules, exactly as the helper applies them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
+    /// What the process may write.
     pub mode: Mode,
     /// Whether the process may open IPv4/IPv6 sockets (Unix sockets always work).
     pub network: bool,
@@ -146,6 +148,7 @@ impl Policy {
             .any(|p| path.starts_with(p) || canon.starts_with(p))
     }
 
+    /// The policy as the helper's `--policy` argument.
     pub fn to_json(&self) -> String {
         // A struct of strings, bools and paths always serializes.
         serde_json::to_string(self).unwrap_or_default()

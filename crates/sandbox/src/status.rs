@@ -8,6 +8,7 @@ use landlock::{ABI, Access, AccessFs, LandlockStatus, Ruleset, RulesetAttr};
 /// Kernel support for the sandbox's parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelSupport {
+    /// Whether Landlock (the file rules) works, and which ABI.
     pub landlock: LandlockSupport,
     /// seccomp filters (`Seccomp:` in `/proc/self/status`).
     pub seccomp: bool,
@@ -18,6 +19,7 @@ pub struct KernelSupport {
 /// Whether sandboxed commands get their own mount and PID namespaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NamespaceSupport {
+    /// Both namespaces work and a fresh `/proc` can be mounted.
     Available,
     /// Neither directly (not root) nor through a user namespace (disabled here).
     Unavailable,
@@ -40,6 +42,7 @@ impl std::fmt::Display for NamespaceSupport {
     }
 }
 
+/// Whether the kernel enforces Landlock file rules, and if not why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LandlockSupport {
     /// The kernel's Landlock ABI version.
@@ -86,6 +89,7 @@ impl KernelSupport {
         support
     }
 
+    /// Whether Landlock file rules are enforced (without them the sandbox cannot restrict writes).
     pub fn has_landlock(&self) -> bool {
         matches!(self.landlock, LandlockSupport::Available(_))
     }

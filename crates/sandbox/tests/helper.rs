@@ -1,6 +1,8 @@
 //! The helper on the real kernel: a shell started through `podcode-sandbox-exec` under
 //! each mode, writing inside and outside the writable roots and connecting to a loopback
 //! port. Landlock-dependent checks are skipped (and say so) on a kernel without it.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Read;
 use std::net::TcpListener;

@@ -10,6 +10,8 @@
 //!
 //! Run: `cargo test -p podcode-server --bench sse` (test profile), or `cargo bench -p
 //! podcode-server` after `cargo build --release -p podcode`.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 

@@ -11,6 +11,9 @@
 //! streams. The contract is docs/server-api.md; `/openapi.json` is generated from the
 //! handlers' annotations and the `dto` types by the same router that serves them.
 
+// Public items not all documented yet (issue 26): remove this once `missing_docs` is clean here.
+#![allow(missing_docs)]
+
 mod api_catalog;
 mod api_changes;
 mod api_sessions;

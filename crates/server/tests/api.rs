@@ -2,6 +2,8 @@
 //! and the scripted model speaking real SSE: auth, every route, the OpenAPI document, a
 //! prompt streamed in order, a second prompt refused while a turn runs, and the read-only
 //! workspace routes (config secrets masked).
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! other sees it resolved; its late reply gets 409), a change listed and reverted (the file
 //! restored on disk), a revert conflict reported as data then forced; and an event stream
 //! dropped mid-turn, reconnected with `Last-Event-ID`: nothing lost, nothing twice.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

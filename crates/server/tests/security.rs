@@ -4,6 +4,8 @@
 //! the API and the event streams but not from another origin; wrong credentials are
 //! limited per address; a client that stops reading its event stream is dropped instead of
 //! buffered, and resumes from the log with `Last-Event-ID`, in order and complete.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

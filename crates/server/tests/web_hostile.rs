@@ -5,6 +5,8 @@
 //! `javascript:`/`data:` URLs) cannot put anything over the app or look like its own UI, live
 //! and after a reload; and bidi controls and invisible characters in the answer, a tool
 //! card and a permission card show as visible `<U+XXXX>` markers, the card flagged.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod browser;
 

@@ -1,6 +1,8 @@
 //! The change journal: round-trips, filtering and ordering, `reverted_by`, and a real crash
 //! (the test binary re-runs itself as a child that aborts mid-edit) to prove that a change is
 //! durable once `record_change` has returned.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};

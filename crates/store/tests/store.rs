@@ -1,5 +1,7 @@
 //! Round-trips for sessions, messages, parts, tool calls and approvals against a real SQLite
 //! file, plus migration idempotence and the tool-call write cost.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 

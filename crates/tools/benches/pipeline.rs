@@ -5,6 +5,8 @@
 //!   child process (VmHWM) against the same child doing nothing.
 //!
 //! Run: `cargo bench -p podcode-tools --bench pipeline` (BENCH_SPILL_MIB scales the spill test).
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 

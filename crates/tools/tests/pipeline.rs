@@ -1,4 +1,6 @@
 //! The pipeline end to end: every stage, every failure text, against a real SQLite store.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -1,5 +1,7 @@
 //! Merging tool sources: built-ins first, protected ids refused with the exact text,
 //! replacements and shadowing always reported.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use podcode_tools::testing;
 use podcode_tools::*;

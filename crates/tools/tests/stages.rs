@@ -2,6 +2,8 @@
 //! prepared call runs the tool it resolved, whatever a reload swaps in meanwhile), and a
 //! retried call does not repeat its before-hooks or permission ask. Calls settled without
 //! running are recorded by the same writer, with the same policy, as calls that ran.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};

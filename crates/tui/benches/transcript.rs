@@ -3,6 +3,8 @@
 //! while the last answer streams (a delta per frame), (c) scrolling (a new `scroll` per
 //! frame), (d) the first frame of a fresh state (cold render cache). Median and p90 per
 //! frame. Run: `cargo bench -p podcode-tui --bench transcript`.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 

@@ -2,6 +2,8 @@
 //! drawn from an `AppState` driven through `handle_key` into ratatui's test backend, and
 //! compared with a snapshot in `tests/snapshots/`; the terminal cursor position is checked
 //! against the cell the input's cursor is on.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use podcode_tui::{Action, AppState, draw, handle_key};

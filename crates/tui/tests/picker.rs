@@ -1,5 +1,7 @@
 //! The picker overlay (`/sessions`, `/model`, `/agent`) drawn into ratatui's test backend:
 //! the filter line, the selection marker, details, and the typed-model hint.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! Render tests: each view drawn from a hand-built `AppState` into ratatui's test backend
 //! (80x24 unless a test says otherwise) and compared with a snapshot file in
 //! `tests/snapshots/`; colours, which snapshots do not show, are checked on buffer cells.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use podcode_protocol::{
     ChangeOp, Event, PermissionRequest, RecordedChange, StepUsage, ToolResult, TurnEnd, TurnSummary,

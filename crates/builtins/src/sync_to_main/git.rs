@@ -10,16 +10,23 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// Why a git command failed, phrased for the model and the user.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
+    /// git could not be started.
     #[error("could not run git ({0}); is git installed?")]
     Spawn(std::io::Error),
+    /// git ran and exited with an error.
     #[error("git {args} failed in {dir}: {message}")]
     Failed {
+        /// The arguments, joined with spaces.
         args: String,
+        /// The directory it ran in.
         dir: String,
+        /// git's stderr, trimmed.
         message: String,
     },
+    /// A file around the git call could not be read or written.
     #[error("{0}")]
     Io(String),
 }
@@ -35,11 +42,17 @@ pub struct Git {
 pub struct TreeChange {
     /// `A`dded, `M`odified, `D`eleted, `R`enamed, `T`ype changed.
     pub status: char,
+    /// File mode before (`0o100644`, `0o100755`, `0o120000` for a symlink; 0 when added).
     pub old_mode: u32,
+    /// File mode after (0 when deleted).
     pub new_mode: u32,
+    /// Blob id before (all zeros when added).
     pub old_blob: String,
+    /// Blob id after (all zeros when deleted).
     pub new_blob: String,
+    /// Path before (the rename's source).
     pub old_path: String,
+    /// Path after (equal to `old_path` unless renamed).
     pub new_path: String,
 }
 
@@ -51,9 +64,11 @@ pub fn sync_ref(session_id: &str) -> String {
 const NULL_BLOB: &str = "0000000000000000000000000000000000000000";
 
 impl Git {
+    /// git run in `dir` (`git -C dir`).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self { dir: dir.into() }
     }
+    /// The directory git runs in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -103,6 +118,7 @@ impl Git {
         self.run_with(args, None)
     }
 
+    /// `run` with `GIT_INDEX_FILE` pointing at `index` when given, so a temporary index leaves the user's staging area alone.
     pub fn run_with(&self, args: &[&str], index: Option<&Path>) -> Result<String, GitError> {
         let out = self.run_bytes(args, index)?;
         Ok(String::from_utf8_lossy(&out).trim().to_string())
@@ -253,9 +269,11 @@ fn parse_raw(out: &[u8]) -> Vec<TreeChange> {
 }
 
 impl TreeChange {
+    /// Whether the path existed before the change.
     pub fn had_old(&self) -> bool {
         self.old_blob != NULL_BLOB && self.status != 'A'
     }
+    /// Whether the path exists after the change.
     pub fn has_new(&self) -> bool {
         self.new_blob != NULL_BLOB && self.status != 'D'
     }

@@ -32,6 +32,10 @@
 //! example waiting on a child `podcode` process) without starving it. It stops when the
 //! [`ScriptedModel`] is dropped.
 
+// Test support only (feature `test-support`): a failed setup panics so the test that uses it
+// fails at that line, as `#[test]` code does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod render;
 mod reply;
 mod server;

@@ -4,6 +4,10 @@
 //! Nothing here is registered by the `podcode` binary; the module only exists with the
 //! `test-support` feature. `harness` runs calls through a real runtime and store.
 
+// Test support only (feature `test-support`): a failed setup panics so the test that uses it
+// fails at that line, as `#[test]` code does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod harness;
 mod sandbox;
 pub use harness::{Harness, ScriptedUser, Setup, harness, registry};
