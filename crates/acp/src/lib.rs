@@ -11,9 +11,6 @@
 //! answers go back as `Op::PermissionReply`; `replay` sends a stored conversation for
 //! `session/load`. stdout carries protocol messages only (`rpc`); notes go to stderr.
 
-// Public items not all documented yet (issue 26): remove this once `missing_docs` is clean here.
-#![allow(missing_docs)]
-
 mod error;
 mod replay;
 mod rpc;

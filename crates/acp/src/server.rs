@@ -33,6 +33,7 @@ pub type EngineFactory = Arc<dyn Fn(&Path) -> Result<Engine, String> + Send + Sy
 
 /// How `podcode acp` was started.
 pub struct AcpOptions {
+    /// Builds the engine for a session's directory (one engine per directory).
     pub factory: EngineFactory,
     /// The agent profile new sessions start with.
     pub agent: String,

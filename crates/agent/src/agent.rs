@@ -29,7 +29,9 @@ mod context;
 /// A rebuilt tool set: the complete (unfiltered) registry and the hooks of the plugins
 /// that were loaded with it.
 pub struct ReloadedTools {
+    /// Every tool of the rebuilt set; the agent narrows it to its profile.
     pub registry: Arc<ToolRegistry>,
+    /// `tool.execute.before/after` hooks of the plugins loaded with it.
     pub hooks: Vec<Arc<dyn ToolHook>>,
 }
 
@@ -40,6 +42,7 @@ pub trait ToolReloader: Send + Sync {
     async fn reload(&self) -> Option<ReloadedTools>;
 }
 
+/// How one session's loop runs: limits, directories, the model's facts and compaction.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
     /// Model requests with tools per turn; then one more, without tools, for a summary.
@@ -56,7 +59,9 @@ pub struct AgentOptions {
     pub worktree: PathBuf,
     /// The global config directory, for `AGENTS.md` there.
     pub config_dir: Option<PathBuf>,
+    /// Reply token limit sent with each request; `None`: the provider client's default.
     pub max_tokens: Option<u32>,
+    /// Sampling temperature; `None`: the provider's default.
     pub temperature: Option<f32>,
     /// The model's context window, reply limit and prices (`podcode_providers::model_info`).
     pub model_info: ModelInfo,
@@ -65,10 +70,12 @@ pub struct AgentOptions {
     /// Set for a sub-agent session: the session that started it and the top of the tree
     /// (tools see them as `ctx.parentID`/`ctx.rootID`).
     pub parent_id: Option<String>,
+    /// The top-level session of a sub-agent's tree.
     pub root_id: Option<String>,
 }
 
 impl AgentOptions {
+    /// Defaults (50 steps, 2 stream retries) for a session working in `directory` inside `worktree`.
     pub fn new(directory: PathBuf, worktree: PathBuf) -> Self {
         Self {
             max_steps: 50,
@@ -88,6 +95,7 @@ impl AgentOptions {
     }
 }
 
+/// One session's agent loop: sends the history to the model, runs the tool calls it asks for through the runtime, records everything in the store, and repeats until the model answers.
 pub struct Agent {
     runtime: Arc<ToolRuntime>,
     model: Arc<dyn ModelClient>,
@@ -125,15 +133,18 @@ impl Agent {
         }
     }
 
+    /// Checks for a rebuilt tool set before every model request.
     pub fn with_reloader(mut self, reloader: Arc<dyn ToolReloader>) -> Self {
         self.reloader = Some(reloader);
         self
     }
 
+    /// The agent profile this loop runs.
     pub fn profile(&self) -> &AgentProfile {
         &self.profile
     }
 
+    /// The tool runtime calls go through (its registry narrowed to the profile).
     pub fn runtime(&self) -> &Arc<ToolRuntime> {
         &self.runtime
     }

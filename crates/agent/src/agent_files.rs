@@ -15,7 +15,9 @@ use serde::Deserialize;
 /// One agent file's settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentFile {
+    /// The settings, in the shape of a config `[agent.NAME]` table.
     pub config: AgentConfig,
+    /// `hidden: true`: not listed to the model as a sub-agent.
     pub hidden: bool,
     /// `disable: true`: the file is read, and the agent is not offered.
     pub disabled: bool,

@@ -97,6 +97,7 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// A budget for the model's context window and reply limit, with `config`'s threshold.
     pub fn new(info: &ModelInfo, config: &CompactionConfig) -> Self {
         let reserve = info.output.min(MAX_REPLY_RESERVE).min(info.context / 4);
         Self {

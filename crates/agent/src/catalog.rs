@@ -18,7 +18,9 @@ use crate::profile::AgentProfile;
 /// Where agent files are looked for, lowest precedence first.
 #[derive(Debug, Clone, Default)]
 pub struct AgentDirs {
+    /// The user's agent directories (always read).
     pub global: Vec<PathBuf>,
+    /// The project's agent directories (read only when `trusted`).
     pub project: Vec<PathBuf>,
     /// Project files load only in a trusted workspace.
     pub trusted: bool,
@@ -54,6 +56,7 @@ impl AgentDirs {
 /// One profile and where it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CatalogEntry {
+    /// The merged profile.
     pub profile: AgentProfile,
     /// `built-in`, `config`, or the file that defined it (`+ config` when config refines it).
     pub source: String,
@@ -64,10 +67,13 @@ pub struct CatalogEntry {
 /// An agent file that could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentProblem {
+    /// The agent file.
     pub file: String,
+    /// Why it was not used.
     pub message: String,
 }
 
+/// Every agent profile Podcode knows: the built-ins, then agent files, then the config's `[agent.NAME]` tables over them, with the problems met on the way.
 #[derive(Debug, Clone, Default)]
 pub struct AgentCatalog {
     entries: Vec<CatalogEntry>,
@@ -80,6 +86,7 @@ impl AgentCatalog {
         Self::load(config, &AgentDirs::default())
     }
 
+    /// The built-ins, the agent files in `dirs` and the config's tables, later ones refining earlier ones of the same name.
     pub fn load(config: &Config, dirs: &AgentDirs) -> Self {
         let mut cat = Self::default();
         for name in ["build", "plan", "explore", "general"] {
@@ -168,10 +175,12 @@ impl AgentCatalog {
         self.entries.len() - 1
     }
 
+    /// Every profile, built-ins first, disabled ones included.
     pub fn entries(&self) -> &[CatalogEntry] {
         &self.entries
     }
 
+    /// Agent files that could not be used, for the user.
     pub fn problems(&self) -> &[AgentProblem] {
         &self.problems
     }

@@ -23,15 +23,20 @@ use crate::texts::lost_result_text;
 /// The `kind` column of the parts the loop writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PartKind {
+    /// Assistant text (`TextData`).
     Text,
+    /// Model reasoning (`ReasoningData`).
     Reasoning,
+    /// A tool call the model asked for (`ToolData`).
     Tool,
+    /// One model request's outcome (`StepData`).
     Step,
     /// A file the user attached to a prompt (`crate::FileData`).
     File,
 }
 
 impl PartKind {
+    /// The `kind` column's value.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Text => "text",
@@ -43,34 +48,43 @@ impl PartKind {
     }
 }
 
+/// A `text` part: assistant text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextData {
+    /// The text as streamed.
     pub text: String,
     /// The stream stopped (abort) while this text was arriving.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
 }
 
+/// A `reasoning` part: the model's reasoning, sent back to providers that want it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReasoningData {
+    /// The reasoning text as streamed.
     pub text: String,
+    /// The provider's signature over it (Anthropic), needed to send it back.
     #[serde(default)]
     pub signature: Option<String>,
+    /// The stream stopped (abort) while this reasoning was arriving.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
 }
 
+/// A `tool` part: one tool call the model asked for (its result is in the `tool_calls` row).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolData {
     /// Our id: the key of the call's `tool_calls` row.
     pub call_id: String,
     /// The id the provider gave the call (sent back with its result).
     pub provider_id: String,
+    /// The tool's id as the model named it.
     pub name: String,
     /// The arguments exactly as the model streamed them.
     pub arguments: String,
 }
 
+/// How one model request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
@@ -85,6 +99,7 @@ pub enum StepStatus {
 }
 
 impl StepStatus {
+    /// The stored spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Completed => "completed",
@@ -95,14 +110,20 @@ impl StepStatus {
     }
 }
 
+/// A `step` part: one model request and how it ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepData {
+    /// Which request of the turn (1-based).
     pub step: u32,
+    /// How it ended.
     pub status: StepStatus,
+    /// The provider's reason for stopping, when it gave one.
     #[serde(default)]
     pub finish_reason: Option<String>,
+    /// Tokens and cost of the request.
     #[serde(default)]
     pub usage: StepUsage,
+    /// Why the request failed, for `Error` and `Cut`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -110,16 +131,22 @@ pub struct StepData {
 /// One stored part, typed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StoredPart {
+    /// Assistant text.
     Text(TextData),
+    /// Model reasoning.
     Reasoning(ReasoningData),
+    /// A tool call.
     Tool(ToolData),
+    /// A model request's outcome.
     Step(StepData),
+    /// A file attached to a prompt.
     File(crate::attach::FileData),
     /// A kind this version does not know (or could not parse): ignored.
     Other(String, Value),
 }
 
 impl StoredPart {
+    /// Types a stored row by its kind; unknown or unreadable rows become `Other`.
     pub fn parse(row: &PartRow) -> Self {
         fn de<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
             serde_json::from_value(v.clone()).ok()
@@ -140,10 +167,12 @@ impl StoredPart {
 /// followed by the next prompt become one user message, results first, as Anthropic wants).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct History {
+    /// The messages, oldest first.
     pub messages: Vec<Message>,
 }
 
 impl History {
+    /// Appends a message, merged into the last one when it has the same role; empty parts add nothing.
     pub fn push(&mut self, role: Role, parts: Vec<Part>) {
         if parts.is_empty() {
             return;

@@ -16,9 +16,6 @@
 //! rebuilds the provider-neutral `Vec<Message>` from it, valid for every provider even after
 //! an abort or a killed process (every tool call gets a result).
 
-// Public items not all documented yet (issue 26): remove this once `missing_docs` is clean here.
-#![allow(missing_docs)]
-
 mod agent;
 mod agent_files;
 mod attach;

@@ -26,8 +26,10 @@ const EXPLORE_PROMPT: &str = "You are a read-only explorer working for another a
 
 const GENERAL_PROMPT: &str = "You are a sub-agent working for another agent on one well-defined task. Do the task completely, then answer with a short report: what you found or changed (file paths), and anything left open. Your answer is all the other agent sees of your work.";
 
+/// An agent profile: its prompt, model, tools and permission rules, as the loop uses it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentProfile {
+    /// The name users and the `task` tool pick it by.
     pub name: String,
     /// One line saying what the agent is for; the `task` tool lists sub-agents with it.
     pub description: Option<String>,
@@ -37,9 +39,11 @@ pub struct AgentProfile {
     pub prompt: Option<String>,
     /// `provider/model`; overrides the config's `model` (the command line overrides this).
     pub model: Option<String>,
+    /// Sampling temperature; `None`: the provider's default.
     pub temperature: Option<f32>,
     /// Model requests with tools per turn; `None` keeps the session's limit.
     pub steps: Option<u32>,
+    /// Which tools it is offered.
     pub tools: ToolFilter,
     /// Appended after the config's rules, so they refine them for this agent.
     pub permission: Vec<PermissionRule>,
@@ -63,6 +67,7 @@ impl AgentProfile {
         }
     }
 
+    /// The default agent: every tool; edits and shell commands ask first.
     pub fn build() -> Self {
         Self::named(
             "build",
@@ -71,6 +76,7 @@ impl AgentProfile {
         )
     }
 
+    /// Plans without editing: read-only tools, edits denied, shell commands asked.
     pub fn plan() -> Self {
         Self {
             prompt: Some(PLAN_PROMPT.into()),
@@ -87,6 +93,7 @@ impl AgentProfile {
         }
     }
 
+    /// Read-only search sub-agent: no edits, no shell.
     pub fn explore() -> Self {
         Self {
             prompt: Some(EXPLORE_PROMPT.into()),
@@ -103,6 +110,7 @@ impl AgentProfile {
         }
     }
 
+    /// General-purpose sub-agent with every tool, for one delegated task.
     pub fn general() -> Self {
         Self {
             prompt: Some(GENERAL_PROMPT.into()),

@@ -18,7 +18,9 @@ use podcode_sandbox::Sandbox;
 /// The sandbox stdio servers run in, and the directories they may write (the workspace).
 #[derive(Clone)]
 pub struct StdioSandbox {
+    /// The engine's sandbox (mode, helper, hidden variables).
     pub sandbox: Arc<Sandbox>,
+    /// Directories the server may write besides its own temp dir.
     pub writable: Vec<PathBuf>,
 }
 

@@ -3,9 +3,6 @@
 //! pipeline as the built-ins (`McpSource`, `McpTool`). The server side (`ToolServer`)
 //! serves Podcode's own merged tool set over MCP. Built on the official `rmcp` SDK.
 
-// Public items not all documented yet (issue 26): remove this once `missing_docs` is clean here.
-#![allow(missing_docs)]
-
 mod capped;
 mod confine;
 mod content;

@@ -49,6 +49,7 @@ pub struct IdAllocator {
 }
 
 impl IdAllocator {
+    /// An allocator with no ids given out yet.
     pub fn new() -> Self {
         Self::default()
     }

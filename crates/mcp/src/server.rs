@@ -41,16 +41,22 @@ impl ClientHandler for Handler {
 
 pub type Client = RunningService<RoleClient, Handler>;
 
+/// Where a server is in its life, as `podcode mcp list` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ServerState {
+    /// `enabled = false`: never started.
     Disabled,
+    /// Being started or listing its tools.
     Starting,
+    /// Connected, tools listed.
     Ready,
+    /// Could not start or stopped; `last_error` says why (a later use retries after a pause).
     Failed,
 }
 
 impl ServerState {
+    /// The lowercase name shown in listings.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Disabled => "disabled",
@@ -64,8 +70,11 @@ impl ServerState {
 /// A server's tool as it listed it: name, description, input schema.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct RemoteTool {
+    /// The tool's name on the server (Podcode's id adds the server's name).
     pub name: String,
+    /// The server's description of the tool, given to the model.
     pub description: String,
+    /// JSON Schema of the tool's arguments.
     pub input_schema: Value,
 }
 
@@ -78,8 +87,11 @@ struct Conn {
     retry_at: Option<Instant>,
 }
 
+/// One configured MCP server: starts it on first use (stdio or HTTP), keeps the connection, restarts it after a failure, and caches what it lists.
 pub struct McpServer {
+    /// The server's name in config (`[mcp.<name>]`).
     pub name: String,
+    /// Its configuration.
     pub config: McpServerConfig,
     conn: Mutex<Conn>,
     /// A snapshot of the state readable without waiting for a start in progress.
@@ -95,6 +107,7 @@ pub struct McpServer {
 }
 
 impl McpServer {
+    /// A server started as configured, without a sandbox.
     pub fn new(name: String, config: McpServerConfig) -> Arc<Self> {
         Self::sandboxed(name, config, None)
     }
@@ -165,6 +178,7 @@ impl McpServer {
         self.config.max_message_bytes
     }
 
+    /// How long one tool call may take (the config's `timeout`, at least one second).
     pub fn call_timeout(&self) -> Duration {
         Duration::from_secs(self.config.timeout.max(1))
     }

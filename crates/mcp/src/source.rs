@@ -71,6 +71,7 @@ impl ManifestCache {
 /// One server's tools, ready to merge into the registry.
 pub type SourceTools = (ToolOrigin, Vec<Arc<dyn Tool>>);
 
+/// Every configured MCP server as one tool source: loads their tools (from the manifest cache while a server is still starting) and reports their status.
 pub struct McpSource {
     servers: Vec<Arc<McpServer>>,
     cache: Arc<ManifestCache>,
@@ -81,14 +82,20 @@ pub struct McpSource {
 /// One server's line in `podcode mcp list`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerStatus {
+    /// The server's name in config.
     pub name: String,
+    /// Its URL, or its command line.
     pub transport: String,
+    /// Where it is in its life.
     pub state: ServerState,
+    /// How many tools it listed.
     pub tools: usize,
+    /// Why it last failed, if it did.
     pub last_error: Option<String>,
 }
 
 impl McpSource {
+    /// The servers in `configs`, unsandboxed, caching tool manifests in `cache_file`.
     pub fn new(configs: &BTreeMap<String, McpServerConfig>, cache_file: PathBuf) -> Self {
         Self::new_sandboxed(configs, cache_file, None)
     }
@@ -115,6 +122,7 @@ impl McpSource {
         self.ready.load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// Every configured server, in name order.
     pub fn servers(&self) -> &[Arc<McpServer>] {
         &self.servers
     }
@@ -212,6 +220,7 @@ impl McpSource {
         (sources, problems)
     }
 
+    /// One status line per server, for `podcode mcp list` and `/mcp`.
     pub fn status(&self) -> Vec<ServerStatus> {
         self.servers
             .iter()

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::server::McpServer;
 
+/// One MCP server tool as a Podcode `Tool`: a call goes to the server (started on demand) and its content comes back as a `ToolResult`.
 pub struct McpTool {
     spec: ToolSpec,
     server: Arc<McpServer>,
@@ -29,6 +30,7 @@ pub struct McpTool {
 }
 
 impl McpTool {
+    /// The tool `name` of `server`, offered to the model as `spec`.
     pub fn new(spec: ToolSpec, server: Arc<McpServer>, name: String) -> Self {
         Self { spec, server, name }
     }

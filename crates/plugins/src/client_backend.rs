@@ -15,8 +15,10 @@ pub struct Toast {
     /// The plugin file that showed it.
     #[serde(default)]
     pub file: String,
+    /// The toast's heading; may be empty.
     #[serde(default)]
     pub title: String,
+    /// The toast's text; may be empty.
     #[serde(default)]
     pub message: String,
     /// `info`, `success`, `warning` or `error`.
@@ -29,10 +31,12 @@ pub struct Toast {
 pub struct ClientError {
     /// `NotFoundError`, `BadRequestError` or `UnknownError`, as opencode's server names them.
     pub name: String,
+    /// What went wrong, passed to the plugin.
     pub message: String,
 }
 
 impl ClientError {
+    /// An error named `name` (one of opencode's error names) with `message`.
     pub fn new(name: &str, message: impl Into<String>) -> Self {
         Self {
             name: name.into(),

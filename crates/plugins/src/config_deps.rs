@@ -37,6 +37,7 @@ const DONE: &str = ".podcode-deps";
 /// One config dir whose `package.json` may need installing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigDir {
+    /// The config directory holding the `package.json`.
     pub dir: PathBuf,
     /// The project's own dir (needs trust) rather than one of the user's.
     pub project: bool,
@@ -68,25 +69,41 @@ pub struct DepsReport {
     pub dir: PathBuf,
     /// The dependency names its package.json lists.
     pub packages: Vec<String>,
+    /// What happened to the install.
     #[serde(flatten)]
     pub status: DepsStatus,
     /// What else is worth knowing (the pinned `@opencode-ai/plugin` could not be added).
     pub notes: Vec<String>,
 }
 
+/// The outcome of one config dir's dependency install.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum DepsStatus {
     /// Installed now, by `tool`, in `ms` milliseconds.
-    Installed { tool: String, ms: u64 },
+    Installed {
+        /// The installer used (`bun` or `npm`).
+        tool: String,
+        /// How long it took, in milliseconds.
+        ms: u64,
+    },
     /// Installed by an earlier start for this very package.json.
     UpToDate,
     /// The install failed; files importing these packages will not load.
-    Failed { message: String },
+    Failed {
+        /// The installer's error.
+        message: String,
+    },
     /// The install failed, but the host provides every package listed (a warning).
-    HostProvided { message: String },
+    HostProvided {
+        /// The installer's error.
+        message: String,
+    },
     /// A project dir in a workspace that is not trusted.
-    Skipped { reason: String },
+    Skipped {
+        /// Why, for the user.
+        reason: String,
+    },
 }
 
 impl DepsReport {

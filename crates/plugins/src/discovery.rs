@@ -11,12 +11,15 @@ use podcode_tools::{LoadProblem, ProblemLevel, SourceKind, Tool, ToolOrigin};
 use crate::executable::{DescribeSandbox, ExecutableTool, describe_executable_in};
 use crate::manifest_cache::ManifestCache;
 
+/// Where to look for executable tools, and how to run their `describe`.
 pub struct DiscoveryOptions {
     /// Global tool folders, lowest precedence first.
     pub global_dirs: Vec<PathBuf>,
     /// Project tool folders; loaded only when `trusted`.
     pub project_dirs: Vec<PathBuf>,
+    /// The workspace is trusted: project folders are loaded.
     pub trusted: bool,
+    /// Where `describe` manifests are cached between starts.
     pub cache_file: PathBuf,
     /// The sandbox `describe` runs in (`None`: unconfined).
     pub sandbox: Option<DescribeSandbox>,
@@ -24,7 +27,9 @@ pub struct DiscoveryOptions {
 
 /// One source's tools, in precedence order (later wins on a collision).
 pub struct Discovered {
+    /// One entry per executable: its origin label and its tools.
     pub sources: Vec<(ToolOrigin, Vec<Arc<dyn Tool>>)>,
+    /// Executables that could not be described, for the user.
     pub problems: Vec<LoadProblem>,
 }
 
@@ -56,6 +61,7 @@ fn executables_in(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Finds every executable in the tool folders and describes it (from the cache when the file is unchanged); later folders win an id collision.
 pub async fn discover(opts: &DiscoveryOptions) -> Discovered {
     let mut problems = Vec::new();
     let mut files = Vec::new();

@@ -58,7 +58,9 @@ enum ManifestDoc {
 /// (the workspace), so describing a tool is confined as calling it is.
 #[derive(Clone)]
 pub struct DescribeSandbox {
+    /// The executable tools' sandbox.
     pub sandbox: std::sync::Arc<podcode_sandbox::Sandbox>,
+    /// Directories `describe` may write (the workspace).
     pub writable: Vec<PathBuf>,
 }
 
@@ -180,12 +182,14 @@ pub async fn describe_executable_in(
         .collect()
 }
 
+/// One tool of an executable: a call runs `<file> run <id>` with the arguments on stdin.
 pub struct ExecutableTool {
     spec: ToolSpec,
     file: PathBuf,
 }
 
 impl ExecutableTool {
+    /// The tool described by `spec`, run from `file`.
     pub fn new(spec: ToolSpec, file: PathBuf) -> Self {
         Self { spec, file }
     }

@@ -20,13 +20,17 @@ use crate::sidecar::{RpcError, Sidecar};
 
 include!(concat!(env!("OUT_DIR"), "/host_files.rs"));
 
+/// The JavaScript runtime the plugin host runs in, with its path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JsRuntime {
+    /// Bun (preferred: loads TypeScript directly, starts fast).
     Bun(PathBuf),
+    /// Node.js (the fallback).
     Node(PathBuf),
 }
 
 impl JsRuntime {
+    /// `bun` or `node`, for messages.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Bun(_) => "bun",
@@ -71,7 +75,9 @@ pub struct ClientCall {
     /// The log's service, or the toast's title.
     #[serde(default)]
     pub service: String,
+    /// The log text, or the toast's message.
     pub message: String,
+    /// Structured detail the plugin passed, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<Value>,
 }
@@ -95,47 +101,66 @@ impl ClientCall {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LoadResult {
+    /// The id the plugin gave itself, when it did.
     #[serde(default)]
     pub plugin_id: Option<String>,
+    /// How the host read the file (a Podcode plugin, an opencode plugin, opencode tool files).
     #[serde(default)]
     pub format: Option<String>,
+    /// The tools the file defines.
     #[serde(default)]
     pub tools: Vec<ToolManifest>,
+    /// The hooks it registers (`tool.execute.before`, …).
     #[serde(default)]
     pub hooks: Vec<String>,
+    /// Problems that did not stop the load.
     #[serde(default)]
     pub warnings: Vec<String>,
     /// What the plugin told the opencode `client` while it loaded (`client.app.log`,
     /// `client.tui.showToast`), in call order.
     #[serde(default)]
     pub logs: Vec<ClientCall>,
+    /// Files and packages the load used, for the manifest cache's staleness check.
     #[serde(default, skip_serializing)]
     pub dependencies: Dependencies,
 }
 
+/// One tool a plugin file defines, as the host reports it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolManifest {
+    /// The tool's id.
     pub id: String,
+    /// What the model reads about it.
     pub description: String,
+    /// JSON Schema of its arguments (from its zod schema).
     pub parameters: Value,
+    /// Which end of oversized output is kept.
     #[serde(default)]
     pub truncation: podcode_protocol::Truncation,
+    /// Safe to retry.
     #[serde(default)]
     pub idempotent: bool,
+    /// Its own timeout in milliseconds, if it set one.
     #[serde(default)]
     pub timeout: Option<u64>,
 }
 
+/// What every sidecar the host starts is given.
 pub struct HostOptions {
+    /// Where the host's files and installs live.
     pub data_dir: PathBuf,
+    /// `plugin_config` from config, handed to each plugin.
     pub plugin_config: Value,
+    /// The session directory (`ctx.directory`).
     pub directory: PathBuf,
+    /// The workspace root (`ctx.worktree`).
     pub worktree: PathBuf,
     /// The sandbox the sidecar runs in (it may write the workspace and its own temp dir);
     /// `None` runs it unconfined.
     pub sandbox: Option<podcode_sandbox::Sandbox>,
 }
 
+/// The plugin host: starts the Bun/Node sidecar on demand, loads plugin files into it, and restarts it after a crash.
 pub struct PluginHost {
     runtime: Option<JsRuntime>,
     opts: HostOptions,
@@ -153,6 +178,7 @@ struct State {
 }
 
 impl PluginHost {
+    /// A host for `runtime` (`None`: no JS runtime found; every load then says so).
     pub fn new(runtime: Option<JsRuntime>, opts: HostOptions) -> Arc<Self> {
         Arc::new(Self {
             runtime,
@@ -170,6 +196,7 @@ impl PluginHost {
         }
     }
 
+    /// The JS runtime in use, if one was found.
     pub fn runtime(&self) -> Option<&JsRuntime> {
         self.runtime.as_ref()
     }
@@ -386,8 +413,11 @@ pub fn file_stamp(path: &Path) -> String {
 /// Why a file did not load, with its position when the runtime reported one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadError {
+    /// The runtime's error message.
     pub message: String,
+    /// 1-based line in the file, when known.
     pub line: Option<u64>,
+    /// 1-based column, when known.
     pub column: Option<u64>,
     /// The machine, not the plugin, failed (no JS runtime, the host could not be written or
     /// started, the sidecar died): never cached, so the next start tries again.
@@ -434,15 +464,20 @@ pub struct Dependencies {
     /// The plugin file and every local module it imports, transitively.
     #[serde(default)]
     pub files: Vec<PathBuf>,
+    /// npm packages it imported.
     #[serde(default)]
     pub packages: Vec<PackageDep>,
 }
 
+/// One npm package a load imported, and where it resolved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PackageDep {
+    /// The package's name.
     pub name: String,
+    /// Its installed version, when its package.json gives one.
     #[serde(default)]
     pub version: Option<String>,
+    /// The package.json it resolved to.
     pub package_json: PathBuf,
 }

@@ -3,9 +3,6 @@
 //! (`PluginHost`) that speaks JSON-RPC over stdio. Discovery honours workspace trust,
 //! caches manifests so listing tools spawns nothing, and reports every problem per file.
 
-// Public items not all documented yet (issue 26): remove this once `missing_docs` is clean here.
-#![allow(missing_docs)]
-
 mod client_backend;
 mod config_deps;
 mod discovery;

@@ -27,11 +27,15 @@ struct Entry {
 /// A valid cached value with the dependencies it was recorded with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CachedEntry {
+    /// The cached value.
     pub value: serde_json::Value,
+    /// Files whose change invalidates it.
     pub deps: Vec<PathBuf>,
+    /// How long producing it took, in milliseconds.
     pub load_ms: u64,
 }
 
+/// A JSON file of tool manifests keyed by file, each valid while the file's stamp (and its dependencies') is unchanged, so unchanged tools load without running anything.
 #[derive(Debug, Default)]
 pub struct ManifestCache {
     file: Option<PathBuf>,
@@ -59,6 +63,7 @@ impl ManifestCache {
             .and_then(|v| serde_json::from_value(v).ok())
     }
 
+    /// Caches the specs of `path` under its current stamp.
     pub fn put(&mut self, path: &Path, specs: Vec<ToolSpec>) {
         if let (Some(stamp), Ok(value)) = (stamp(path), serde_json::to_value(specs)) {
             self.put_value(&path.to_string_lossy(), stamp, value);
@@ -70,6 +75,7 @@ impl ManifestCache {
         self.get_entry(key, stamp).map(|e| e.value)
     }
 
+    /// Caches `value` under `key`, valid while `stamp` is unchanged.
     pub fn put_value(&mut self, key: &str, stamp: String, value: serde_json::Value) {
         self.put_entry(key, stamp, Vec::new(), 0, value);
     }

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+/// How a plugin file is loaded, by the folder it is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PluginFormat {
@@ -15,6 +16,7 @@ pub enum PluginFormat {
 }
 
 impl PluginFormat {
+    /// The name shown in listings.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Plugin => "plugin",
@@ -23,20 +25,26 @@ impl PluginFormat {
     }
 }
 
+/// A plugin or tool file found in a folder.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct PluginFile {
+    /// Its path.
     pub path: PathBuf,
+    /// How it is loaded.
     pub format: PluginFormat,
     /// From the project (needs trust) rather than the user's global folders.
     pub project: bool,
 }
 
+/// The folders plugin files are looked for in.
 pub struct PluginDirs {
+    /// The user's home directory.
     pub home: PathBuf,
     /// opencode's user-level config dirs, lowest precedence first (`OpencodeDirs::dirs`).
     pub opencode: Vec<PathBuf>,
     /// The global podcode config folder (`~/.config/podcode`).
     pub podcode_config: PathBuf,
+    /// The project root (its `.opencode/` and `.podcode/`; loaded when trusted).
     pub project_root: PathBuf,
 }
 

@@ -26,27 +26,40 @@ use crate::plugin_deps::{set_watched, watch_list};
 use crate::plugin_files::PluginFile;
 use crate::plugin_tool::{HookedFile, PluginHooks, PluginTool};
 
+/// How loading one plugin file went.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum FileStatus {
+    /// It loaded.
     Loaded {
+        /// How the host read it.
         format: String,
+        /// The tool ids it defines.
         tools: Vec<String>,
+        /// The hooks it registers.
         hooks: Vec<String>,
     },
+    /// It did not load.
     Failed {
+        /// Why, for the user.
         message: String,
     },
+    /// It was not loaded.
     Skipped {
+        /// Why (e.g. an untrusted project).
         reason: String,
     },
 }
 
+/// One plugin file's outcome, for `podcode plugins`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FileReport {
+    /// The file.
     pub file: PluginFile,
+    /// How its load went.
     #[serde(flatten)]
     pub status: FileStatus,
+    /// Problems that did not stop the load.
     pub warnings: Vec<String>,
     /// What the plugin told the opencode `client` while it loaded, and host notes (the
     /// host's zod stood in for a missing one).
@@ -57,10 +70,15 @@ pub struct FileReport {
     pub cached: bool,
 }
 
+/// Everything one load of the plugin files gave: tools per file, hooks, problems and per-file reports.
 pub struct PluginTools {
+    /// One entry per file: its origin label and its tools.
     pub sources: Vec<(ToolOrigin, Vec<Arc<dyn Tool>>)>,
+    /// Files that failed, for the user.
     pub problems: Vec<LoadProblem>,
+    /// The hooks the files register, when any do.
     pub hooks: Option<PluginHooks>,
+    /// One report per file.
     pub reports: Vec<FileReport>,
 }
 
@@ -136,6 +154,7 @@ fn error_text(name: &str, e: &LoadError) -> String {
     }
 }
 
+/// Loads `files` into the host's sidecar (unchanged files from the manifest cache, without importing them) and wraps their tools and hooks.
 pub async fn load_plugin_tools(
     files: &[PluginFile],
     trusted: bool,

@@ -18,6 +18,7 @@ use crate::plugin_files::PluginFile;
 
 const ABORT_GRACE: Duration = Duration::from_secs(2);
 
+/// One tool of a plugin file: a call runs in the sidecar, with the plugin's own argument validation.
 pub struct PluginTool {
     spec: ToolSpec,
     file: PluginFile,
@@ -25,6 +26,7 @@ pub struct PluginTool {
 }
 
 impl PluginTool {
+    /// The tool described by `spec`, defined in `file`, run by `host`.
     pub fn new(spec: ToolSpec, file: PluginFile, host: Arc<PluginHost>) -> Self {
         Self { spec, file, host }
     }
@@ -144,14 +146,19 @@ fn result_from_json(v: Value) -> Result<ToolResult, ToolError> {
 /// One plugin file's hooks.
 #[derive(Clone)]
 pub struct HookedFile {
+    /// The plugin file.
     pub file: PluginFile,
+    /// The hooks it registers.
     pub hooks: Vec<String>,
     /// opencode-format plugins block a call when `tool.execute.before` throws.
     pub opencode: bool,
 }
 
+/// The hooks of every loaded plugin file, run by the pipeline around each call.
 pub struct PluginHooks {
+    /// The host whose sidecar runs them.
     pub host: Arc<PluginHost>,
+    /// The files with hooks, in load order.
     pub files: Vec<HookedFile>,
 }
 

@@ -33,7 +33,9 @@ const STDERR_LINES: usize = 20;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct RpcError {
+    /// What failed, for the model or user.
     pub message: String,
+    /// Structured detail (line, column, dependencies), or null.
     pub data: Value,
     /// The sidecar died (crash, `process.exit`) rather than answering.
     pub crashed: bool,
@@ -80,6 +82,7 @@ fn end_group(inner: &Inner) {
     }
 }
 
+/// A running plugin-host process, spoken to in JSON-RPC lines over stdin/stdout.
 #[derive(Clone)]
 pub struct Sidecar {
     inner: Arc<Inner>,
@@ -196,14 +199,17 @@ impl Sidecar {
         Ok(Sidecar { inner })
     }
 
+    /// The JS runtime's name (`bun` or `node`).
     pub fn runtime(&self) -> &str {
         &self.inner.runtime
     }
 
+    /// False once the process exited.
     pub fn is_alive(&self) -> bool {
         self.inner.alive.load(Ordering::SeqCst)
     }
 
+    /// The last lines the process wrote to stderr, for crash reports.
     pub fn stderr_tail(&self) -> String {
         self.inner
             .stderr_tail
@@ -212,6 +218,7 @@ impl Sidecar {
             .unwrap_or_default()
     }
 
+    /// Sends a request and waits for its answer; a dead or dying sidecar is an error.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         if !self.is_alive() {
             return Err(crash_error(&self.inner));
@@ -236,6 +243,7 @@ impl Sidecar {
         rx.await.unwrap_or_else(|_| Err(crash_error(&self.inner)))
     }
 
+    /// Sends a notification (no answer expected); a write failure is ignored (the next request reports it).
     pub async fn notify(&self, method: &str, params: Value) {
         let _ = self
             .send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
@@ -257,6 +265,7 @@ impl Sidecar {
         }
     }
 
+    /// Stops routing `ctx.*` calls for `call_id` (the call ended).
     pub fn unregister_call(&self, call_id: &str) {
         if let Ok(mut c) = self.inner.calls.lock() {
             c.remove(call_id);

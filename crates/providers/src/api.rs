@@ -9,7 +9,9 @@ use tokio_util::sync::CancellationToken;
 /// `provider/model-id`, e.g. `openai/gpt-4.1` or `anthropic/claude-sonnet-4-5`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelRef {
+    /// The provider's name (built-in or `[provider.<name>]`).
     pub provider: String,
+    /// The model id as the provider knows it.
     pub model: String,
 }
 
@@ -30,10 +32,13 @@ impl std::fmt::Display for ModelRef {
     }
 }
 
+/// Who a message is from. Tool results travel in user messages, so two roles suffice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The user (prompts, attached files, tool results).
     User,
+    /// The model.
     Assistant,
 }
 
@@ -42,45 +47,70 @@ pub enum Role {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Part {
+    /// Plain text.
     Text {
+        /// The text.
         text: String,
     },
     /// Model reasoning; Anthropic thinking blocks keep their signature so they can be sent back.
     Reasoning {
+        /// The reasoning text.
         text: String,
+        /// Anthropic's signature over it; `None` for providers without one.
         signature: Option<String>,
     },
+    /// A tool call the model made.
     ToolCall {
+        /// The provider's id for the call (its result names it).
         id: String,
+        /// The tool's id.
         name: String,
+        /// The arguments as the model streamed them (JSON text).
         arguments: String,
     },
+    /// The result of a tool call, sent back to the model.
     ToolResult {
+        /// The provider's id of the call this answers.
         call_id: String,
+        /// The text the model reads.
         output: String,
+        /// The call failed; `output` is the error text.
         is_error: bool,
+        /// Images or files the result carries, for models that accept them.
         attachments: Vec<Attachment>,
     },
     /// An image the user attached (`data:` URL).
     Image {
+        /// Media type, e.g. `image/png`.
         mime: String,
+        /// The image as a `data:` URL.
         url: String,
     },
 }
 
+/// One message of the conversation sent to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
+    /// Who it is from.
     pub role: Role,
+    /// Its content, in order.
     pub parts: Vec<Part>,
 }
 
+/// One model request, provider-neutral; each client maps it to its wire format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
+    /// The model id (without the provider prefix).
     pub model: String,
+    /// The system prompt.
     pub system: String,
+    /// The conversation, oldest first.
     pub messages: Vec<Message>,
+    /// The tools the model may call.
     pub tools: Vec<ToolSpec>,
+    /// Most tokens the reply may have; `None`: the client's default.
     pub max_tokens: Option<u32>,
+    /// Sampling temperature; `None`: the provider's default.
     pub temperature: Option<f32>,
     /// A stable key for the provider's prompt cache (the session id): sent as
     /// `prompt_cache_key` to OpenAI, which routes requests sharing it to the same cache.
@@ -88,11 +118,16 @@ pub struct ChatRequest {
     pub cache_key: Option<String>,
 }
 
+/// Tokens one request used, as the provider reported them.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Usage {
+    /// Prompt tokens, cached ones included.
     pub input_tokens: u64,
+    /// Completion tokens, reasoning included.
     pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
     pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
     pub cache_write_tokens: u64,
     /// Reasoning tokens, part of `output_tokens` (OpenAI `completion_tokens_details`).
     #[serde(default)]
@@ -102,11 +137,16 @@ pub struct Usage {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Why the model stopped.
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
+    /// It finished its answer.
     Stop,
+    /// It wants tool calls run.
     ToolCalls,
+    /// It hit the reply token limit.
     Length,
+    /// Anything else, as the provider named it.
     Other(String),
 }
 
@@ -115,32 +155,50 @@ pub enum FinishReason {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamEvent {
+    /// More answer text.
     TextDelta {
+        /// The text to append.
         text: String,
     },
+    /// More reasoning text.
     ReasoningDelta {
+        /// The text to append.
         text: String,
     },
+    /// The signature of the reasoning so far (Anthropic), needed to send it back.
     ReasoningSignature {
+        /// The signature.
         signature: String,
     },
+    /// A tool call begins.
     ToolCallStart {
+        /// The call's position in the turn.
         index: usize,
+        /// The provider's id for the call.
         id: String,
+        /// The tool's id.
         name: String,
     },
+    /// More of a tool call's arguments.
     ToolCallDelta {
+        /// The call's position in the turn.
         index: usize,
+        /// JSON text to append to its arguments.
         arguments: String,
     },
+    /// Token counts (usually near the end).
     Usage {
+        /// The counts.
         usage: Usage,
     },
+    /// The turn is complete.
     Finish {
+        /// Why the model stopped.
         reason: FinishReason,
     },
 }
 
+/// Why a model request failed, worded for the user.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProviderError {
     /// No model configured, unknown provider, missing key: the user must act.
@@ -149,18 +207,38 @@ pub enum ProviderError {
     /// The API refused (after retries for retryable statuses).
     #[error("{provider} returned HTTP {status}: {message}")]
     Http {
+        /// The provider's name.
         provider: String,
+        /// The HTTP status.
         status: u16,
+        /// The error message from the response body.
         message: String,
     },
+    /// The request could not be sent or no response came (after retries).
     #[error("could not reach {provider}: {message}")]
-    Network { provider: String, message: String },
+    Network {
+        /// The provider's name.
+        provider: String,
+        /// The connection error.
+        message: String,
+    },
     /// The stream ended or broke after it had started, before the turn finished.
     #[error("the response from {provider} was cut off mid-stream ({message})")]
-    StreamCut { provider: String, message: String },
+    StreamCut {
+        /// The provider's name.
+        provider: String,
+        /// What broke.
+        message: String,
+    },
     /// The provider sent something this client does not understand.
     #[error("unexpected response from {provider}: {message}")]
-    Protocol { provider: String, message: String },
+    Protocol {
+        /// The provider's name.
+        provider: String,
+        /// What was not understood.
+        message: String,
+    },
+    /// The request was cancelled through its abort token.
     #[error("aborted")]
     Aborted,
 }
@@ -206,6 +284,8 @@ const OVERFLOW_PATTERNS: &[&str] = &[
 /// A streaming turn: events until `Finish` (then the channel closes), or one error.
 pub type EventStream = mpsc::Receiver<Result<StreamEvent, ProviderError>>;
 
+/// A model endpoint the agent loop streams turns from (OpenAI-compatible, Anthropic, or the
+/// scripted test server's client).
 #[async_trait]
 pub trait ModelClient: Send + Sync {
     /// `provider/model` for display.

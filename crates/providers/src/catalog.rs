@@ -23,7 +23,9 @@ const DATA: &str = include_str!("../data/models.json");
 /// USD per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Prices {
+    /// Per million prompt tokens.
     pub input: f64,
+    /// Per million completion tokens.
     pub output: f64,
     /// Reading cached input; the input price when unset.
     #[serde(default)]
@@ -40,12 +42,16 @@ pub struct ModelInfo {
     pub context: u64,
     /// The most tokens one reply may have.
     pub output: u64,
+    /// Prices, when known; without them no cost is shown.
     #[serde(default)]
     pub cost: Option<Prices>,
+    /// The model can call tools.
     #[serde(default)]
     pub tools: bool,
+    /// The model accepts images.
     #[serde(default)]
     pub images: bool,
+    /// The model produces reasoning.
     #[serde(default)]
     pub reasoning: bool,
     /// Found in the catalog or declared in config (false: the fallback).

@@ -32,6 +32,7 @@ pub struct Endpoint {
     pub api_key_env: Option<String>,
     /// Extra headers sent with every request (`[provider.<name>] headers`).
     pub headers: BTreeMap<String, String>,
+    /// How failed requests are retried.
     pub retry: RetryPolicy,
     /// A stream silent for this long is treated as broken (default 300 s).
     pub idle_timeout: Duration,

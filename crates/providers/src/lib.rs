@@ -16,9 +16,6 @@
 //! Token accounting: [`Usage::input_tokens`] is the *total* prompt size, cache reads and
 //! writes included (they are also reported separately), so it is also the context size.
 
-// Public items not all documented yet (issue 26): remove this once `missing_docs` is clean here.
-#![allow(missing_docs)]
-
 mod anthropic;
 mod api;
 mod catalog;

@@ -14,10 +14,15 @@ use crate::{
 /// only its key is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BuiltinProvider {
+    /// The provider's name in `provider/model`.
     pub name: &'static str,
+    /// The wire protocol it speaks.
     pub protocol: WireProtocol,
+    /// Its API's base URL (config may override it).
     pub base_url: &'static str,
+    /// The environment variable holding its key; `None` for keyless local servers.
     pub api_key_env: Option<&'static str>,
+    /// The model used when only this provider's key is set.
     pub default_model: Option<&'static str>,
 }
 
@@ -109,8 +114,11 @@ Or pass --model provider/model-id.";
 /// The outcome of resolution, before any client exists.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedModel {
+    /// The model chosen.
     pub model: ModelRef,
+    /// The wire protocol to speak to it.
     pub protocol: WireProtocol,
+    /// Where to send requests, with the key and headers.
     pub endpoint: Endpoint,
 }
 

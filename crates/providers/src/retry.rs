@@ -16,6 +16,7 @@ pub struct RetryPolicy {
     /// Backoff after the n-th failure is `base_delay × 2^n` (default 500 ms) plus up to 20 %
     /// jitter, capped at `max_delay` (default 8 s).
     pub base_delay: Duration,
+    /// The longest backoff between tries.
     pub max_delay: Duration,
     /// A server's `retry-after` is honoured up to this long (default 60 s).
     pub max_retry_after: Duration,

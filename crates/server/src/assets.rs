@@ -51,6 +51,7 @@ pub fn total_size() -> usize {
     ASSETS.iter().map(|(_, b)| b.len()).sum()
 }
 
+/// The `Content-Type` for an asset path, by extension.
 pub fn content_type(path: &str) -> &'static str {
     match path.rsplit('.').next().unwrap_or("") {
         "html" => "text/html; charset=utf-8",
@@ -66,6 +67,7 @@ pub fn content_type(path: &str) -> &'static str {
     }
 }
 
+/// `GET /`: the web page.
 pub async fn index(headers: HeaderMap) -> Response {
     let mut res = match file("index.html") {
         Some(bytes) => serve("index.html", bytes, &headers),
@@ -79,6 +81,7 @@ pub async fn index(headers: HeaderMap) -> Response {
     res
 }
 
+/// `GET /assets/{path}`: one embedded file of the web page.
 pub async fn asset(Path(path): Path<String>, headers: HeaderMap) -> Response {
     let path = format!("assets/{path}");
     match file(&path) {

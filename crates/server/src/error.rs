@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 /// The body of every error response.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorBody {
+    /// What went wrong, for the user.
     pub error: String,
 }
 

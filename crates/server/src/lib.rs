@@ -11,9 +11,6 @@
 //! streams. The contract is docs/server-api.md; `/openapi.json` is generated from the
 //! handlers' annotations and the `dto` types by the same router that serves them.
 
-// Public items not all documented yet (issue 26): remove this once `missing_docs` is clean here.
-#![allow(missing_docs)]
-
 mod api_catalog;
 mod api_changes;
 mod api_sessions;
@@ -62,20 +59,32 @@ pub enum ServerError {
          could drive the agent. Set {TOKEN_ENV} to a long random secret, or leave out --host to \
          stay on 127.0.0.1"
     )]
+    /// A non-loopback address needs a token: serving the API open to the network is refused.
     TokenRequired(SocketAddr),
     #[error(
         "refusing to listen on {addr} with a weak token: {why}. Anyone who can reach this \
          address could guess it. Set {TOKEN_ENV} to a long random secret (for example the \
          output of `openssl rand -base64 32`), or leave out --host to stay on 127.0.0.1"
     )]
-    WeakToken { addr: SocketAddr, why: String },
+    /// The given token is too easy to guess for a non-loopback address.
+    WeakToken {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// What makes the token weak.
+        why: String,
+    },
+    /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address as given.
         addr: String,
+        /// The bind error.
         source: std::io::Error,
     },
+    /// No random token or sign-in code could be made (the OS random source failed).
     #[error("cannot make a token: {0}")]
     Token(String),
+    /// The engine could not start.
     #[error("{0}")]
     Engine(#[from] podcode_core::EngineError),
 }
@@ -224,9 +233,11 @@ impl Server {
         })
     }
 
+    /// The address the server listens on (with the port the OS chose for port 0).
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
+    /// The bearer token clients must send (`Authorization: Bearer …`).
     pub fn token(&self) -> &str {
         &self.state.token
     }

@@ -76,6 +76,7 @@ impl Store {
         Ok(rec)
     }
 
+    /// One journaled change by id; `None` when there is no such change.
     pub fn change(&self, id: &str) -> Result<Option<RecordedChange>, StoreError> {
         let conn = self.conn()?;
         let row = conn

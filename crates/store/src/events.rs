@@ -12,19 +12,26 @@ use crate::{Store, StoreError};
 /// One logged event: `data` is the event's JSON as the engine serialised it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRow {
+    /// Position in the event log, increasing in the order events were appended.
     pub seq: i64,
+    /// The session the event belongs to.
     pub session_id: String,
     /// The event's type name (`text_delta`, `tool_started`, …).
     pub kind: String,
+    /// The event's JSON.
     pub data: String,
+    /// When it was logged, in milliseconds since the Unix epoch.
     pub time: i64,
 }
 
 /// An event to append: session, type name and JSON text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewEvent {
+    /// The session the event belongs to.
     pub session_id: String,
+    /// The event's type name (`text_delta`, `tool_started`, …).
     pub kind: String,
+    /// The event's JSON.
     pub data: String,
 }
 

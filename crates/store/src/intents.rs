@@ -14,6 +14,7 @@ use crate::{Store, StoreError};
 /// One change to journal as an intent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Intent {
+    /// The file, operation and old/new content the write will make.
     pub change: ChangeRecord,
     /// The change this one undoes, for a revert.
     pub reverts: Option<String>,
@@ -24,8 +25,11 @@ pub struct Intent {
 /// An intent still waiting for its write.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingChange {
+    /// The journaled change, with its id.
     pub change: RecordedChange,
+    /// The batch it was journaled in; a batch completes or rolls back together.
     pub batch: String,
+    /// The staged file the write renames into place, if it was staged.
     pub temp_file: Option<String>,
     /// The writing process, as `podcode-tools` identifies it (pid and start time).
     pub owner: String,

@@ -5,9 +5,6 @@
 //! `Store` is `Send + Sync`; every write is its own committed transaction, so whatever a
 //! method has returned survives a crash of the process right after it.
 
-// Public items not all documented yet (issue 26): remove this once `missing_docs` is clean here.
-#![allow(missing_docs)]
-
 mod approvals;
 mod changes;
 mod db;

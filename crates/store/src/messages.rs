@@ -13,22 +13,35 @@ use crate::{Store, StoreError};
 /// The roles a message may have.
 const ROLES: &[&str] = &["user", "assistant", "system", "tool"];
 
+/// One stored conversation message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageRow {
+    /// The message's id.
     pub id: String,
+    /// The session it belongs to.
     pub session_id: String,
+    /// `user`, `assistant`, `system` or `tool`.
     pub role: String,
+    /// The message body as JSON (the agent's message shape).
     pub content: Value,
+    /// When it was stored, in milliseconds since the Unix epoch.
     pub created_at: i64,
 }
 
+/// One part of a message (text, reasoning, a tool call, a step, an attached file), in the order the parts were added.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartRow {
+    /// The part's id.
     pub id: String,
+    /// The message it belongs to.
     pub message_id: String,
+    /// The session of that message.
     pub session_id: String,
+    /// The part's type (`text`, `reasoning`, `tool`, `step`, `file`).
     pub kind: String,
+    /// The part's content as JSON, shaped by its kind.
     pub data: Value,
+    /// When it was stored, in milliseconds since the Unix epoch.
     pub created_at: i64,
 }
 

@@ -10,25 +10,42 @@ use crate::{Store, StoreError};
 /// What `create_session` needs; id and times are assigned by the store.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct NewSession {
+    /// The session whose `task` call starts this one (sub-agents); `None` for a top-level session.
     pub parent_id: Option<String>,
+    /// The top-level session of the tree this one belongs to; `None` for a top-level session.
     pub root_id: Option<String>,
+    /// The agent profile it starts with.
     pub agent: String,
+    /// Where its tools work (the worktree in a worktree session).
     pub cwd: String,
+    /// The user's checkout (equal to `cwd` unless in a worktree).
     pub main_cwd: String,
+    /// The model it starts with (`provider/model-id`); `None`: the config's default.
     pub model: Option<String>,
+    /// Title shown in pickers; may be empty until the first prompt gives one.
     pub title: String,
 }
 
+/// A stored session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionRow {
+    /// The session's id.
     pub id: String,
+    /// The session whose `task` call started this one; `None` for a top-level session.
     pub parent_id: Option<String>,
+    /// The top-level session of its tree; `None` for a top-level session.
     pub root_id: Option<String>,
+    /// The agent profile it runs.
     pub agent: String,
+    /// Where its tools work (the worktree in a worktree session).
     pub cwd: String,
+    /// The user's checkout (equal to `cwd` unless in a worktree).
     pub main_cwd: String,
+    /// The model it uses (`provider/model-id`), when one was chosen.
     pub model: Option<String>,
+    /// Title shown in pickers; may be empty.
     pub title: String,
+    /// When it was created, in milliseconds since the Unix epoch.
     pub created_at: i64,
     /// Bumped whenever a message is added to the session.
     pub updated_at: i64,
@@ -53,6 +70,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
 }
 
 impl Store {
+    /// Stores a new session with a fresh id and the current time.
     pub fn create_session(&self, s: &NewSession) -> Result<SessionRow, StoreError> {
         let now = now_millis();
         let row = SessionRow {
@@ -86,6 +104,7 @@ impl Store {
         Ok(row)
     }
 
+    /// One session by id; `None` when there is no such session.
     pub fn session(&self, id: &str) -> Result<Option<SessionRow>, StoreError> {
         let conn = self.conn()?;
         let row = conn

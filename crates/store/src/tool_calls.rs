@@ -12,13 +12,19 @@ use serde_json::Value;
 use crate::db::{json_col, to_json};
 use crate::{Store, StoreError};
 
+/// Where a tool call is: running, or how it ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolCallState {
+    /// Started, not finished (or the process died while it ran).
     Running,
+    /// Returned a result.
     Completed,
+    /// Returned an error (bad arguments, the tool's own failure).
     Failed,
+    /// Refused by a permission rule or the user.
     Denied,
+    /// Aborted (the user stopped the turn, or the session closed).
     Interrupted,
     /// Stopped at its time limit (not by the user).
     #[serde(rename = "timed_out")]
@@ -26,6 +32,7 @@ pub enum ToolCallState {
 }
 
 impl ToolCallState {
+    /// The `state` column's value.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Running => "running",
@@ -37,6 +44,7 @@ impl ToolCallState {
         }
     }
 
+    /// Reads a `state` column back; `None` for a value this version never writes.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "running" => Some(Self::Running),
@@ -80,40 +88,67 @@ impl FromSql for ToolCallState {
 /// What `start_tool_call` records; the call id comes from the model/provider.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NewToolCall<'a> {
+    /// The call's id, from the model/provider.
     pub id: &'a str,
+    /// The session it runs in.
     pub session_id: &'a str,
+    /// The assistant message that asked for it, when there is one (`podcode tool call` has none).
     pub message_id: Option<&'a str>,
+    /// The tool's id.
     pub tool: &'a str,
+    /// The arguments as given.
     pub args: &'a Value,
 }
 
 /// How a call ended, for `finish_tool_call`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ToolCallEnd<'a> {
+    /// How it ended.
     pub state: ToolCallState,
+    /// The result's UI title.
     pub title: &'a str,
+    /// The output the model received (after truncation).
     pub output: &'a str,
+    /// The result's front-end metadata.
     pub metadata: &'a Value,
+    /// The result's attachments as JSON (an array).
     pub attachments: &'a Value,
+    /// The model-facing error text, for a call that did not complete.
     pub error: Option<&'a str>,
+    /// The file holding the full output, when it was truncated.
     pub spill_path: Option<&'a str>,
 }
 
+/// A stored tool call: what was asked and, once it ended, how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallRow {
+    /// The call's id, from the model/provider.
     pub id: String,
+    /// The session it ran in.
     pub session_id: String,
+    /// The assistant message that asked for it, when there is one.
     pub message_id: Option<String>,
+    /// The tool's id.
     pub tool: String,
+    /// The arguments as given.
     pub args: Value,
+    /// Running, or how it ended.
     pub state: ToolCallState,
+    /// The result's UI title (empty while running).
     pub title: String,
+    /// The output the model received (empty while running).
     pub output: String,
+    /// The result's front-end metadata.
     pub metadata: Value,
+    /// The result's attachments as JSON (an array).
     pub attachments: Value,
+    /// The model-facing error text, for a call that did not complete.
     pub error: Option<String>,
+    /// The file holding the full output, when it was truncated.
     pub spill_path: Option<String>,
+    /// When it started, in milliseconds since the Unix epoch.
     pub started_at: i64,
+    /// When it ended; `None` while running.
     pub ended_at: Option<i64>,
 }
 
@@ -190,6 +225,7 @@ impl Store {
         Ok(())
     }
 
+    /// One tool call by id; `None` when there is no such call.
     pub fn tool_call(&self, id: &str) -> Result<Option<ToolCallRow>, StoreError> {
         let conn = self.conn()?;
         let row = conn

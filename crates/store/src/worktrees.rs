@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Store, StoreError};
 
+/// The git worktree a worktree session works in, and what its changes are synced against.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorktreeRow {
+    /// The session working in it.
     pub session_id: String,
     /// The worktree directory (under the data dir).
     pub path: String,
@@ -22,6 +24,7 @@ pub struct WorktreeRow {
     pub sync_base: String,
     /// The root of the user's checkout.
     pub main_root: String,
+    /// When it was created, in milliseconds since the Unix epoch.
     pub created_at: i64,
 }
 
@@ -62,6 +65,7 @@ impl Store {
         Ok(row)
     }
 
+    /// The worktree of a session; `None` when the session has none.
     pub fn worktree(&self, session_id: &str) -> Result<Option<WorktreeRow>, StoreError> {
         let row = self
             .conn()?

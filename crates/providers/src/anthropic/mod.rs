@@ -37,6 +37,7 @@ impl AnthropicClient {
         })
     }
 
+    /// Where requests go and with what key and headers.
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
     }

@@ -32,6 +32,7 @@ impl OpenAiClient {
         })
     }
 
+    /// Where requests go and with what key and headers.
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
     }
