@@ -19,8 +19,11 @@ use crate::tool::ToolError;
 
 /// How one call's spawned process is confined.
 pub struct Confinement {
+    /// The engine's sandbox (helper, mode, hidden variables).
     pub sandbox: Arc<Sandbox>,
+    /// This call's rules: what it may write, whether it may use the network.
     pub policy: Policy,
+    /// The session's own temp dir, writable by the process.
     pub temp: Option<PathBuf>,
 }
 

@@ -24,12 +24,17 @@ use crate::truncate::OutputSink;
 /// Who is calling and where: the identity half of the context.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CallIdentity {
+    /// The session the call belongs to.
     pub session_id: String,
+    /// The assistant message that asked for it (empty outside the agent loop).
     pub message_id: String,
+    /// The call's id.
     pub call_id: String,
     /// Set inside a sub-agent session: its parent and the root of the tree.
     pub parent_id: Option<String>,
+    /// The top-level session of a sub-agent's tree.
     pub root_id: Option<String>,
+    /// The agent profile running the session.
     pub agent: String,
     /// The user's primary workspace.
     pub main_cwd: PathBuf,
@@ -72,6 +77,7 @@ impl Shared {
     }
 }
 
+/// What a running tool gets: who is calling and where, the abort signal, the output sink, permission asks, journaled writes and the sandbox. Cheap to clone (shared).
 #[derive(Clone)]
 pub struct ToolContext {
     inner: Arc<Inner>,
@@ -108,27 +114,35 @@ impl ToolContext {
         }
     }
 
+    /// Who is calling and where.
     pub fn identity(&self) -> &CallIdentity {
         &self.inner.id
     }
+    /// The session the call belongs to.
     pub fn session_id(&self) -> &str {
         &self.inner.id.session_id
     }
+    /// The assistant message that asked for the call.
     pub fn message_id(&self) -> &str {
         &self.inner.id.message_id
     }
+    /// The call's id.
     pub fn call_id(&self) -> &str {
         &self.inner.id.call_id
     }
+    /// The agent profile running the session.
     pub fn agent(&self) -> &str {
         &self.inner.id.agent
     }
+    /// The user's checkout (differs from `directory` in a worktree session).
     pub fn main_cwd(&self) -> &Path {
         &self.inner.id.main_cwd
     }
+    /// The session's working directory; relative paths resolve against it.
     pub fn directory(&self) -> &Path {
         &self.inner.id.directory
     }
+    /// The workspace root (git root).
     pub fn worktree(&self) -> &Path {
         &self.inner.id.worktree
     }
@@ -136,6 +150,7 @@ impl ToolContext {
     pub fn model_takes_images(&self) -> bool {
         self.inner.id.model_images != Some(false)
     }
+    /// The id of the tool being called.
     pub fn tool_id(&self) -> &str {
         &self.inner.tool
     }
@@ -143,6 +158,7 @@ impl ToolContext {
     pub fn abort(&self) -> &CancellationToken {
         &self.inner.abort
     }
+    /// Whether the abort signal has fired.
     pub fn is_aborted(&self) -> bool {
         self.inner.abort.is_cancelled()
     }
@@ -154,6 +170,7 @@ impl ToolContext {
     pub fn sandbox(&self) -> Option<&Arc<podcode_sandbox::Sandbox>> {
         self.inner.shared.sandbox.as_ref()
     }
+    /// The store, for tools that read the session's records.
     pub fn store(&self) -> &Arc<Store> {
         &self.inner.shared.store
     }

@@ -11,17 +11,24 @@ use serde_json::Value;
 /// Which call a hook is looking at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookCall {
+    /// The tool's id.
     pub tool: String,
+    /// The session the call belongs to.
     pub session_id: String,
+    /// The call's id.
     pub call_id: String,
 }
 
+/// What a `tool.execute.before` hook decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BeforeDecision {
+    /// Run the call (with the arguments as the hook left them).
     Continue,
+    /// Do not run it; the text is the model-facing reason.
     Block(String),
 }
 
+/// Code run around every tool call (plugins' `tool.execute.before`/`after`).
 #[async_trait]
 pub trait ToolHook: Send + Sync {
     /// Names the hook in warnings, e.g. the plugin file it came from.

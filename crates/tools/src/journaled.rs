@@ -22,25 +22,37 @@ use crate::fsafe::{self, Staged};
 /// bytes and permission bits). `file` is absolute; no symbolic link on its path is followed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileWrite {
+    /// The file to change (absolute).
     pub file: PathBuf,
+    /// What it must hold now; `None`: it must not exist.
     pub old: Option<String>,
+    /// What it will hold; `None` deletes it.
     pub new: Option<String>,
     /// The change this write undoes (for a revert).
     pub reverts: Option<String>,
 }
 
+/// Why a journaled write did not happen (or only partly), for the model.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// The file no longer holds `old`: someone changed it since it was read.
     #[error("{} changed on disk since it was read", file.display())]
-    Changed { file: PathBuf },
+    Changed {
+        /// The file.
+        file: PathBuf,
+    },
     /// A folder on the path, or the file itself, is now a symbolic link.
     #[error("{} is reached through a symbolic link now; the write was stopped", file.display())]
-    Symlink { file: PathBuf },
+    Symlink {
+        /// The file.
+        file: PathBuf,
+    },
     /// The journal could not be written; no file was touched.
     #[error("could not journal the change to {}: {source}", file.display())]
     Journal {
+        /// The file whose change could not be journaled.
         file: PathBuf,
+        /// The store's error.
         #[source]
         source: StoreError,
     },
@@ -49,9 +61,12 @@ pub enum WriteError {
     /// recovery on the next start).
     #[error("could not write {}: {source}", file.display())]
     Io {
+        /// The file that failed.
         file: PathBuf,
+        /// The filesystem error.
         #[source]
         source: io::Error,
+        /// Files whose old content could not be put back, with the reason each.
         unrestored: Vec<(PathBuf, String)>,
     },
 }
@@ -60,7 +75,9 @@ pub enum WriteError {
 /// but marking the batch done failed: the next start completes it.
 #[derive(Debug)]
 pub struct Applied {
+    /// The journaled changes, in the order given.
     pub records: Vec<RecordedChange>,
+    /// Set when the batch could not be marked done (the next start completes it).
     pub pending_error: Option<StoreError>,
 }
 

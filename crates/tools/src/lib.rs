@@ -5,9 +5,6 @@
 //!
 //! No concrete tools live here; built-ins, plugins, MCP and executables implement `Tool`.
 
-// Public items not all documented yet (issue 26): remove this once `missing_docs` is clean here.
-#![allow(missing_docs)]
-
 mod confine;
 mod context;
 mod fsafe;

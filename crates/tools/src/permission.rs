@@ -17,35 +17,50 @@ use crate::texts::{denied_text, rejected_text, rejected_with_feedback_text};
 /// What a front end is shown when a call needs the user's decision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AskRequest {
+    /// Id to answer with (`Op::PermissionReply`).
     pub request_id: String,
+    /// The session whose call asks.
     pub session_id: String,
+    /// The call waiting for the answer.
     pub call_id: String,
+    /// The tool asking.
     pub tool: String,
+    /// What it asks for.
     pub request: PermissionRequest,
 }
 
 /// The front end side of an ask: a terminal prompt, a TUI modal, a policy.
 #[async_trait]
 pub trait Asker: Send + Sync {
+    /// Shows the ask and waits for the answer (a rejection when the front end cannot ask).
     async fn ask(&self, request: &AskRequest) -> PermissionReply;
 }
 
+/// Why a permission check did not allow a call; the text is what the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PermissionError {
+    /// A rule denies it.
     #[error("{}", denied_text(.permission, .patterns))]
     Denied {
+        /// The permission asked for.
         permission: String,
+        /// The patterns asked for.
         patterns: Vec<String>,
     },
     #[error("{}", match .feedback {
         Some(f) => rejected_with_feedback_text(.permission, .patterns, f),
         None => rejected_text(.permission, .patterns),
     })]
+    /// The user said no.
     Rejected {
+        /// The permission asked for.
         permission: String,
+        /// The patterns asked for.
         patterns: Vec<String>,
+        /// What the user wants instead, passed to the model.
         feedback: Option<String>,
     },
+    /// Remembered approvals could not be read or saved.
     #[error("could not read or save approvals: {0}")]
     Store(String),
 }
@@ -109,6 +124,7 @@ pub fn wildcard_match(pattern: &str, text: &str) -> bool {
         || pattern.strip_suffix(" *").is_some_and(|bare| bare == text)
 }
 
+/// Decides each permission request: rules (last match wins), then remembered "always" approvals, then the asker.
 pub struct PermissionEngine {
     rules: Vec<CompiledRule>,
     store: Arc<Store>,
@@ -142,6 +158,7 @@ impl PermissionEngine {
         }
     }
 
+    /// The project key approvals are remembered under.
     pub fn project(&self) -> &str {
         &self.project
     }
@@ -234,6 +251,7 @@ impl PermissionEngine {
         }
     }
 
+    /// A fresh id for an ask.
     pub fn new_request_id() -> String {
         new_id("per")
     }

@@ -48,6 +48,7 @@ pub use resolve::PreparedCall;
 
 use state::CallState;
 
+/// Runs tool calls through the pipeline: resolve, validate, hooks, permission, execute (timeout, abort, retries), truncate, record, events. One per session.
 pub struct ToolRuntime {
     registry: RwLock<Arc<ToolRegistry>>,
     shared: Arc<Shared>,
@@ -55,6 +56,7 @@ pub struct ToolRuntime {
 }
 
 impl ToolRuntime {
+    /// A runtime over `registry`; starts a background sweep of spill files older than a week.
     pub fn new(
         registry: ToolRegistry,
         store: Arc<Store>,
@@ -134,10 +136,12 @@ impl ToolRuntime {
         self.finish(out)
     }
 
+    /// A receiver of the runtime's events (calls and the agent loop's own).
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.shared.events.subscribe()
     }
 
+    /// The current tool set.
     pub fn registry(&self) -> Arc<ToolRegistry> {
         match self.registry.read() {
             Ok(r) => r.clone(),
@@ -175,6 +179,7 @@ impl ToolRuntime {
         output
     }
 
+    /// The store calls are recorded in.
     pub fn store(&self) -> &Arc<Store> {
         &self.shared.store
     }
@@ -191,6 +196,7 @@ impl ToolRuntime {
         self.shared.permissions.check(ask, None).await
     }
 
+    /// The limits and settings calls run with.
     pub fn options(&self) -> &RuntimeOptions {
         &self.opts
     }

@@ -40,18 +40,26 @@ pub const PROTECTED_TOOL_IDS: &[&str] = &[
     "browser_resize",
 ];
 
+/// Whether `id` is a built-in no plugin, MCP server or executable may replace.
 pub fn is_protected(id: &str) -> bool {
     PROTECTED_TOOL_IDS.contains(&id)
 }
 
+/// What kind of source a tool came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceKind {
+    /// Compiled into Podcode.
     Builtin,
+    /// A Podcode or opencode plugin file.
     Plugin,
+    /// An opencode tool file (`tool/` folder).
     ToolFile,
+    /// An MCP server.
     Mcp,
+    /// An executable in a tools folder.
     Executable,
+    /// Registered by a test.
     Test,
 }
 
@@ -60,17 +68,21 @@ pub enum SourceKind {
 /// thing that loads tools is `podcode_core::ToolSource`, a different item.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolOrigin {
+    /// What kind of source it is.
     pub kind: SourceKind,
+    /// The name a user recognises (a file path, `mcp:name`, `built-in`).
     pub name: String,
 }
 
 impl ToolOrigin {
+    /// The label of the built-in tools.
     pub fn builtin() -> Self {
         Self {
             kind: SourceKind::Builtin,
             name: "built-in".into(),
         }
     }
+    /// A label of `kind` named `name`.
     pub fn new(kind: SourceKind, name: impl Into<String>) -> Self {
         Self {
             kind,
@@ -79,6 +91,7 @@ impl ToolOrigin {
     }
 }
 
+/// How serious a load problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProblemLevel {
@@ -88,16 +101,24 @@ pub enum ProblemLevel {
     Warning,
 }
 
+/// A problem met while loading tools, shown to the user (never to the model).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LoadProblem {
+    /// The source it concerns (a file, a server).
     pub source: String,
+    /// Error or warning.
     pub level: ProblemLevel,
+    /// What is wrong and, where there is one, what to do.
     pub message: String,
 }
 
+/// A tool in the registry, with where it came from and what it replaced.
 pub struct RegisteredTool {
+    /// The tool.
     pub tool: Arc<dyn Tool>,
+    /// Where it came from.
     pub source: ToolOrigin,
+    /// A protected built-in: no later source may replace it.
     pub protected: bool,
     /// What this tool replaced, e.g. `built-in grep` or the losing source's name.
     pub replaced: Option<String>,
@@ -120,6 +141,7 @@ impl RegisteredTool {
         }
     }
 
+    /// The tool's id.
     pub fn id(&self) -> &str {
         &self.tool.spec().id
     }
@@ -134,12 +156,15 @@ impl RegisteredTool {
 /// A tool the config switched off (opencode's `tools: {"name": false}`): loaded, not offered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SwitchedOff {
+    /// The tool's id.
     pub id: String,
+    /// The name of the source it came from.
     pub source: String,
     /// The config entry that switched it off (an id or a `prefix_*` pattern).
     pub by: String,
 }
 
+/// The merged tool set: every tool by id, in registration order, with the load problems and replacements met while merging.
 #[derive(Default)]
 pub struct ToolRegistry {
     tools: Vec<RegisteredTool>,
@@ -149,6 +174,7 @@ pub struct ToolRegistry {
 }
 
 impl ToolRegistry {
+    /// An empty registry.
     pub fn new() -> Self {
         Self::default()
     }
@@ -220,6 +246,7 @@ impl ToolRegistry {
         }
     }
 
+    /// Records a problem with `source` for the user.
     pub fn add_problem(&mut self, source: &str, level: ProblemLevel, message: String) {
         self.problems.push(LoadProblem {
             source: source.to_string(),
@@ -228,10 +255,12 @@ impl ToolRegistry {
         });
     }
 
+    /// Every registered tool, in registration order.
     pub fn tools(&self) -> &[RegisteredTool] {
         &self.tools
     }
 
+    /// Problems met while loading, in order.
     pub fn problems(&self) -> &[LoadProblem] {
         &self.problems
     }
@@ -281,10 +310,12 @@ impl ToolRegistry {
             .collect()
     }
 
+    /// The tool with exactly this id.
     pub fn get(&self, id: &str) -> Option<&RegisteredTool> {
         self.index.get(id).map(|&i| &self.tools[i])
     }
 
+    /// Whether a tool has exactly this id.
     pub fn contains(&self, id: &str) -> bool {
         self.index.contains_key(id)
     }

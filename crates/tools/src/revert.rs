@@ -19,6 +19,7 @@ use crate::journaled::{FileWrite, WriteError, apply_journaled};
 /// What to revert (the protocol's type, so front ends name targets the same way).
 pub use podcode_protocol::RevertTarget;
 
+/// How a revert runs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RevertOptions {
     /// Overwrite files that changed since Podcode wrote them instead of refusing.
@@ -27,6 +28,7 @@ pub struct RevertOptions {
     pub session_id: String,
 }
 
+/// What a revert did.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RevertOutcome {
     /// The new revert records, in the order they were applied (newest change first).
@@ -35,19 +37,31 @@ pub struct RevertOutcome {
     pub skipped: Vec<String>,
 }
 
+/// Why a revert did not happen, for the user.
 #[derive(Debug, thiserror::Error)]
 pub enum RevertError {
+    /// The target id names nothing in the journal.
     #[error("no change, call, message or session with id {0}")]
     NotFound(String),
     #[error(
         "revert refused: {file} changed since Podcode wrote it (use --force to overwrite)\n{diff}"
     )]
-    Conflict { file: String, diff: String },
+    /// A file changed since Podcode wrote it; nothing was reverted.
+    Conflict {
+        /// The file.
+        file: String,
+        /// How it differs from what Podcode wrote.
+        diff: String,
+    },
+    /// The journal could not be read or written.
     #[error("revert failed: {0}")]
     Store(#[from] StoreError),
+    /// A file could not be restored.
     #[error("revert failed on {file}: {source}")]
     Io {
+        /// The file.
         file: String,
+        /// The filesystem error.
         #[source]
         source: std::io::Error,
     },

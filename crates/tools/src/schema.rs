@@ -8,11 +8,14 @@ use serde_json::{Map, Value};
 /// One problem with the arguments: where (`path`, `(root)` for the whole object) and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ArgIssue {
+    /// Where in the arguments: a JSON pointer-like path, `(root)` for the whole object.
     pub path: String,
+    /// What is wrong there.
     pub message: String,
 }
 
 impl ArgIssue {
+    /// An issue at `path`.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             path: path.into(),

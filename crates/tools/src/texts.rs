@@ -3,6 +3,7 @@
 
 use crate::schema::ArgIssue;
 
+/// The model-facing error for a tool name that resolves to nothing, with the closest ids.
 pub fn unknown_tool_text(name: &str, closest: &[String]) -> String {
     if closest.is_empty() {
         format!("Unknown tool \"{name}\". No tools are available in this session.")
@@ -14,6 +15,7 @@ pub fn unknown_tool_text(name: &str, closest: &[String]) -> String {
     }
 }
 
+/// The model-facing error for a name that matches several ids case-insensitively.
 pub fn ambiguous_tool_text(name: &str, matches: &[String]) -> String {
     format!(
         "Unknown tool \"{name}\": it matches several tools when case is ignored ({}). Call one of them by its exact id.",
@@ -21,12 +23,14 @@ pub fn ambiguous_tool_text(name: &str, matches: &[String]) -> String {
     )
 }
 
+/// The model-facing error for arguments that are not valid JSON.
 pub fn invalid_json_text(id: &str, error: &str) -> String {
     format!(
         "The {id} tool was called with arguments that are not valid JSON ({error}). Send the arguments as a single JSON object that matches the tool's schema."
     )
 }
 
+/// The model-facing error for arguments the schema refuses, one line per issue.
 pub fn invalid_arguments_text(id: &str, issues: &[ArgIssue]) -> String {
     let list: Vec<String> = issues
         .iter()
@@ -52,26 +56,31 @@ pub fn timeout_text(id: &str, secs: f64, tool_own_limit: bool) -> String {
     )
 }
 
+/// The model-facing text for a call the user aborted.
 pub fn aborted_text(id: &str) -> String {
     format!(
         "The {id} tool call was aborted by the user before it finished. Do not run it again unless the user asks you to."
     )
 }
 
+/// The model-facing text for a call whose tool returned an error.
 pub fn failed_text(id: &str, message: &str) -> String {
     format!("The {id} tool failed: {message}")
 }
 
+/// The model-facing text for a call whose tool panicked.
 pub fn panicked_text(id: &str, message: &str) -> String {
     format!(
         "The {id} tool crashed ({message}). This is a bug in the tool, not in your call; try another approach."
     )
 }
 
+/// The model-facing text for a call a `tool.execute.before` hook blocked.
 pub fn blocked_by_hook_text(id: &str, reason: &str) -> String {
     format!("The {id} tool call was blocked before it ran: {reason}")
 }
 
+/// The model-facing text for a call a permission rule denied.
 pub fn denied_text(permission: &str, patterns: &[String]) -> String {
     format!(
         "Permission denied: a rule in the user's configuration denies {permission} for {}. Do not retry this call; find another way or ask the user to change the rule.",
@@ -79,6 +88,7 @@ pub fn denied_text(permission: &str, patterns: &[String]) -> String {
     )
 }
 
+/// The model-facing text for a call the user rejected.
 pub fn rejected_text(permission: &str, patterns: &[String]) -> String {
     format!(
         "The user rejected the {permission} permission for {}. Do not retry this call; stop and ask the user how they would like to proceed.",
@@ -86,6 +96,7 @@ pub fn rejected_text(permission: &str, patterns: &[String]) -> String {
     )
 }
 
+/// The model-facing text for a call the user rejected with feedback for the model.
 pub fn rejected_with_feedback_text(
     permission: &str,
     patterns: &[String],

@@ -8,12 +8,18 @@ use serde_json::Value;
 use crate::context::ToolContext;
 use crate::schema::ArgIssue;
 
+/// How a tool call failed, as the tool reports it; the pipeline turns it into model-facing text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ToolError {
     /// The tool threw. `transient` marks failures worth retrying (network, a restarting
     /// sidecar); only idempotent tools are ever retried.
     #[error("{message}")]
-    Failed { message: String, transient: bool },
+    Failed {
+        /// What went wrong, for the model.
+        message: String,
+        /// Worth retrying.
+        transient: bool,
+    },
     /// A permission ask ended in deny or reject; the text is already model-facing.
     #[error("{0}")]
     Permission(String),
@@ -26,6 +32,7 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// A failure not worth retrying.
     pub fn failed(message: impl Into<String>) -> Self {
         Self::Failed {
             message: message.into(),
@@ -33,6 +40,7 @@ impl ToolError {
         }
     }
 
+    /// A failure worth retrying (an idempotent tool is run again).
     pub fn transient(message: impl Into<String>) -> Self {
         Self::Failed {
             message: message.into(),
@@ -41,8 +49,10 @@ impl ToolError {
     }
 }
 
+/// A tool the model can call, from any source; the pipeline around `execute` does validation, permission, timeouts, truncation and recording.
 #[async_trait]
 pub trait Tool: Send + Sync + 'static {
+    /// What the model sees of the tool: id, description, parameter schema, truncation, retries, timeout.
     fn spec(&self) -> &ToolSpec;
 
     /// True for tools that carry their permission gate inside `execute` (the built-ins);
@@ -57,5 +67,6 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// Runs the call with validated `args`; output written to `ctx`'s sink counts towards the result.
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError>;
 }

@@ -16,23 +16,31 @@ use podcode_protocol::Truncation;
 /// Where the full text of a truncated output went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpillInfo {
+    /// The spill file.
     pub path: PathBuf,
 }
 
 /// What truncation did, for the note the model reads and for front ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Truncated {
+    /// The file holding the full output.
     pub spill_path: PathBuf,
+    /// Lines of the full output.
     pub total_lines: u64,
+    /// Bytes of the full output.
     pub total_bytes: u64,
+    /// Lines the model got.
     pub kept_lines: u64,
+    /// Lines cut.
     pub cut_lines: u64,
+    /// Bytes cut.
     pub cut_bytes: u64,
     /// Why the spill file could not be written completely (then it was removed, and the
     /// note says the full output could not be saved instead of pointing at it).
     pub spill_error: Option<String>,
 }
 
+/// Collects a call's output within the line and byte limits (keeping the head or the tail), spilling the full text to a file once it passes them.
 pub struct OutputSink {
     mode: Truncation,
     max_lines: usize,
@@ -52,6 +60,7 @@ pub struct OutputSink {
 }
 
 impl OutputSink {
+    /// A sink keeping `mode`'s end within `max_lines`/`max_bytes`, spilling to `spill_path`.
     pub fn new(mode: Truncation, max_lines: usize, max_bytes: usize, spill_path: PathBuf) -> Self {
         Self {
             mode,
@@ -69,6 +78,7 @@ impl OutputSink {
         }
     }
 
+    /// Whether nothing was written.
     pub fn is_empty(&self) -> bool {
         self.total_bytes == 0
     }
@@ -81,6 +91,7 @@ impl OutputSink {
         }
     }
 
+    /// Appends output.
     pub fn write(&mut self, data: &[u8]) {
         if data.is_empty() {
             return;

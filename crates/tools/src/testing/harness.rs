@@ -16,15 +16,19 @@ use tokio_util::sync::CancellationToken;
 /// being swapped), run by `ScriptedUser` before it answers.
 pub type WhileAsked = Box<dyn FnOnce(&AskRequest) + Send>;
 
+/// An `Asker` answering from a script: each ask takes the next queued reply (reject when none is left) and is recorded.
 #[derive(Default)]
 pub struct ScriptedUser {
+    /// Replies still to give, in order.
     pub replies: Mutex<VecDeque<PermissionReply>>,
+    /// Every ask so far.
     pub asked: Mutex<Vec<AskRequest>>,
     /// Run one per prompt, in order, before the reply.
     pub meanwhile: Mutex<VecDeque<WhileAsked>>,
 }
 
 impl ScriptedUser {
+    /// A user who will answer with `replies`, in order.
     pub fn will(replies: &[PermissionReply]) -> Arc<Self> {
         Arc::new(Self {
             replies: Mutex::new(replies.iter().cloned().collect()),
@@ -39,6 +43,7 @@ impl ScriptedUser {
             .expect("test harness")
             .push_back(Box::new(f));
     }
+    /// Every ask so far.
     pub fn asks(&self) -> Vec<AskRequest> {
         self.asked.lock().expect("test harness").clone()
     }
@@ -63,19 +68,31 @@ impl Asker for ScriptedUser {
     }
 }
 
+/// A runtime over a real store in a temp dir, with a scripted user and one session.
 pub struct Harness {
+    /// The temp dir (removed on drop).
     pub dir: tempfile::TempDir,
+    /// Where calls run.
     pub workspace: std::path::PathBuf,
+    /// The store calls are recorded in.
     pub store: Arc<Store>,
+    /// The runtime under test.
     pub runtime: ToolRuntime,
+    /// The scripted user answering asks.
     pub user: Arc<ScriptedUser>,
+    /// The session calls belong to.
     pub session: String,
 }
 
+/// What a `Harness` starts with.
 pub struct Setup {
+    /// Permission rules of the runtime.
     pub rules: Vec<PermissionRule>,
+    /// The scripted user's replies.
     pub replies: Vec<PermissionReply>,
+    /// Hooks run around each call.
     pub hooks: Vec<Arc<dyn ToolHook>>,
+    /// Changes to the runtime options (limits, timeouts).
     pub opts: Box<dyn FnOnce(&mut RuntimeOptions)>,
     /// The calls' directory, main cwd and worktree; a fresh `work/` folder when `None`.
     pub workspace: Option<std::path::PathBuf>,
@@ -93,6 +110,7 @@ impl Default for Setup {
     }
 }
 
+/// A harness over `registry` set up as `setup` says.
 pub fn harness(registry: ToolRegistry, setup: Setup) -> Harness {
     let dir = tempfile::tempdir().expect("test harness");
     let store = Arc::new(Store::open(&dir.path().join("data/podcode.db")).expect("test harness"));
@@ -138,6 +156,7 @@ pub fn harness(registry: ToolRegistry, setup: Setup) -> Harness {
     }
 }
 
+/// A registry of `tools` from a `test` source.
 pub fn registry(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
     let mut r = ToolRegistry::new();
     r.merge(ToolOrigin::new(SourceKind::Test, "test"), tools);
@@ -145,10 +164,12 @@ pub fn registry(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
 }
 
 impl Harness {
+    /// The workspace directory calls run in.
     pub fn work(&self) -> std::path::PathBuf {
         self.workspace.clone()
     }
 
+    /// The identity calls are made with (the harness's session, the workspace).
     pub fn identity(&self) -> CallIdentity {
         CallIdentity {
             session_id: self.session.clone(),
@@ -164,16 +185,19 @@ impl Harness {
         }
     }
 
+    /// Calls `tool` with `args` as JSON text, never aborted.
     pub async fn call(&self, tool: &str, args: &str) -> CallOutcome {
         self.call_with(tool, RawArgs::Text(args.into()), CancellationToken::new())
             .await
     }
 
+    /// Calls `tool` with `args` as a parsed value, never aborted.
     pub async fn call_json(&self, tool: &str, args: Value) -> CallOutcome {
         self.call_with(tool, RawArgs::Json(args), CancellationToken::new())
             .await
     }
 
+    /// Calls `tool` with `args` and the abort signal `abort`.
     pub async fn call_with(
         &self,
         tool: &str,

@@ -40,6 +40,7 @@ pub struct FnTool {
 }
 
 impl FnTool {
+    /// A tool with `spec` whose calls run `f`.
     pub fn new<F, Fut>(spec: ToolSpec, f: F) -> Self
     where
         F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
@@ -58,6 +59,7 @@ impl FnTool {
         self
     }
 
+    /// The tool as a registry entry.
     pub fn arc(self) -> Arc<dyn Tool> {
         Arc::new(self)
     }
@@ -183,6 +185,7 @@ pub fn sleeper(id: &str, honour_abort: bool) -> Arc<dyn Tool> {
     .arc()
 }
 
+/// A tool whose call panics, to check the pipeline reports panics as failures.
 pub fn panicker(id: &str) -> Arc<dyn Tool> {
     FnTool::new(
         ToolSpec::new(id, "Panics.", object(json!({}), &[])),
