@@ -16,14 +16,17 @@ use crate::error::EngineError;
 /// One change as the Changes view lists it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeEntry {
+    /// The journaled change.
     pub change: RecordedChange,
     /// The prompt (user message id and first line) of the turn that made the change.
     pub turn: Option<(String, String)>,
     /// The tool call that made it (`write — notes.txt`).
     pub call_label: String,
+    /// A later change reverted it.
     pub reverted: bool,
     /// The path relative to the working directory when it is inside it.
     pub display: String,
+    /// Unified diff of the change.
     pub diff: String,
 }
 
@@ -42,6 +45,7 @@ impl Engine {
         Ok(self.store()?.changes(session, call)?)
     }
 
+    /// One journaled change by id; `None` when there is none.
     pub fn change(&self, id: &str) -> Result<Option<RecordedChange>, EngineError> {
         Ok(self.store()?.change(id)?)
     }

@@ -7,7 +7,9 @@ use crate::engine::Engine;
 /// One choice: `value` is what picking it sends (`Op::SetModel`/`SetAgent`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Choice {
+    /// What picking it sends (a `provider/model-id` or an agent name).
     pub value: String,
+    /// A short description shown beside it.
     pub detail: String,
 }
 

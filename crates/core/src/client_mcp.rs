@@ -11,11 +11,17 @@ use serde::Serialize;
 /// A stdio server (`command`, `args`, `env`) or a streamable HTTP one (`url`, `headers`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ClientMcpServer {
+    /// The server's name (its tools are named `<name>_<tool>`).
     pub name: String,
+    /// Program to start, for a stdio server.
     pub command: Option<String>,
+    /// Arguments for `command`.
     pub args: Vec<String>,
+    /// Environment variables for `command`.
     pub env: BTreeMap<String, String>,
+    /// Endpoint, for a streamable HTTP server.
     pub url: Option<String>,
+    /// HTTP headers sent to `url`.
     pub headers: BTreeMap<String, String>,
 }
 

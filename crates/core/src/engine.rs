@@ -20,6 +20,7 @@ use crate::error::EngineError;
 use crate::sources::{Builtins, Executables, Mcp, PluginSettings, Plugins, ToolSource};
 use crate::toolset::ToolSets;
 
+/// The engine every front end drives: one per working directory. It owns the config, the store, the tool sets of every source and the event bus, and opens sessions over them.
 pub struct Engine {
     dirs: Dirs,
     cwd: PathBuf,
@@ -43,8 +44,11 @@ pub struct Engine {
 
 /// What a session records about where it runs.
 pub struct NewSessionSpec<'a> {
+    /// The agent profile the session starts with.
     pub agent: &'a str,
+    /// Its title (may be empty).
     pub title: &'a str,
+    /// The model it starts with (`provider/model-id`), if not the config's.
     pub model: Option<&'a str>,
 }
 
@@ -109,6 +113,7 @@ impl Engine {
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
+    /// The directory the engine was started in.
     pub fn cwd(&self) -> &Path {
         &self.cwd
     }
@@ -116,12 +121,15 @@ impl Engine {
     pub fn project(&self) -> &Path {
         &self.project
     }
+    /// The merged configuration (global, project, opencode files).
     pub fn config(&self) -> &Config {
         &self.config
     }
+    /// Where config and data live.
     pub fn dirs(&self) -> &Dirs {
         &self.dirs
     }
+    /// Whether the user trusts this workspace (project config, plugins and tools load only then).
     pub fn is_trusted(&self) -> bool {
         self.trusted.load(Ordering::SeqCst)
     }

@@ -1,27 +1,38 @@
 //! What can stop the engine from doing what a front end asked, in words the user can act on.
 
+/// Why the engine could not do what a front end asked, for the user.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// No usable model: the message lists the ways to configure one (front ends exit 2).
     #[error("{0}")]
     NoModel(String),
+    /// A config file could not be read or parsed.
     #[error("{0}")]
     Config(#[from] podcode_config::ConfigError),
+    /// The store's database could not be opened.
     #[error("cannot open the store at {path}: {source}")]
     OpenStore {
+        /// Where the database is.
         path: String,
+        /// The store's error.
         source: podcode_store::StoreError,
     },
+    /// A store operation failed.
     #[error("{0}")]
     Store(#[from] podcode_store::StoreError),
+    /// The agent loop could not run.
     #[error("{0}")]
     Agent(#[from] podcode_agent::AgentError),
+    /// The model provider failed (its configuration, or an error from its API).
     #[error("{0}")]
     Model(#[from] podcode_providers::ProviderError),
+    /// The session id is not in the store.
     #[error("no session with id {0} (see `podcode sessions`)")]
     UnknownSession(String),
+    /// `--continue` found no session in this directory.
     #[error("no session to continue in {0}; start one with `podcode run \"…\"`")]
     NothingToContinue(String),
+    /// A file or process operation failed (the text says which).
     #[error("{0}")]
     Io(String),
     /// A worktree session could not be created, inspected or removed.

@@ -29,8 +29,11 @@ const BATCH: usize = 1024;
 /// One logged event: its id in the log, the (top-level) session it belongs to, the event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoggedEvent {
+    /// Position in the log: increasing, the SSE event id.
     pub seq: i64,
+    /// The top-level session it belongs to.
     pub session_id: String,
+    /// The event.
     pub event: Event,
 }
 
@@ -42,6 +45,7 @@ pub fn event_type(event: &Event) -> String {
         .unwrap_or_default()
 }
 
+/// Every session's events, appended to the store in order and fanned out live, so a client can replay from a position and then follow.
 pub struct EventLog {
     store: Arc<Store>,
     queue: mpsc::UnboundedSender<(String, Event)>,

@@ -17,31 +17,47 @@ use crate::error::EngineError;
 pub enum TranscriptItem {
     /// A prompt the user wrote, with the files attached to it.
     User {
+        /// The prompt text.
         text: String,
+        /// Paths of the attached files.
         files: Vec<String>,
     },
+    /// Assistant text.
     Assistant {
+        /// The assistant message it belongs to.
         message_id: String,
+        /// The text.
         text: String,
     },
+    /// Model reasoning.
     Reasoning {
+        /// The assistant message it belongs to.
         message_id: String,
+        /// The reasoning text.
         text: String,
     },
+    /// A tool call.
     Tool(ToolCallView),
 }
 
 /// A recorded tool call as a card shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallView {
+    /// The call's id.
     pub call_id: String,
+    /// The tool's id.
     pub tool: String,
+    /// The result's title.
     pub title: String,
+    /// Running, or how it ended.
     pub state: ToolCallState,
+    /// How long it ran.
     pub elapsed_ms: u64,
     /// The output, or the error text of a failed call.
     pub output: String,
+    /// How many attachments the result had.
     pub attachments: usize,
+    /// The file with the full output, when it was truncated.
     pub spill_path: Option<String>,
     /// The diff of the file change it made, when there was one.
     pub diff: Option<String>,
@@ -69,6 +85,7 @@ impl Engine {
             .collect())
     }
 
+    /// One stored session by id; `UnknownSession` when there is none.
     pub fn session(&self, id: &str) -> Result<SessionRow, EngineError> {
         self.store()?
             .session(id)?

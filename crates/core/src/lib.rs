@@ -7,9 +7,6 @@
 //! policy answers them. Stored history and the change journal are read through the engine
 //! too, so front ends depend on this crate and `podcode-protocol` only.
 
-// Public items not all documented yet (issue 26): remove this once `missing_docs` is clean here.
-#![allow(missing_docs)]
-
 mod asker;
 mod changes;
 mod choices;

@@ -14,13 +14,21 @@ use crate::sources::PluginState;
 /// One offered tool (`podcode tools --json` prints these fields in this order).
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolInfo {
+    /// The tool's id.
     pub id: String,
+    /// What the model reads about it.
     pub description: String,
+    /// JSON Schema of its arguments.
     pub parameters: Value,
+    /// Which end of oversized output is kept.
     pub truncation: Truncation,
+    /// Safe to retry.
     pub idempotent: bool,
+    /// Where it came from.
     pub source: ToolOrigin,
+    /// A protected built-in no other source may replace.
     pub protected: bool,
+    /// What it replaced, if it won a collision.
     pub replaced: Option<String>,
     /// When the model is offered it, if not in every session.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -30,9 +38,12 @@ pub struct ToolInfo {
 /// The note on `sync_to_main`: only worktree sessions are offered it.
 pub const SYNC_NOTE: &str = "only in worktree sessions (--worktree)";
 
+/// The tool set as `podcode tools` shows it: offered tools, load problems, switched-off tools.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolListing {
+    /// Every offered tool.
     pub tools: Vec<ToolInfo>,
+    /// Problems met while loading.
     pub problems: Vec<LoadProblem>,
     /// Tools the config switched off (opencode's `tools: {"name": false}`): not offered.
     pub switched_off: Vec<SwitchedOff>,
@@ -248,6 +259,7 @@ impl Engine {
         lines
     }
 
+    /// The plugin report of `podcode plugins --json`: each file's outcome, config imports and dependency installs.
     pub async fn plugin_report_json(&self) -> Value {
         let sets = self.tool_sets().await;
         let state = sets.plugins().and_then(|p| p.state());

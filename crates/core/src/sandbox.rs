@@ -26,10 +26,13 @@ const MCP_CACHES: [&str; 4] = [".npm", ".cache", ".bun/install/cache", ".local/s
 /// What `podcode sandbox status` shows.
 #[derive(Debug, Clone)]
 pub struct SandboxReport {
+    /// What this kernel can enforce.
     pub kernel: KernelSupport,
     /// `read-only`, `workspace-write` or `full`.
     pub mode: String,
+    /// Whether commands and executable tools may use the network.
     pub command_network: bool,
+    /// Whether the plugin host may use the network.
     pub plugin_network: bool,
     /// The roots every sandboxed process may write (besides its session's directories).
     pub writable: Vec<PathBuf>,
@@ -223,6 +226,7 @@ impl Engine {
 /// A command prepared by `Engine::sandbox_run`: spawn `command`, then `explain` what
 /// the sandbox refused.
 pub struct SandboxRun {
+    /// The command, wrapped in the sandbox helper when sandboxed.
     pub command: std::process::Command,
     sandbox: Option<Sandbox>,
     policy: Option<podcode_sandbox::Policy>,

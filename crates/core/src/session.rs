@@ -30,14 +30,18 @@ pub(crate) const SESSION_EVENTS: usize = 1024;
 pub enum SessionPick {
     /// A new session with this title (may be empty: the first prompt names it).
     New {
+        /// The title.
         title: String,
     },
     /// The newest session started in this directory.
     Continue,
+    /// The session with this id.
     Id(String),
 }
 
+/// How to open a session: which one, with which agent and model.
 pub struct SessionOptions {
+    /// Which stored session (new, continue, by id).
     pub pick: SessionPick,
     /// `build`, `plan` or a profile from config.
     pub agent: String,
@@ -79,6 +83,7 @@ impl Port {
             let _ = events.send(event);
         })
     }
+    /// A receiver of the session's events from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.events.subscribe()
     }
@@ -119,9 +124,11 @@ pub struct Session {
 }
 
 impl Session {
+    /// The session's id.
     pub fn id(&self) -> &str {
         &self.id
     }
+    /// The session's title (may be empty).
     pub fn title(&self) -> &str {
         &self.title
     }
@@ -137,15 +144,19 @@ impl Session {
     pub async fn model(&self) -> String {
         self.driver.current.lock().await.model.model().to_string()
     }
+    /// The agent profile in use now.
     pub async fn agent(&self) -> String {
         self.driver.current.lock().await.profile.name.clone()
     }
+    /// The session's event stream and op sender, for a front end to hold.
     pub fn port(&self) -> Port {
         self.port.clone()
     }
+    /// A receiver of the session's events from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.port.subscribe()
     }
+    /// Sends an op to the session (prompt, reply, abort, …).
     pub fn send(&self, op: Op) {
         self.port.send(op);
     }

@@ -20,12 +20,14 @@ use serde_json::Value;
 pub struct SourceLoad {
     /// Groups of tools, each under the label `podcode tools` shows as their source.
     pub groups: Vec<(ToolOrigin, Vec<Arc<dyn Tool>>)>,
+    /// Problems met while loading, for the user.
     pub problems: Vec<LoadProblem>,
     /// Pipeline hooks (`tool.execute.before/after`, `permission.ask`, `shell.env`).
     pub hooks: Vec<Arc<dyn ToolHook>>,
 }
 
 impl SourceLoad {
+    /// Records a problem with `source`.
     pub fn problem(&mut self, source: &str, level: ProblemLevel, message: String) {
         self.problems.push(LoadProblem {
             source: source.into(),
@@ -85,11 +87,17 @@ impl ToolSource for Builtins {
 /// What the plugin source needs to know about the workspace.
 #[derive(Clone)]
 pub struct PluginSettings {
+    /// Where config and data live.
     pub dirs: Dirs,
+    /// The engine's directory.
     pub cwd: PathBuf,
+    /// The workspace root.
     pub project: PathBuf,
+    /// Whether the workspace is trusted (project plugins load only then).
     pub trusted: bool,
+    /// npm plugin packages from config (`plugins`).
     pub npm_plugins: Vec<String>,
+    /// `plugin_config` from config.
     pub plugin_config: Value,
     /// The whole config, handed to plugins' `config` hook.
     pub config: Value,
@@ -129,8 +137,11 @@ impl PluginSettings {
 
 /// The newest plugin load: its host (sidecar), reports and hooks.
 pub struct PluginState {
+    /// The host whose sidecar runs the plugins.
     pub host: Arc<PluginHost>,
+    /// Each plugin file's outcome.
     pub reports: Vec<FileReport>,
+    /// The plugins' pipeline hooks, when any.
     pub hooks: Option<Arc<PluginHooks>>,
     /// The config dirs' own package.json installs (`.opencode/package.json`, …).
     pub config_deps: Vec<podcode_plugins::DepsReport>,
@@ -153,6 +164,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Plugins {
+    /// The plugin source for `settings`; nothing loads until `load`.
     pub fn new(settings: PluginSettings) -> Self {
         Self {
             settings,
@@ -281,6 +293,7 @@ impl ToolSource for Plugins {
 
 /// Executables in `~/.config/podcode/tools/` and (trusted) `.podcode/tools/`.
 pub struct Executables {
+    /// Where to look and how to run `describe`.
     pub opts: DiscoveryOptions,
 }
 
@@ -312,6 +325,7 @@ impl ToolSource for Executables {
 /// `[mcp.<name>]` servers. Required ones are awaited; the rest start in the background and
 /// offer their cached manifests, so they never delay the first model request.
 pub struct Mcp {
+    /// The servers.
     pub source: Arc<podcode_mcp::McpSource>,
     /// Servers the project's config names while the workspace is not trusted (left out).
     pub untrusted: Vec<String>,

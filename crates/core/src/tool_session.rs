@@ -14,6 +14,7 @@ use crate::engine::{Engine, NewSessionSpec};
 use crate::error::EngineError;
 use crate::session::{Port, SESSION_EVENTS, forward_events};
 
+/// A session for running single tool calls outside the agent loop (`podcode tool call`, `mcp serve`): the same pipeline and events, no model.
 pub struct ToolSession {
     id: String,
     port: Port,
@@ -68,15 +69,19 @@ impl Engine {
 }
 
 impl ToolSession {
+    /// The session's id.
     pub fn id(&self) -> &str {
         &self.id
     }
+    /// The session's event stream and op sender.
     pub fn port(&self) -> Port {
         self.port.clone()
     }
+    /// A receiver of the session's events from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.port.subscribe()
     }
+    /// Sends an op (a permission reply, an abort).
     pub fn send(&self, op: Op) {
         self.port.send(op);
     }

@@ -22,7 +22,9 @@ use crate::sources::{Plugins, ToolSource};
 /// One built tool set: the registry and the hooks its plugins brought.
 #[derive(Clone)]
 pub struct ToolSet {
+    /// Every loaded tool.
     pub registry: Arc<ToolRegistry>,
+    /// The plugins' pipeline hooks.
     pub hooks: Vec<Arc<dyn ToolHook>>,
     /// Bumped on every rebuild, so sessions know they are behind.
     pub generation: u64,
@@ -134,6 +136,7 @@ impl ToolSets {
         sets
     }
 
+    /// The newest tool set.
     pub fn latest(&self) -> ToolSet {
         lock(&self.latest).clone()
     }
@@ -148,6 +151,7 @@ impl ToolSets {
         self.notices.clone()
     }
 
+    /// The plugin source, when plugins are loaded.
     pub fn plugins(&self) -> Option<&Arc<Plugins>> {
         self.plugins.as_ref()
     }
@@ -193,6 +197,7 @@ impl ToolSets {
         );
     }
 
+    /// Stops the source feed and shuts every source down (sidecars, MCP servers).
     pub async fn shutdown(&self) {
         if let Some(f) = lock(&self.feed).take() {
             f.abort();
@@ -205,7 +210,9 @@ impl ToolSets {
 
 /// One session's view of the engine's tool set: hands the agent each newer set once.
 pub struct SessionTools {
+    /// The engine's tool sets.
     pub sets: Arc<ToolSets>,
+    /// The generation this session last took.
     pub seen: AtomicU64,
 }
 

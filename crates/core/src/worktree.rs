@@ -52,9 +52,13 @@ pub(crate) fn without_sync(registry: &ToolRegistry) -> ToolRegistry {
 /// A worktree session as `podcode sessions` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WorktreeInfo {
+    /// The session working in it.
     pub session_id: String,
+    /// The worktree directory.
     pub path: String,
+    /// Its branch (`podcode/<session-id>`).
     pub branch: String,
+    /// The user's checkout it was made from.
     pub main_root: String,
     /// `None` when the directory is gone.
     pub unsynced: Option<usize>,
@@ -208,8 +212,11 @@ pub(crate) fn remove(row: &WorktreeRow) -> Result<String, EngineError> {
 /// What `prune` did with one worktree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PruneNote {
+    /// The session it belonged to.
     pub session_id: String,
+    /// Whether the worktree was removed.
     pub removed: bool,
+    /// What was done, or why not.
     pub note: String,
 }
 
