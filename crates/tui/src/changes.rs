@@ -16,10 +16,13 @@ use crate::style::{Theme, wrap_lines};
 /// The Changes view: the session's journal, and what the last revert said.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChangesView {
+    /// The session's changes, newest first.
     pub changes: Vec<ChangeItem>,
+    /// Index of the highlighted change.
     pub selected: usize,
     /// A refused revert: what was asked and the refusal with its diff; `f` forces it.
     pub conflict: Option<(RevertScope, String)>,
+    /// The last revert's outcome, shown under the list.
     pub message: Option<String>,
 }
 
@@ -29,10 +32,13 @@ pub use podcode_core::ChangeEntry as ChangeItem;
 /// What a revert key asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RevertScope {
+    /// The selected change only.
     Change,
+    /// Every change of the selected change's tool call.
     Call,
     /// Everything since the prompt of the selected change's turn.
     Turn,
+    /// Every change of the session.
     Session,
 }
 
@@ -48,6 +54,7 @@ pub enum ChangesKey {
 }
 
 impl ChangesView {
+    /// Handles a key while the view is open.
     pub fn key(&mut self, key: KeyEvent) -> ChangesKey {
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => {

@@ -29,6 +29,7 @@ const TICK: Duration = Duration::from_millis(100);
 
 /// What the UI runs on: the state to start from and the channels to the core.
 pub struct TuiParams {
+    /// The screen state to start from (a resumed transcript, the status line).
     pub state: AppState,
     /// The session's events; permission asks arrive here as `Event::PermissionAsked`.
     pub events: broadcast::Receiver<Event>,

@@ -19,8 +19,10 @@ use mentions::{Completion, FileIndex};
 
 use crate::style::Theme;
 
+/// The prompt editor: its text, sent-prompt history and `@path` completion.
 #[derive(Debug, Clone, Default)]
 pub struct Input {
+    /// The text being edited.
     pub buffer: InputBuffer,
     /// Prompts sent so far, oldest first.
     pub history: Vec<String>,

@@ -15,21 +15,26 @@ use crate::state::{AppState, Screen};
 /// What the event loop must do after a key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
+    /// Nothing to do beyond the state change.
     None,
     /// Send this prompt, with the files its `@path` mentions attach, to the agent.
     Submit {
+        /// The prompt.
         text: String,
+        /// Paths of the mentioned files.
         files: Vec<String>,
     },
     /// Abort the running turn.
     Abort,
     /// Esc on the permission prompt: reject it and abort the turn.
     RejectAndAbort,
+    /// Leave the TUI.
     Quit,
     /// The user answered the open permission prompt.
     Answer(PermissionReply),
     /// Show the Changes view (reloading the journal).
     OpenChanges,
+    /// Revert at this scope (from the Changes view); `true` forces past a conflict.
     Revert(RevertScope, bool),
     /// `/new`: start a fresh session.
     NewSession,
@@ -45,6 +50,7 @@ pub enum Action {
     ShowPlugins,
 }
 
+/// Applies a key to the state (the modal, picker, Changes view or input, whichever has focus) and says what the event loop must do.
 pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
     if key.kind == KeyEventKind::Release {
         return Action::None;

@@ -14,9 +14,6 @@
 //! share only the drawing helpers in `style.rs`. The event loop (`event_loop.rs`) and what
 //! it does for actions (`actions.rs`, `changes_view.rs`) sit on top.
 
-// Public items not all documented yet (issue 26): remove this once `missing_docs` is clean here.
-#![allow(missing_docs)]
-
 mod actions;
 mod changes;
 mod changes_view;

@@ -19,8 +19,11 @@ use crate::style::{Theme, wrap_lines};
 /// A permission ask waiting for the user.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PermissionModal {
+    /// The tool asking.
     pub tool: String,
+    /// The call waiting for the answer.
     pub call_id: String,
+    /// What it asks for.
     pub request: PermissionRequest,
     /// `Some` while the user types the feedback of a rejection.
     pub feedback: Option<String>,

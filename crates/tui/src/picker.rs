@@ -14,10 +14,14 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use crate::services::PickItem;
 use crate::style::Theme;
 
+/// What a picker chooses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PickerKind {
+    /// A stored session to resume.
     Session,
+    /// The model for the next turns.
     Model,
+    /// The agent profile for the next turns.
     Agent,
     /// A sub-agent of this conversation, to open its transcript.
     Subagent,
@@ -45,15 +49,21 @@ pub enum PickerOutcome {
     Picked(PickerKind, String),
 }
 
+/// A filterable list the user picks one item from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Picker {
+    /// What it chooses.
     pub kind: PickerKind,
+    /// Every item, before filtering.
     pub items: Vec<PickItem>,
+    /// What the user typed to narrow the list (fuzzy match).
     pub filter: String,
+    /// Index of the highlighted item among the filtered ones.
     pub selected: usize,
 }
 
 impl Picker {
+    /// A picker of `items`, unfiltered, first item highlighted.
     pub fn new(kind: PickerKind, items: Vec<PickItem>) -> Self {
         Self {
             kind,

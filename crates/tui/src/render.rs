@@ -8,6 +8,7 @@ use ratatui::layout::{Constraint, Layout};
 
 use crate::state::{AppState, Screen};
 
+/// Draws the whole screen for `state`.
 pub fn draw(frame: &mut Frame, state: &AppState) {
     let theme = state.theme();
     let busy = state.status.busy;

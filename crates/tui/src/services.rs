@@ -12,12 +12,16 @@ use crate::transcript::Entry;
 /// One row of a picker: `value` is what picking it sends, `label` and `detail` are shown.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PickItem {
+    /// What picking it sends.
     pub value: String,
+    /// What the row shows.
     pub label: String,
+    /// A short description beside it.
     pub detail: String,
 }
 
 impl PickItem {
+    /// An item showing its `value`, with `detail`.
     pub fn new(value: &str, detail: &str) -> Self {
         Self {
             value: value.into(),
@@ -27,6 +31,7 @@ impl PickItem {
     }
 }
 
+/// What the TUI asks of the engine besides the session's events and ops: stored transcripts, choices for the pickers, changes and reports. The binary implements it over `podcode-core`.
 pub trait TuiServices: Send + Sync {
     /// A stored session as transcript entries, and the tokens it used so far.
     fn transcript(&self, session_id: &str) -> Result<(Vec<Entry>, StepUsage), String>;

@@ -15,27 +15,38 @@ use crate::status::StatusLine;
 use crate::style::Theme;
 use crate::transcript::Transcript;
 
+/// Which main view is on screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Screen {
+    /// The conversation.
     #[default]
     Transcript,
+    /// The session's changes, for review and revert.
     Changes,
 }
 
 /// Everything the screen shows.
 #[derive(Debug, Clone, Default)]
 pub struct AppState {
+    /// The conversation as shown.
     pub transcript: Transcript,
+    /// The prompt editor.
     pub input: Input,
+    /// The bottom line: model, agent, title, tokens.
     pub status: StatusLine,
     /// The permission ask waiting for the user.
     pub modal: Option<PermissionModal>,
+    /// The Changes view's state.
     pub changes: ChangesView,
     /// The open `/sessions`, `/model` or `/agent` picker.
     pub picker: Option<Picker>,
+    /// Which main view is on screen.
     pub screen: Screen,
+    /// The session shown.
     pub session_id: String,
+    /// The key help overlay is open.
     pub show_help: bool,
+    /// Draw without colours (`NO_COLOR`).
     pub no_color: bool,
     /// What `/tools` shows: the merged tool set with sources, then load problems.
     pub tools_info: Vec<String>,
@@ -44,6 +55,7 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The state of a fresh screen for a session.
     pub fn new(model: &str, agent: &str, cwd: &str, session_id: &str) -> Self {
         Self {
             status: StatusLine::new(model, agent, cwd),
@@ -52,6 +64,7 @@ impl AppState {
         }
     }
 
+    /// The colours to draw with.
     pub fn theme(&self) -> Theme {
         Theme {
             no_color: self.no_color,
@@ -72,6 +85,7 @@ impl AppState {
         self.status.prompted(text);
     }
 
+    /// Applies one session event to the screen state.
     pub fn apply_event(&mut self, event: &Event) {
         self.status.apply_event(event);
         self.apply_to_transcripts(event);

@@ -11,12 +11,18 @@ use ratatui::widgets::Paragraph;
 
 use crate::style::Theme;
 
+/// The status line's content.
 #[derive(Debug, Clone, Default)]
 pub struct StatusLine {
+    /// The model in use.
     pub model: String,
+    /// The agent profile in use.
     pub agent: String,
+    /// The session's title.
     pub title: String,
+    /// The working directory.
     pub cwd: String,
+    /// Tokens and cost of the session so far.
     pub usage: StepUsage,
     /// Prompt tokens of the last request and the model's context window (0: unknown).
     pub context: (u64, u64),
@@ -27,6 +33,7 @@ pub struct StatusLine {
 }
 
 impl StatusLine {
+    /// A status line for a fresh session.
     pub fn new(model: &str, agent: &str, cwd: &str) -> Self {
         Self {
             model: model.into(),

@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 /// How things are coloured: every colour goes through `fg`, so `NO_COLOR` is one switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Theme {
+    /// Draw without colours (`NO_COLOR`).
     pub no_color: bool,
 }
 

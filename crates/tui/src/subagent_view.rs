@@ -19,6 +19,7 @@ use crate::transcript::{Entry, ToolStatus, Transcript};
 /// The child transcript on screen (`AppState::transcript` holds the child's meanwhile).
 #[derive(Debug, Clone, Default)]
 pub struct ChildView {
+    /// The sub-agent's session.
     pub session_id: String,
     /// The card's title when it was opened (`general · Edit notes — …`).
     pub label: String,

@@ -15,31 +15,47 @@ use crate::transcript_cache::TranscriptCache;
 /// One block of the transcript.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
+    /// A prompt the user sent.
     User(String),
+    /// Assistant text.
     Assistant {
+        /// The assistant message it belongs to.
         message_id: String,
+        /// The text so far.
         text: String,
     },
+    /// Model reasoning.
     Reasoning {
+        /// The assistant message it belongs to.
         message_id: String,
+        /// The reasoning so far.
         text: String,
     },
+    /// A tool call's card.
     Tool(ToolCard),
     /// Warnings, turn endings and other lines from Podcode itself.
     Notice(String),
 }
 
+/// Where a tool call is, as its card shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolStatus {
+    /// Still running.
     Running,
+    /// Returned a result.
     Done,
+    /// Returned an error.
     Failed,
+    /// Refused by a rule or the user.
     Denied,
+    /// Aborted.
     Interrupted,
+    /// Stopped at its time limit.
     TimedOut,
 }
 
 impl ToolStatus {
+    /// The word the card shows.
     pub fn label(self) -> &'static str {
         match self {
             Self::Running => "running",
@@ -55,16 +71,23 @@ impl ToolStatus {
 /// A tool call as the transcript shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCard {
+    /// The call's id.
     pub call_id: String,
+    /// The tool's id.
     pub tool: String,
+    /// The call's title (empty until the tool sets one).
     pub title: String,
+    /// Where the call is.
     pub status: ToolStatus,
     /// Milliseconds since start while running (advanced by `tick`), the duration after.
     pub elapsed_ms: u64,
     /// The output when done, the error when it failed.
     pub output: String,
+    /// How many attachments the result had.
     pub attachments: usize,
+    /// The file with the full output, when it was truncated.
     pub spill_path: Option<String>,
+    /// The card shows the output (toggled by the user).
     pub expanded: bool,
     /// The unified diff of a finished file change (`metadata.diff` of edit/write/apply_patch).
     pub diff: Option<String>,
@@ -73,6 +96,7 @@ pub struct ToolCard {
 /// The transcript and everything that drawing it depends on besides the theme.
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
+    /// The blocks, oldest first.
     pub entries: Vec<Entry>,
     /// Lines scrolled up from the bottom of the transcript (0 = follow the end).
     pub scroll: u16,

@@ -58,14 +58,17 @@ fn class(c: char) -> Class {
 }
 
 impl InputBuffer {
+    /// The text.
     pub fn text(&self) -> &str {
         &self.text
     }
 
+    /// The cursor's byte offset.
     pub fn cursor(&self) -> usize {
         self.cursor
     }
 
+    /// Whether there is no text.
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
     }
@@ -77,6 +80,7 @@ impl InputBuffer {
         self.goal = None;
     }
 
+    /// Removes all text.
     pub fn clear(&mut self) {
         self.set("");
     }
@@ -91,12 +95,14 @@ impl InputBuffer {
         self.goal = None;
     }
 
+    /// Inserts `s` at the cursor, leaving the cursor after it.
     pub fn insert_str(&mut self, s: &str) {
         self.text.insert_str(self.cursor, s);
         self.cursor += s.len();
         self.goal = None;
     }
 
+    /// Inserts `c` at the cursor, leaving the cursor after it.
     pub fn insert_char(&mut self, c: char) {
         self.text.insert(self.cursor, c);
         self.cursor += c.len_utf8();
@@ -126,6 +132,8 @@ impl InputBuffer {
         self.wrap_width.set(width);
     }
 
+    /// Applies an editing key (arrows, word moves, deletes, characters) and says whether it
+    /// was one.
     pub fn edit_key(&mut self, key: KeyEvent) -> EditOutcome {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
