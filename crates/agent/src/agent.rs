@@ -75,7 +75,8 @@ pub struct AgentOptions {
 }
 
 impl AgentOptions {
-    /// Defaults (50 steps, 2 stream retries) for a session working in `directory` inside `worktree`.
+    /// Defaults (50 steps, 2 stream retries) for a session working in `directory` inside
+    /// `worktree`.
     pub fn new(directory: PathBuf, worktree: PathBuf) -> Self {
         Self {
             max_steps: 50,
@@ -95,7 +96,8 @@ impl AgentOptions {
     }
 }
 
-/// One session's agent loop: sends the history to the model, runs the tool calls it asks for through the runtime, records everything in the store, and repeats until the model answers.
+/// One session's agent loop: sends the history to the model, runs the tool calls it asks for
+/// through the runtime, records everything in the store, and repeats until the model answers.
 pub struct Agent {
     runtime: Arc<ToolRuntime>,
     model: Arc<dyn ModelClient>,

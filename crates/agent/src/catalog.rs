@@ -73,7 +73,8 @@ pub struct AgentProblem {
     pub message: String,
 }
 
-/// Every agent profile Podcode knows: the built-ins, then agent files, then the config's `[agent.NAME]` tables over them, with the problems met on the way.
+/// Every agent profile Podcode knows: the built-ins, then agent files, then the config's
+/// `[agent.NAME]` tables over them, with the problems met on the way.
 #[derive(Debug, Clone, Default)]
 pub struct AgentCatalog {
     entries: Vec<CatalogEntry>,
@@ -86,7 +87,8 @@ impl AgentCatalog {
         Self::load(config, &AgentDirs::default())
     }
 
-    /// The built-ins, the agent files in `dirs` and the config's tables, later ones refining earlier ones of the same name.
+    /// The built-ins, the agent files in `dirs` and the config's tables, later ones refining
+    /// earlier ones of the same name.
     pub fn load(config: &Config, dirs: &AgentDirs) -> Self {
         let mut cat = Self::default();
         for name in ["build", "plan", "explore", "general"] {

@@ -172,7 +172,8 @@ pub struct History {
 }
 
 impl History {
-    /// Appends a message, merged into the last one when it has the same role; empty parts add nothing.
+    /// Appends a message, merged into the last one when it has the same role; empty parts add
+    /// nothing.
     pub fn push(&mut self, role: Role, parts: Vec<Part>) {
         if parts.is_empty() {
             return;

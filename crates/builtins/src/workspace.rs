@@ -25,7 +25,8 @@ pub struct ResolvedPath {
     pub inside: bool,
 }
 
-/// Path resolution for the built-in tools: relative to the session directory, `..` and symlinks in the existing prefix resolved, outside-workspace paths marked.
+/// Path resolution for the built-in tools: relative to the session directory, `..` and symlinks in
+/// the existing prefix resolved, outside-workspace paths marked.
 pub struct Workspace;
 
 impl Workspace {

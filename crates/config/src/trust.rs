@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use crate::ConfigError;
 
-/// A set of workspace roots the user chose (trusted workspaces, or those allowed to read secrets), kept as a JSON list in the data dir.
+/// A set of workspace roots the user chose (trusted workspaces, or those allowed to read secrets),
+/// kept as a JSON list in the data dir.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrustList {
     file: PathBuf,

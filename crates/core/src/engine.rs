@@ -20,7 +20,8 @@ use crate::error::EngineError;
 use crate::sources::{Builtins, Executables, Mcp, PluginSettings, Plugins, ToolSource};
 use crate::toolset::ToolSets;
 
-/// The engine every front end drives: one per working directory. It owns the config, the store, the tool sets of every source and the event bus, and opens sessions over them.
+/// The engine every front end drives: one per working directory. It owns the config, the store, the
+/// tool sets of every source and the event bus, and opens sessions over them.
 pub struct Engine {
     dirs: Dirs,
     cwd: PathBuf,

@@ -45,7 +45,8 @@ pub fn event_type(event: &Event) -> String {
         .unwrap_or_default()
 }
 
-/// Every session's events, appended to the store in order and fanned out live, so a client can replay from a position and then follow.
+/// Every session's events, appended to the store in order and fanned out live, so a client can
+/// replay from a position and then follow.
 pub struct EventLog {
     store: Arc<Store>,
     queue: mpsc::UnboundedSender<(String, Event)>,

@@ -259,7 +259,8 @@ impl Engine {
         lines
     }
 
-    /// The plugin report of `podcode plugins --json`: each file's outcome, config imports and dependency installs.
+    /// The plugin report of `podcode plugins --json`: each file's outcome, config imports and
+    /// dependency installs.
     pub async fn plugin_report_json(&self) -> Value {
         let sets = self.tool_sets().await;
         let state = sets.plugins().and_then(|p| p.state());

@@ -14,7 +14,8 @@ use crate::engine::{Engine, NewSessionSpec};
 use crate::error::EngineError;
 use crate::session::{Port, SESSION_EVENTS, forward_events};
 
-/// A session for running single tool calls outside the agent loop (`podcode tool call`, `mcp serve`): the same pipeline and events, no model.
+/// A session for running single tool calls outside the agent loop (`podcode tool call`, `mcp
+/// serve`): the same pipeline and events, no model.
 pub struct ToolSession {
     id: String,
     port: Port,

@@ -17,7 +17,8 @@ use serde_json::Value;
 
 use crate::error::McpError;
 
-/// The MCP server side of `podcode mcp serve`: lists the runtime's tools and runs each call through the runtime's pipeline as one caller.
+/// The MCP server side of `podcode mcp serve`: lists the runtime's tools and runs each call through
+/// the runtime's pipeline as one caller.
 pub struct ToolServer {
     runtime: Arc<ToolRuntime>,
     identity: CallIdentity,

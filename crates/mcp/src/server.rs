@@ -87,7 +87,8 @@ struct Conn {
     retry_at: Option<Instant>,
 }
 
-/// One configured MCP server: starts it on first use (stdio or HTTP), keeps the connection, restarts it after a failure, and caches what it lists.
+/// One configured MCP server: starts it on first use (stdio or HTTP), keeps the connection,
+/// restarts it after a failure, and caches what it lists.
 pub struct McpServer {
     /// The server's name in config (`[mcp.<name>]`).
     pub name: String,

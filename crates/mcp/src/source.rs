@@ -71,7 +71,8 @@ impl ManifestCache {
 /// One server's tools, ready to merge into the registry.
 pub type SourceTools = (ToolOrigin, Vec<Arc<dyn Tool>>);
 
-/// Every configured MCP server as one tool source: loads their tools (from the manifest cache while a server is still starting) and reports their status.
+/// Every configured MCP server as one tool source: loads their tools (from the manifest cache while
+/// a server is still starting) and reports their status.
 pub struct McpSource {
     servers: Vec<Arc<McpServer>>,
     cache: Arc<ManifestCache>,

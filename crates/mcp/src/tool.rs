@@ -22,7 +22,8 @@ use serde_json::{Value, json};
 
 use crate::server::McpServer;
 
-/// One MCP server tool as a Podcode `Tool`: a call goes to the server (started on demand) and its content comes back as a `ToolResult`.
+/// One MCP server tool as a Podcode `Tool`: a call goes to the server (started on demand) and its
+/// content comes back as a `ToolResult`.
 pub struct McpTool {
     spec: ToolSpec,
     server: Arc<McpServer>,

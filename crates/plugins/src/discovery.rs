@@ -61,7 +61,8 @@ fn executables_in(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Finds every executable in the tool folders and describes it (from the cache when the file is unchanged); later folders win an id collision.
+/// Finds every executable in the tool folders and describes it (from the cache when the file is
+/// unchanged); later folders win an id collision.
 pub async fn discover(opts: &DiscoveryOptions) -> Discovered {
     let mut problems = Vec::new();
     let mut files = Vec::new();

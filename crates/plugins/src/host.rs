@@ -160,7 +160,8 @@ pub struct HostOptions {
     pub sandbox: Option<podcode_sandbox::Sandbox>,
 }
 
-/// The plugin host: starts the Bun/Node sidecar on demand, loads plugin files into it, and restarts it after a crash.
+/// The plugin host: starts the Bun/Node sidecar on demand, loads plugin files into it, and restarts
+/// it after a crash.
 pub struct PluginHost {
     runtime: Option<JsRuntime>,
     opts: HostOptions,

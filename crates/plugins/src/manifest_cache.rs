@@ -35,7 +35,8 @@ pub struct CachedEntry {
     pub load_ms: u64,
 }
 
-/// A JSON file of tool manifests keyed by file, each valid while the file's stamp (and its dependencies') is unchanged, so unchanged tools load without running anything.
+/// A JSON file of tool manifests keyed by file, each valid while the file's stamp (and its
+/// dependencies') is unchanged, so unchanged tools load without running anything.
 #[derive(Debug, Default)]
 pub struct ManifestCache {
     file: Option<PathBuf>,

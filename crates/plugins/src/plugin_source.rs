@@ -70,7 +70,8 @@ pub struct FileReport {
     pub cached: bool,
 }
 
-/// Everything one load of the plugin files gave: tools per file, hooks, problems and per-file reports.
+/// Everything one load of the plugin files gave: tools per file, hooks, problems and per-file
+/// reports.
 pub struct PluginTools {
     /// One entry per file: its origin label and its tools.
     pub sources: Vec<(ToolOrigin, Vec<Arc<dyn Tool>>)>,
@@ -154,7 +155,8 @@ fn error_text(name: &str, e: &LoadError) -> String {
     }
 }
 
-/// Loads `files` into the host's sidecar (unchanged files from the manifest cache, without importing them) and wraps their tools and hooks.
+/// Loads `files` into the host's sidecar (unchanged files from the manifest cache, without
+/// importing them) and wraps their tools and hooks.
 pub async fn load_plugin_tools(
     files: &[PluginFile],
     trusted: bool,

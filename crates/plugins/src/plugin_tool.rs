@@ -18,7 +18,8 @@ use crate::plugin_files::PluginFile;
 
 const ABORT_GRACE: Duration = Duration::from_secs(2);
 
-/// One tool of a plugin file: a call runs in the sidecar, with the plugin's own argument validation.
+/// One tool of a plugin file: a call runs in the sidecar, with the plugin's own argument
+/// validation.
 pub struct PluginTool {
     spec: ToolSpec,
     file: PluginFile,

@@ -243,7 +243,8 @@ impl Sidecar {
         rx.await.unwrap_or_else(|_| Err(crash_error(&self.inner)))
     }
 
-    /// Sends a notification (no answer expected); a write failure is ignored (the next request reports it).
+    /// Sends a notification (no answer expected); a write failure is ignored (the next request
+    /// reports it).
     pub async fn notify(&self, method: &str, params: Value) {
         let _ = self
             .send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))

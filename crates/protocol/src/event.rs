@@ -229,7 +229,8 @@ pub enum Event {
         step: u32,
         /// `completed`, `cut`, `aborted` or `error`.
         status: String,
-        /// The provider's reason for stopping (`stop`, `tool_calls`, `length`, …), when it gave one.
+        /// The provider's reason for stopping (`stop`, `tool_calls`, `length`, …), when it gave
+        /// one.
         finish_reason: Option<String>,
         /// Tokens and cost of this request.
         usage: StepUsage,

@@ -25,7 +25,9 @@ pub struct Settings {
     pub network: bool,
 }
 
-/// How to launch processes sandboxed: the helper binary, the mode and network setting, the extra writable roots and the variables to hide. Built once per engine; `wrap` turns a command into a helper invocation.
+/// How to launch processes sandboxed: the helper binary, the mode and network setting, the extra
+/// writable roots and the variables to hide. Built once per engine; `wrap` turns a command into a
+/// helper invocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
     helper: PathBuf,

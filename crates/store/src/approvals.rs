@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Store, StoreError};
 
-/// A remembered "always" answer: this project allows this permission for this pattern without asking.
+/// A remembered "always" answer: this project allows this permission for this pattern without
+/// asking.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalRow {
     /// The row's id.

@@ -28,7 +28,8 @@ pub struct MessageRow {
     pub created_at: i64,
 }
 
-/// One part of a message (text, reasoning, a tool call, a step, an attached file), in the order the parts were added.
+/// One part of a message (text, reasoning, a tool call, a step, an attached file), in the order the
+/// parts were added.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartRow {
     /// The part's id.

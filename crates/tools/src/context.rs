@@ -77,7 +77,8 @@ impl Shared {
     }
 }
 
-/// What a running tool gets: who is calling and where, the abort signal, the output sink, permission asks, journaled writes and the sandbox. Cheap to clone (shared).
+/// What a running tool gets: who is calling and where, the abort signal, the output sink,
+/// permission asks, journaled writes and the sandbox. Cheap to clone (shared).
 #[derive(Clone)]
 pub struct ToolContext {
     inner: Arc<Inner>,

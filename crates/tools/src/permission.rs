@@ -124,7 +124,8 @@ pub fn wildcard_match(pattern: &str, text: &str) -> bool {
         || pattern.strip_suffix(" *").is_some_and(|bare| bare == text)
 }
 
-/// Decides each permission request: rules (last match wins), then remembered "always" approvals, then the asker.
+/// Decides each permission request: rules (last match wins), then remembered "always" approvals,
+/// then the asker.
 pub struct PermissionEngine {
     rules: Vec<CompiledRule>,
     store: Arc<Store>,

@@ -48,7 +48,8 @@ pub use resolve::PreparedCall;
 
 use state::CallState;
 
-/// Runs tool calls through the pipeline: resolve, validate, hooks, permission, execute (timeout, abort, retries), truncate, record, events. One per session.
+/// Runs tool calls through the pipeline: resolve, validate, hooks, permission, execute (timeout,
+/// abort, retries), truncate, record, events. One per session.
 pub struct ToolRuntime {
     registry: RwLock<Arc<ToolRegistry>>,
     shared: Arc<Shared>,

@@ -164,7 +164,8 @@ pub struct SwitchedOff {
     pub by: String,
 }
 
-/// The merged tool set: every tool by id, in registration order, with the load problems and replacements met while merging.
+/// The merged tool set: every tool by id, in registration order, with the load problems and
+/// replacements met while merging.
 #[derive(Default)]
 pub struct ToolRegistry {
     tools: Vec<RegisteredTool>,

@@ -49,10 +49,12 @@ impl ToolError {
     }
 }
 
-/// A tool the model can call, from any source; the pipeline around `execute` does validation, permission, timeouts, truncation and recording.
+/// A tool the model can call, from any source; the pipeline around `execute` does validation,
+/// permission, timeouts, truncation and recording.
 #[async_trait]
 pub trait Tool: Send + Sync + 'static {
-    /// What the model sees of the tool: id, description, parameter schema, truncation, retries, timeout.
+    /// What the model sees of the tool: id, description, parameter schema, truncation, retries,
+    /// timeout.
     fn spec(&self) -> &ToolSpec;
 
     /// True for tools that carry their permission gate inside `execute` (the built-ins);
@@ -67,6 +69,7 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
-    /// Runs the call with validated `args`; output written to `ctx`'s sink counts towards the result.
+    /// Runs the call with validated `args`; output written to `ctx`'s sink counts towards the
+    /// result.
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError>;
 }

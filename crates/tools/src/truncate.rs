@@ -40,7 +40,8 @@ pub struct Truncated {
     pub spill_error: Option<String>,
 }
 
-/// Collects a call's output within the line and byte limits (keeping the head or the tail), spilling the full text to a file once it passes them.
+/// Collects a call's output within the line and byte limits (keeping the head or the tail),
+/// spilling the full text to a file once it passes them.
 pub struct OutputSink {
     mode: Truncation,
     max_lines: usize,

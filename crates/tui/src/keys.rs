@@ -50,7 +50,8 @@ pub enum Action {
     ShowPlugins,
 }
 
-/// Applies a key to the state (the modal, picker, Changes view or input, whichever has focus) and says what the event loop must do.
+/// Applies a key to the state (the modal, picker, Changes view or input, whichever has focus) and
+/// says what the event loop must do.
 pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
     if key.kind == KeyEventKind::Release {
         return Action::None;

@@ -31,7 +31,8 @@ impl PickItem {
     }
 }
 
-/// What the TUI asks of the engine besides the session's events and ops: stored transcripts, choices for the pickers, changes and reports. The binary implements it over `podcode-core`.
+/// What the TUI asks of the engine besides the session's events and ops: stored transcripts,
+/// choices for the pickers, changes and reports. The binary implements it over `podcode-core`.
 pub trait TuiServices: Send + Sync {
     /// A stored session as transcript entries, and the tokens it used so far.
     fn transcript(&self, session_id: &str) -> Result<(Vec<Entry>, StepUsage), String>;

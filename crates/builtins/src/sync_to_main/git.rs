@@ -118,7 +118,8 @@ impl Git {
         self.run_with(args, None)
     }
 
-    /// `run` with `GIT_INDEX_FILE` pointing at `index` when given, so a temporary index leaves the user's staging area alone.
+    /// `run` with `GIT_INDEX_FILE` pointing at `index` when given, so a temporary index leaves the
+    /// user's staging area alone.
     pub fn run_with(&self, args: &[&str], index: Option<&Path>) -> Result<String, GitError> {
         let out = self.run_bytes(args, index)?;
         Ok(String::from_utf8_lossy(&out).trim().to_string())

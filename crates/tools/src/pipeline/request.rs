@@ -90,7 +90,8 @@ pub enum CallStatus {
     TimedOut,
 }
 
-/// Everything about a finished call: status, the model's text, the result, truncation, timing and changes.
+/// Everything about a finished call: status, the model's text, the result, truncation, timing and
+/// changes.
 #[derive(Debug, Clone)]
 pub struct CallOutcome {
     /// The call's id.

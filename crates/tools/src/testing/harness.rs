@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 /// being swapped), run by `ScriptedUser` before it answers.
 pub type WhileAsked = Box<dyn FnOnce(&AskRequest) + Send>;
 
-/// An `Asker` answering from a script: each ask takes the next queued reply (reject when none is left) and is recorded.
+/// An `Asker` answering from a script: each ask takes the next queued reply (reject when none is
+/// left) and is recorded.
 #[derive(Default)]
 pub struct ScriptedUser {
     /// Replies still to give, in order.
