@@ -61,8 +61,8 @@ pub(crate) struct SyncArgs {
     pub message: Option<String>,
 }
 
-/// `sync_to_main`: carries a worktree session's changes over to the main checkout (the user's
-/// branch), recorded so they can be reverted.
+/// `sync_to_main`: brings a worktree session's changes into the user's checkout, journaled so
+/// `podcode revert` undoes them.
 pub struct SyncToMainTool {
     spec: ToolSpec,
 }

@@ -199,7 +199,7 @@ impl Default for BrowserConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "snake_case")]
 pub struct AgentConfig {
-    /// System prompt text replacing the default one.
+    /// Instructions added to the base system prompt (replacing a built-in profile's own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
     /// Model for this profile, as `provider/model`; unset: the config's default.
@@ -320,7 +320,7 @@ pub struct McpServerConfig {
     pub args: Vec<String>,
     /// Extra environment variables for `command`.
     pub env: BTreeMap<String, String>,
-    /// Working directory for `command`; unset: the project root.
+    /// Working directory for `command`; unset: Podcode's own working directory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// Endpoint of a streamable-HTTP server.

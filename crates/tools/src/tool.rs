@@ -69,7 +69,7 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
-    /// Runs the call with validated `args`; output written to `ctx`'s sink counts towards the
-    /// result.
+    /// Runs the call with validated `args`. Output streamed through `ctx.write_output` comes
+    /// first in what the model reads, then the result's own `output`.
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError>;
 }
