@@ -86,7 +86,7 @@ async fn an_abort_interrupts_running_tools_and_every_call_still_gets_a_result() 
     let w = world(
         vec![
             Reply::new()
-                .tool_call("s1", "sleep", r#"{"ms": 20000}"#)
+                .tool_call("s1", "sleep", r#"{"ms": 600000}"#)
                 .tool_call("s2", "sleep", r#"{"ms": 10}"#),
             Reply::new().text("Resumed fine."),
         ],
@@ -111,7 +111,9 @@ async fn an_abort_interrupts_running_tools_and_every_call_still_gets_a_result() 
     });
     let started = std::time::Instant::now();
     let s = agent.run_turn(&w.session, "sleep", abort).await.unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10));
+    // The sleep would take ten minutes: this bound only says the abort did not wait for it
+    // (far above what a slow machine needs to wind down).
+    assert!(started.elapsed() < Duration::from_secs(120));
     assert_eq!(s.end, TurnEnd::Aborted);
     let calls = w.store.tool_calls(&w.session).unwrap();
     assert_eq!(calls.len(), 2);

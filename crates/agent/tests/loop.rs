@@ -9,7 +9,7 @@ mod common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
 use podcode_agent::{AgentProfile, BASE_PROMPT, load_history, max_steps_text};
@@ -29,7 +29,7 @@ fn tracked(
     live: Arc<AtomicUsize>,
     peak: Arc<AtomicUsize>,
 ) -> Arc<dyn Tool> {
-    let params = json!({"type": "object", "properties": {"ms": {"type": "integer"}, "tag": {"type": "string"}}});
+    let params = json!({"type": "object", "properties": {"ms": {"type": "integer"}, "tag": {"type": "string"}, "meet": {"type": "integer"}}});
     FnTool::new(
         ToolSpec::new(id, "Sleeps and reports its tag.", params).idempotent(idempotent),
         move |args, _| {
@@ -37,6 +37,14 @@ fn tracked(
             async move {
                 let now = live.fetch_add(1, Ordering::SeqCst) + 1;
                 peak.fetch_max(now, Ordering::SeqCst);
+                // `meet`: wait (bounded) until that many calls of this tool run at once, so
+                // overlap is shown by the calls themselves, not by sleeps outlasting how
+                // long the others take to start on a busy machine.
+                let meet = args["meet"].as_u64().unwrap_or(0) as usize;
+                let until = Instant::now() + Duration::from_secs(60);
+                while peak.load(Ordering::SeqCst) < meet && Instant::now() < until {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
                 tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(0))).await;
                 live.fetch_sub(1, Ordering::SeqCst);
                 Ok(ToolResult::text(format!(
@@ -60,9 +68,9 @@ async fn idempotent_calls_run_in_parallel_others_in_order_and_results_keep_call_
         vec![
             Reply::new()
                 .text("Looking.")
-                .tool_call("c1", "look", r#"{"ms": 300, "tag": "a"}"#)
-                .tool_call("c2", "look", r#"{"ms": 100, "tag": "b"}"#)
-                .tool_call("c3", "look", r#"{"ms": 150, "tag": "c"}"#)
+                .tool_call("c1", "look", r#"{"ms": 300, "tag": "a", "meet": 3}"#)
+                .tool_call("c2", "look", r#"{"ms": 100, "tag": "b", "meet": 3}"#)
+                .tool_call("c3", "look", r#"{"ms": 150, "tag": "c", "meet": 3}"#)
                 .tool_call("c4", "change", r#"{"ms": 50, "tag": "d"}"#)
                 .tool_call("c5", "change", r#"{"ms": 10, "tag": "e"}"#)
                 .split_args(3)

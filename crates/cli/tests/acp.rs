@@ -371,9 +371,10 @@ fn an_mcp_server_the_editor_passes_joins_the_session() {
         everything.exists(),
         "run `npm ci` in crates/mcp/tests/servers (bash .ci/run does)"
     );
-    // The server starts in the background: the first step waits for it with a command.
+    // The server starts in the background: the first step waits for it with a command, long
+    // enough for a busy machine to start node and the server (5 s was a guess it could miss).
     let env = Env::new(vec![
-        common::bash_call("c1", "sleep 5", "Wait for the server"),
+        common::bash_call("c1", "sleep 30", "Wait for the server"),
         Reply::new().tool_call("c2", "everything_echo", r#"{"message": "hi from acp"}"#),
         Reply::new().text("Echoed."),
     ]);

@@ -10,6 +10,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod common;
+
 struct Env {
     root: tempfile::TempDir,
 }
@@ -273,45 +275,7 @@ fn changes_are_listed_shown_and_reverted_and_a_conflicting_revert_is_refused() {
 
 /// Answers the permission prompt on a real pseudo-terminal, as a person would.
 fn call_in_pty(env: &Env, args: &[&str], answer: &str) -> String {
-    let script = r#"
-import os, pty, sys, time, select
-args, answer = sys.argv[2:], sys.argv[1]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(args[0], args)
-out, sent, deadline = b"", False, time.time() + 30
-while time.time() < deadline:
-    r, _, _ = select.select([fd], [], [], 0.2)
-    if r:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    if not sent and (b"> " in out or b"[y/N] " in out):
-        os.write(fd, (answer + "\n").encode())
-        sent = True
-os.waitpid(pid, 0)
-sys.stdout.write(out.decode(errors="replace"))
-"#;
-    let mut full = vec![env!("CARGO_BIN_EXE_podcode").to_string()];
-    full.extend(args.iter().map(|s| s.to_string()));
-    let cmd = env.cmd(&[]);
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(answer)
-        .args(&full)
-        .current_dir(env.repo())
-        .envs(
-            cmd.get_envs()
-                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
-        )
-        .output()
-        .unwrap();
-    text(&out.stdout)
+    common::pty::answer_in_pty(&env.cmd(&[]), args, &[(r"> |\[y/N\] ", answer)])
 }
 
 #[test]

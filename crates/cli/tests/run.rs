@@ -235,7 +235,7 @@ fn ctrl_c_during_a_long_bash_call_aborts_and_the_continued_session_is_valid() {
         Reply::new().tool_call(
             "c1",
             "bash",
-            r#"{"command": "echo started; sleep 30", "description": "Wait a long time"}"#,
+            r#"{"command": "echo started; sleep 600", "description": "Wait a long time"}"#,
         ),
         Reply::new().text("Picking up where we left off."),
     ]);
@@ -265,8 +265,9 @@ fn ctrl_c_during_a_long_bash_call_aborts_and_the_continued_session_is_valid() {
     assert!(kill.success());
     events.extend(lines.map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap()));
     let status = child.wait().unwrap();
+    // The command sleeps ten minutes: the bound only says Ctrl-C did not wait for it.
     assert!(
-        interrupted.elapsed() < Duration::from_secs(10),
+        interrupted.elapsed() < Duration::from_secs(120),
         "the abort took {:?}",
         interrupted.elapsed()
     );

@@ -5,13 +5,10 @@
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::path::Path;
-
 use podcode_providers::testing::Reply;
 
 mod common;
+use common::web::*;
 use common::*;
 
 const PAGE: &str = r#"<!DOCTYPE html><title>Counter</title><h1>Counter</h1>
@@ -21,48 +18,11 @@ li.textContent = 'Row ' + n; l.appendChild(li); };</script>"#;
 
 /// Serves `PAGE` for every request, on a thread, until the test process ends.
 fn serve_page() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(&stream);
-            let mut line = String::new();
-            while reader.read_line(&mut line).map(|n| n > 2).unwrap_or(false) {
-                line.clear();
-            }
-            let mut s = &stream;
-            let _ = write!(
-                s,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{PAGE}",
-                PAGE.len()
-            );
-        }
-    });
-    port
+    serve("127.0.0.1", |_, _| {
+        ("Content-Type: text/html\r\n".into(), PAGE.into())
+    })
+    .0
 }
-
-/// Processes whose command line mentions `dir` (the run's TMPDIR, home of its profile).
-fn processes_under(dir: &Path) -> Vec<String> {
-    let needle = dir.to_string_lossy().to_string();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(&needle))
-        .collect()
-}
-
-fn config(env: &Env, rules: &str) {
-    env.write_global(&format!(
-        "[provider.scripted]\nbase_url = \"{}\"\n{rules}",
-        env.server.base_url()
-    ));
-}
-
-const LOCAL_PRIVATE: &str = "[[permission]]\npermission = \"browser_private\"\npattern = \"127.0.0.1\"\naction = \"allow\"\n";
-const LOCAL_BROWSER: &str =
-    "[[permission]]\npermission = \"browser\"\npattern = \"127.0.0.1\"\naction = \"allow\"\n";
 
 #[test]
 fn an_agent_opens_a_page_clicks_and_reads_the_result() {
@@ -78,8 +38,7 @@ fn an_agent_opens_a_page_clicks_and_reads_the_result() {
         Reply::new().text("The list shows Row 1."),
     ]);
     config(&env, &format!("{LOCAL_PRIVATE}{LOCAL_BROWSER}"));
-    let tmp = env.root.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = run_tmp(&env);
     let out = env
         .cmd(&["run", "check the counter page"])
         .env("TMPDIR", &tmp)
@@ -118,8 +77,7 @@ fn without_a_terminal_a_host_nobody_allowed_is_refused() {
         Reply::new().text("ok"),
     ]);
     config(&env, LOCAL_PRIVATE);
-    let tmp = env.root.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = run_tmp(&env);
     let out = env
         .cmd(&["run", "open the page"])
         .env("TMPDIR", &tmp)
@@ -155,8 +113,7 @@ fn a_killed_podcode_leaves_no_chromium_behind() {
             .stall(std::time::Duration::from_secs(120)),
     ]);
     config(&env, &format!("{LOCAL_PRIVATE}{LOCAL_BROWSER}"));
-    let tmp = env.root.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = run_tmp(&env);
     let mut podcode = env
         .cmd(&["run", "open the page"])
         .env("TMPDIR", &tmp)
@@ -179,7 +136,9 @@ fn a_killed_podcode_leaves_no_chromium_behind() {
     assert!(running.len() >= 2, "{running:?}");
     podcode.kill().unwrap();
     podcode.wait().unwrap();
-    for _ in 0..100 {
+    // Bounded far above how long a busy machine takes to end Chromium.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::time::Instant::now() < deadline {
         if processes_under(&tmp).is_empty() {
             return;
         }

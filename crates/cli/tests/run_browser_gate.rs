@@ -7,47 +7,11 @@
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
-
 use podcode_providers::testing::Reply;
 
 mod common;
+use common::web::*;
 use common::*;
-
-/// Serves on `ip`, recording every request's path (and query); `answer` gives (headers, body) per path.
-fn serve(ip: &str, answer: fn(&str, u16) -> (String, String)) -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind((ip, 0)).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(&stream);
-            let mut first = String::new();
-            let _ = reader.read_line(&mut first);
-            // A connection closed without a request line (a speculative preconnect) sent
-            // nothing: only requests are recorded.
-            let Some(path) = first.split_whitespace().nth(1).map(str::to_string) else {
-                continue;
-            };
-            let mut line = String::new();
-            while reader.read_line(&mut line).map(|n| n > 2).unwrap_or(false) {
-                line.clear();
-            }
-            log.lock().unwrap().push(path.clone());
-            let (headers, body) = answer(&path, port);
-            let mut s = &stream;
-            let _ = write!(
-                s,
-                "HTTP/1.1 200 OK\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    (port, seen)
-}
 
 /// The private server (127.0.0.2): anything it is asked is a leak.
 fn private(path: &str, _: u16) -> (String, String) {
@@ -65,15 +29,6 @@ fn page(private_port: u16) -> String {
 <script>fetch('{p}/data.json').then(r => r.text()).then(t => s.textContent = 'got ' + t,
   () => s.textContent = 'fetch failed');</script>"#
     )
-}
-
-fn config(env: &Env) {
-    env.write_global(&format!(
-        "[provider.scripted]\nbase_url = \"{}\"\n\
-         [[permission]]\npermission = \"browser_private\"\npattern = \"127.0.0.1\"\naction = \"allow\"\n\
-         [[permission]]\npermission = \"browser\"\npattern = \"127.0.0.1\"\naction = \"allow\"\n",
-        env.server.base_url()
-    ));
 }
 
 #[test]
@@ -112,9 +67,8 @@ fn a_download_is_refused_at_once_and_a_pages_own_requests_to_private_addresses_a
         nav("c3", &format!("http://127.0.0.1:{port}/archive")),
         Reply::new().text("done"),
     ]);
-    config(&env);
-    let tmp = env.root.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
+    config(&env, &format!("{LOCAL_PRIVATE}{LOCAL_BROWSER}"));
+    let tmp = run_tmp(&env);
     let out = env
         .cmd(&["run", "get the report, then open the shop"])
         .env("TMPDIR", &tmp)

@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 struct Env {
@@ -81,6 +81,18 @@ fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `sandbox run` was stopped writing `target` and said so, with how to allow it.
+fn assert_stopped_writing(o: &Output, target: &Path, what: &str) {
+    let e = err(o);
+    assert!(
+        e.contains(&format!(
+            "podcode: The sandbox (workspace-write) stopped writing {}. To allow it,",
+            target.display()
+        )),
+        "{what}: {e}"
+    );
+}
+
 fn landlock(env: &Env) -> bool {
     let status = out(&env.run(&["sandbox", "status", "--json"]));
     let v: serde_json::Value = serde_json::from_str(&status).unwrap();
@@ -137,14 +149,7 @@ fn sandbox_run_writes_the_workspace_and_explains_a_refused_write() {
     assert_eq!(o.status.code(), Some(1));
     assert!(!target.exists());
     assert!(err(&o).contains("Permission denied"), "{}", err(&o));
-    assert!(
-        err(&o).contains(&format!(
-            "podcode: The sandbox (workspace-write) stopped writing {}. To allow it,",
-            target.display()
-        )),
-        "{}",
-        err(&o)
-    );
+    assert_stopped_writing(&o, &target, "touch");
 
     env.config("[sandbox]\nmode = \"full\"\n");
     let o = env.run(&["sandbox", "run", "--", "touch", target.to_str().unwrap()]);
@@ -296,14 +301,7 @@ fn denials_name_the_real_path_and_the_connection_even_through_a_pipe() {
         ],
     ] {
         let o = env.run(&[&["sandbox", "run", "--"], argv.as_slice()].concat());
-        assert!(
-            err(&o).contains(&format!(
-                "podcode: The sandbox (workspace-write) stopped writing {}. To allow it,",
-                target.display()
-            )),
-            "{argv:?}: {}",
-            err(&o)
-        );
+        assert_stopped_writing(&o, &target, &format!("{argv:?}"));
         assert!(!err(&o).contains("stopped writing /bin/"), "{}", err(&o));
     }
     // curl's refused connection, with the pipe's `head` exiting 0.

@@ -103,7 +103,7 @@ fn serve_prints_its_url_and_a_sign_in_link_never_the_chosen_token_and_stops_on_s
         r#"{"text":"hello"}"#,
     );
     assert_eq!(status, 202);
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let (_, detail) = http(
             &addr,

@@ -7,9 +7,9 @@
 
 mod common;
 
-use common::pty::drive;
+use common::pty::{drive, drive_with};
 use common::{Env, text};
-use podcode_providers::testing::Reply;
+use podcode_providers::testing::{Gate, Reply};
 use serde_json::Value;
 
 fn tool_names(request: &Value) -> Vec<String> {
@@ -151,15 +151,18 @@ fn undo_reverts_the_newest_turn_then_the_one_before() {
 
 #[test]
 fn a_prompt_sent_while_a_turn_runs_is_queued_and_sent_after_it() {
+    // The first answer is held after its first word until the second prompt shows as
+    // queued: the turn is certainly running when it is typed, however slow the machine.
+    let rest = Gate::new();
     let env = Env::new(vec![
         Reply::new()
             .text("Working")
             .text(" slowly")
             .text(" on it.")
-            .pace(std::time::Duration::from_millis(700)),
+            .hold_after(2, &rest),
         Reply::new().text("Second answer."),
     ]);
-    let (screen, matched) = drive(
+    let (screen, matched) = drive_with(
         &env,
         &["tui"],
         &[
@@ -168,6 +171,11 @@ fn a_prompt_sent_while_a_turn_runs_is_queued_and_sent_after_it() {
             ("queued", ""),
             ("Second answer.", "\x03\x03"),
         ],
+        |step| {
+            if step == 2 {
+                rest.open();
+            }
+        },
     );
     assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
     let reqs = env.requests();

@@ -6,7 +6,6 @@
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -106,7 +105,7 @@ async fn two_sub_agents_in_one_step_run_at_the_same_time() {
     // the other, the first would give up (exit 3) and never print "both".
     let barrier = ws.root().join("barrier");
     let wait_for_both = format!(
-        "d='{}'; mkdir -p \"$d\"; touch \"$d/$$\"; i=0; while [ \"$(ls \"$d\" | wc -l)\" -lt 2 ]; do i=$((i+1)); [ $i -gt 400 ] && exit 3; sleep 0.05; done; echo both",
+        "d='{}'; mkdir -p \"$d\"; mktemp \"$d/c.XXXXXX\" >/dev/null; i=0; while [ \"$(ls \"$d\" | wc -l)\" -lt 2 ]; do i=$((i+1)); [ $i -gt 2400 ] && exit 3; sleep 0.05; done; echo both",
         barrier.display()
     );
     server.push(
@@ -260,8 +259,14 @@ async fn nesting_past_the_depth_limit_is_refused_with_a_clear_error() {
     assert_eq!(sessions.len(), 2, "only the parent and one child exist");
 }
 
-fn alive(pid: &str) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
+/// Whether a process runs with exactly these arguments. The sandbox runs commands in their
+/// own PID namespace, so a pid they print (`$!`) means nothing here: the child is found by
+/// its unique arguments instead.
+fn running(args: &[u8]) -> bool {
+    std::fs::read_dir("/proc").is_ok_and(|d| {
+        d.flatten()
+            .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == args))
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -272,14 +277,16 @@ async fn aborting_the_parent_stops_the_child_and_its_process() {
     server.push(task_call("t1", "Wait long", "Wait.", "general"));
     server.push(bash_call(
         "b1",
-        &format!("sleep 120 & echo $! > '{}'; wait", pid_file.display()),
+        &format!("sleep 600.4 & echo $! > '{}'; wait", pid_file.display()),
     ));
     let engine = ws.engine().unwrap();
     let session = open(&engine).await;
     let mut events = session.subscribe();
     prompt(&session, "start a long child");
     let mut pid = String::new();
-    for _ in 0..600 {
+    // Bounds here are far above what a busy machine needs.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while std::time::Instant::now() < deadline {
         if let Ok(text) = std::fs::read_to_string(&pid_file)
             && !text.trim().is_empty()
         {
@@ -288,8 +295,9 @@ async fn aborting_the_parent_stops_the_child_and_its_process() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    const SLEEP: &[u8] = b"sleep\x00600.4\x00";
     assert!(
-        !pid.is_empty() && alive(&pid),
+        !pid.is_empty() && running(SLEEP),
         "the child's command started"
     );
     session.send(Op::Abort {
@@ -320,14 +328,15 @@ async fn aborting_the_parent_stops_the_child_and_its_process() {
         assert_eq!(engine.call_state(call_id).as_deref(), Some("interrupted"));
     }
     let mut gone = false;
-    for _ in 0..200 {
-        if !alive(&pid) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while std::time::Instant::now() < deadline {
+        if !running(SLEEP) {
             gone = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(gone, "the child's process {pid} was killed");
+    assert!(gone, "the child's process (sleep 600.4) was killed");
     assert_eq!(server.requests().len(), 2, "nothing ran after the abort");
 }
 

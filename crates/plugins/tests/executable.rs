@@ -192,9 +192,19 @@ async fn failures_aborts_and_timeouts_reach_the_model_and_kill_the_process_group
         "broken",
         "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"description\":\"d\"}'; exit 0; fi\necho partial\necho 'could not reach the server' >&2\nexit 2\n",
     );
+    // `hang` is aborted; `stuck`, the same with a limit of 1 s, times out. The abort case
+    // has a long limit so a busy machine cannot turn it into a timeout.
     script(
         &global,
         "hang",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{{\"description\":\"d\",\"timeout\":600}}'; exit 0; fi\nsleep 3031 &\necho $! > {}\nwait\n",
+            pidfile.display()
+        ),
+    );
+    script(
+        &global,
+        "stuck",
         &format!(
             "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{{\"description\":\"d\",\"timeout\":1}}'; exit 0; fi\nsleep 3031 &\necho $! > {}\nwait\n",
             pidfile.display()
@@ -223,8 +233,14 @@ async fn failures_aborts_and_timeouts_reach_the_model_and_kill_the_process_group
 
     let abort = CancellationToken::new();
     let trigger = abort.clone();
+    // Aborted once the tool has started its child (the event, not a guess at how long that
+    // takes).
+    let started = pidfile.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while !started.exists() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         trigger.cancel();
     });
     let out = h.call_with("hang", RawArgs::Text("{}".into()), abort).await;
@@ -233,7 +249,9 @@ async fn failures_aborts_and_timeouts_reach_the_model_and_kill_the_process_group
     // namespace, so the child is found by its arguments.
     assert!(pidfile.exists());
     let mut gone = false;
-    for _ in 0..400 {
+    // Bounded far above how long a busy machine takes to reap a killed process.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while std::time::Instant::now() < deadline {
         gone = !std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
             std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\x003031\x00")
         });
@@ -247,11 +265,11 @@ async fn failures_aborts_and_timeouts_reach_the_model_and_kill_the_process_group
         "the tool's background child must be killed with its group"
     );
 
-    let out = h.call("hang", "{}").await;
+    let out = h.call("stuck", "{}").await;
     assert_eq!(out.status, CallStatus::TimedOut);
     assert!(
         out.model_text
-            .starts_with("The hang tool timed out: it did not finish within its limit of 1 second (set by the hang tool's own `timeout` setting)"),
+            .starts_with("The stuck tool timed out: it did not finish within its limit of 1 second (set by the stuck tool's own `timeout` setting)"),
         "{}",
         out.model_text
     );

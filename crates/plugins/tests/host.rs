@@ -447,12 +447,28 @@ async fn abort_reaches_the_plugin_and_a_crash_or_hang_never_takes_the_agent_down
         "{:?}",
         l.registry.problems()
     );
-    let (h, host) = run(
-        l,
+    // The stuck tool gets a short limit in a harness of its own; every other call a long
+    // one, so a sidecar that restarts slowly on a busy machine is not taken for a stuck one.
+    let mut stuck = ToolRegistry::new();
+    let spin = l.registry.get("spin").unwrap();
+    stuck.merge(spin.source.clone(), vec![spin.tool.clone()]);
+    let short = harness(
+        stuck,
         Setup {
             opts: Box::new(|o| {
                 o.default_timeout = Duration::from_secs(2);
                 o.abort_grace = Duration::from_secs(3);
+            }),
+            workspace: Some(ws.root().to_path_buf()),
+            ..allow()
+        },
+    );
+    let (h, host) = run(
+        l,
+        Setup {
+            opts: Box::new(|o| {
+                o.default_timeout = Duration::from_secs(300);
+                o.abort_grace = Duration::from_secs(30);
             }),
             ..allow()
         },
@@ -488,7 +504,7 @@ async fn abort_reaches_the_plugin_and_a_crash_or_hang_never_takes_the_agent_down
         "the sidecar restarts"
     );
 
-    let spun = h.call("spin", "{}").await;
+    let spun = short.call("spin", "{}").await;
     assert_eq!(spun.status, CallStatus::TimedOut, "{}", spun.model_text);
     assert_eq!(
         h.call("ok", "{}").await.model_text,

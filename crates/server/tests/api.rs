@@ -7,10 +7,8 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::{Running, Sse, TOKEN, Workspace, answer, text_of};
-use podcode_providers::testing::{Reply, ScriptedModel};
+use podcode_providers::testing::{Gate, Reply, ScriptedModel};
 use podcode_server::{MASK, ServeOptions, Server, ServerError};
 use serde_json::json;
 
@@ -180,13 +178,16 @@ async fn the_openapi_document_has_every_route_and_every_documented_route_answers
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_streams_over_sse_in_order_and_a_second_prompt_waits_its_turn() {
+    // The answer is held mid-stream until the busy answer was checked: the turn is
+    // certainly still running then, however slow the machine.
+    let gate = Gate::new();
     let model = ScriptedModel::start(vec![
         Reply::new()
             .text("Hel")
             .text("lo ")
             .text("world")
             .usage(10, 3)
-            .pace(Duration::from_millis(150)),
+            .hold_after(1, &gate),
     ])
     .await;
     let ws = Workspace::new(&model);
@@ -214,6 +215,7 @@ async fn a_prompt_streams_over_sse_in_order_and_a_second_prompt_waits_its_turn()
     let (_, info) = server.get(&format!("/api/sessions/{id}")).await;
     assert_eq!(info["session"]["busy"], true);
 
+    gate.open();
     let rest = sse.until("turn_finished").await;
     let all: Vec<_> = first.into_iter().chain(rest).collect();
     assert!(

@@ -17,13 +17,15 @@ mod browser;
 use browser::*;
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::page::Page;
-use podcode_providers::testing::Reply;
+use podcode_providers::testing::{Gate, Reply};
 use serde_json::Value;
 use std::time::Duration;
 
 const ANSWER_HTML: &str = "<img src=x onerror=\"window.pwned=1\"><script>window.pwned=2</script>";
 
-fn script() -> Vec<Reply> {
+/// The second answer stops after its first words until `more` opens, so the page is
+/// certainly seen mid-answer, however slow the machine.
+fn script(more: &Gate) -> Vec<Reply> {
     vec![
         Reply::new()
             .text("I'll change the ")
@@ -39,7 +41,8 @@ fn script() -> Vec<Reply> {
             .text("*hello web*.\n\n")
             .text(ANSWER_HTML)
             .text("\n\n```rust\nfn main() {}\n```\n")
-            .pace(Duration::from_millis(200))
+            // The role frame and the first words.
+            .hold_after(2, more)
             .usage(1200, 30),
     ]
 }
@@ -47,8 +50,9 @@ fn script() -> Vec<Reply> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
     // Edits ask, so the page has a prompt to approve.
+    let more = Gate::new();
     let env = Env::start(
-        script(),
+        script(&more),
         "[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"ask\"\n",
     )
     .await;
@@ -115,23 +119,19 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
     .await;
 
     // The answer streams in: a part of it is seen before the whole.
-    let mut partial = false;
-    for _ in 0..600 {
-        let text = eval(
-            &page,
-            "[...document.querySelectorAll('.msg.assistant')].map(m => m.textContent).join('\\n')",
-        )
-        .await;
-        let text = text.as_str().unwrap_or_default().to_string();
-        if text.contains("Done: it now says") && !text.contains("fn main") {
-            partial = true;
-        }
-        if text.contains("fn main") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(partial, "the answer appeared at once, not streamed");
+    wait_for(
+        &page,
+        "(() => { const t = [...document.querySelectorAll('.msg.assistant')].map(m => m.textContent).join('\\n'); return t.includes('Done: it now says') && !t.includes('fn main'); })()",
+        "the first words of the answer alone",
+    )
+    .await;
+    more.open();
+    wait_for(
+        &page,
+        "[...document.querySelectorAll('.msg.assistant')].some(m => m.textContent.includes('fn main'))",
+        "the rest of the answer",
+    )
+    .await;
     wait_for(
         &page,
         "document.querySelector('.msg.assistant em')?.textContent === 'hello web'",
@@ -356,11 +356,14 @@ async fn offline(page: &Page, offline: bool) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_event_stream_reconnects_and_loses_nothing() {
     let words: Vec<String> = (0..16).map(|i| format!("w{i} ")).collect();
-    let mut reply = Reply::new();
+    // Held after the role frame and two words until the page is offline, so the rest is
+    // certainly streamed while it is away.
+    let rest = Gate::new();
+    let mut reply = Reply::new().hold_after(3, &rest);
     for w in &words {
         reply = reply.text(w.clone());
     }
-    let env = Env::start(vec![reply.pace(Duration::from_millis(150))], "").await;
+    let env = Env::start(vec![reply.pace(Duration::from_millis(20))], "").await;
     let (browser, pump, _profile) = chromium().await;
     let page = open_page(&browser, &env.open_url).await;
     send_prompt(&page, "count").await;
@@ -379,6 +382,8 @@ async fn a_dropped_event_stream_reconnects_and_loses_nothing() {
         "the lost connection",
     )
     .await;
+    rest.open();
+    // Let the rest of the answer flow while the page is away (it catches up either way).
     tokio::time::sleep(Duration::from_millis(600)).await;
     offline(&page, false).await;
     let text = wait_for(
@@ -407,7 +412,11 @@ async fn a_dropped_event_stream_reconnects_and_loses_nothing() {
 async fn escape_stops_a_running_turn() {
     // The model never answers: only a stop ends this turn.
     let env = Env::start(
-        vec![Reply::new().text("too late").stall(Duration::from_secs(60))],
+        vec![
+            Reply::new()
+                .text("too late")
+                .stall(Duration::from_secs(3600)),
+        ],
         "",
     )
     .await;

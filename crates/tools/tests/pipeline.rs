@@ -107,11 +107,13 @@ async fn thrown_errors_panics_timeouts_and_aborts_each_have_their_own_text() {
         registry(vec![
             testing::thrower("boom", "disk on fire"),
             testing::panicker("crash"),
+            testing::sleeper("polite", true),
         ]),
         Setup {
             rules: allow_all(),
             opts: Box::new(|o| {
                 o.default_timeout = Duration::from_secs(300);
+                o.abort_grace = Duration::from_secs(300);
             }),
             ..Default::default()
         },
@@ -128,17 +130,38 @@ async fn thrown_errors_panics_timeouts_and_aborts_each_have_their_own_text() {
     // The runtime lives on after a panic.
     assert_eq!(h.call("boom", "{}").await.status, CallStatus::Failed);
 
-    // The time limits get a runtime of their own: capturing a panic's backtrace on a busy
-    // machine can take longer than the short limit the timeout case needs.
+    let abort = CancellationToken::new();
+    let trigger = abort.clone();
+    // The abort comes once the tool runs (the event, not a guess at how long that takes),
+    // and under a limit it cannot reach first.
+    let mut events = h.runtime.subscribe();
+    tokio::spawn(async move {
+        while let Ok(e) = events.recv().await {
+            if matches!(e, Event::ToolStarted { .. }) {
+                trigger.cancel();
+                break;
+            }
+        }
+    });
+    let aborted = h
+        .call_with("polite", RawArgs::Text(r#"{"ms": 600000}"#.into()), abort)
+        .await;
+    assert_eq!(aborted.status, CallStatus::Aborted);
+    assert_eq!(
+        aborted.model_text,
+        "The polite tool call was aborted by the user before it finished. Do not run it again unless the user asks you to.\n\nOutput before it stopped:\nTask was cancelled"
+    );
+
+    // The short limit gets a runtime of its own: capturing a panic's backtrace on a busy
+    // machine can take longer than the limit the timeout case needs. A sleep of ten minutes
+    // cannot beat it.
     let h = harness(
-        registry(vec![
-            testing::sleeper("sleep", false),
-            testing::sleeper("polite", true),
-        ]),
+        registry(vec![testing::sleeper("sleep", false)]),
         Setup {
             rules: allow_all(),
             opts: Box::new(|o| {
                 o.default_timeout = Duration::from_millis(200);
+                // The sleeper ignores the abort: the pipeline waits this long, then drops it.
                 o.abort_grace = Duration::from_secs(5);
             }),
             ..Default::default()
@@ -154,21 +177,6 @@ async fn thrown_errors_panics_timeouts_and_aborts_each_have_their_own_text() {
     assert_eq!(
         h.store.tool_call(&timed.call_id).unwrap().unwrap().state,
         ToolCallState::TimedOut
-    );
-
-    let abort = CancellationToken::new();
-    let trigger = abort.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        trigger.cancel();
-    });
-    let aborted = h
-        .call_with("polite", RawArgs::Text(r#"{"ms": 600000}"#.into()), abort)
-        .await;
-    assert_eq!(aborted.status, CallStatus::Aborted);
-    assert_eq!(
-        aborted.model_text,
-        "The polite tool call was aborted by the user before it finished. Do not run it again unless the user asks you to.\n\nOutput before it stopped:\nTask was cancelled"
     );
 }
 

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod pty;
+pub mod web;
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

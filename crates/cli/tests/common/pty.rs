@@ -1,9 +1,14 @@
 //! The UI and `podcode run` in a pseudo-terminal (python3's `pty`): keys are typed as a user would, each
-//! after the text it waits for appeared on the screen.
+//! after the text it waits for appeared on the screen. Every wait is bounded far above what
+//! a slow, busy machine needs (a stuck UI fails the test; a slow one does not).
 
-use std::process::Command;
+use std::io::BufRead;
+use std::process::{Command, Stdio};
 
 use super::{Env, text};
+
+/// How long one step waits for its text, and how long a driven program may take to exit.
+const STEP_LIMIT_S: u32 = 120;
 
 /// Drives `podcode ARGS` through `steps`: each is (text to wait for, keys to send then).
 /// A wait matches text newly drawn since the previous step or on the screen as it is now
@@ -11,6 +16,17 @@ use super::{Env, text};
 /// sequences and spaces removed, and whether each wait matched (plus, last, whether the
 /// terminal was restored: alternate screen left).
 pub fn drive(env: &Env, args: &[&str], steps: &[(&str, &str)]) -> (String, Vec<bool>) {
+    drive_with(env, args, steps, |_| {})
+}
+
+/// [`drive`], calling `matched(i)` as soon as step `i`'s text appeared, before its keys are
+/// sent (a test opens a held reply there, say).
+pub fn drive_with(
+    env: &Env,
+    args: &[&str],
+    steps: &[(&str, &str)],
+    mut matched: impl FnMut(usize),
+) -> (String, Vec<bool>) {
     let script = r#"
 import os, pty, sys, time, select, re, json, fcntl, termios, struct
 steps = json.loads(sys.argv[1]); args = sys.argv[2:]
@@ -81,8 +97,13 @@ def pump(t):
         plain = re.sub(r"\s", "", ansi.sub(b"", out).decode(errors="replace"))
     return True
 alive = True
-for wait_for, keys in steps:
-    deadline, seen_at = time.time() + 20, len(plain)
+limit = int(os.environ["PTY_STEP_LIMIT_S"])
+for step, (wait_for, keys) in enumerate(steps):
+    if matched and not matched[-1]:
+        # A step that never came fails the test: the rest need not wait too.
+        matched.append(False)
+        continue
+    deadline, seen_at = time.time() + limit, len(plain)
     ok = False
     while alive and time.time() < deadline:
         want = wait_for.replace(" ", "")
@@ -91,9 +112,11 @@ for wait_for, keys in steps:
             break
         alive = pump(0.1)
     matched.append(ok)
+    if ok:
+        print("matched", step, flush=True)
     time.sleep(0.3)
     os.write(fd, keys.encode())
-end = time.time() + 10
+end = time.time() + (limit if all(matched) else 1)
 while alive and time.time() < end:
     alive = pump(0.1)
     try:
@@ -104,32 +127,33 @@ while alive and time.time() < end:
         break
 # Leaving the alternate screen is the last thing a clean exit writes.
 matched.append(b"\x1b[?1049l" in out)
-sys.stdout.write(json.dumps({"screen": plain, "matched": matched}))
+try:
+    os.kill(pid, 9)
+except ProcessLookupError:
+    pass
+print(json.dumps({"screen": plain, "matched": matched}), flush=True)
 "#;
-    let steps_json = serde_json::to_string(
-        &steps
-            .iter()
-            .map(|(w, k)| vec![w.to_string(), k.to_string()])
-            .collect::<Vec<_>>(),
-    )
-    .unwrap();
-    let cmd = env.cmd(&[]);
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(steps_json)
+    let mut child = python(&env.cmd(&[]), script, steps)
         .arg(env!("CARGO_BIN_EXE_podcode"))
         .args(args)
-        .current_dir(env.repo())
-        .envs(
-            cmd.get_envs()
-                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
-        )
         .env("TERM", "xterm-256color")
-        .output()
+        .env("PTY_STEP_LIMIT_S", STEP_LIMIT_S.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&out.stdout), text(&out.stderr)));
+    // Progress lines (`matched N`), then the result as one JSON line.
+    let mut last = String::new();
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        match line.strip_prefix("matched ") {
+            Some(step) => matched(step.parse().unwrap()),
+            None => last = line,
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&last)
+        .unwrap_or_else(|e| panic!("{e}: {last}\n{}", text(&out.stderr)));
     let matched = v["matched"]
         .as_array()
         .unwrap()
@@ -142,14 +166,26 @@ sys.stdout.write(json.dumps({"screen": plain, "matched": matched}))
 /// Runs `podcode` on a pseudo-terminal, answering each prompt (`> `, then the feedback
 /// question) with the next answer; returns everything the terminal showed.
 pub fn run_in_pty(env: &Env, args: &[&str], answers: &[&str]) -> String {
+    let prompts = ["> ", "feedback for the model: "];
+    let steps: Vec<(&str, &str)> = answers
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (prompts[i.min(1)], *a))
+        .collect();
+    answer_in_pty(&env.cmd(&[]), args, &steps)
+}
+
+/// Runs the podcode binary with `base`'s environment and folder on a pseudo-terminal; each
+/// step is (a Python regular expression for the prompt, the line to answer it with), in
+/// order. Returns everything the terminal showed.
+pub fn answer_in_pty(base: &Command, args: &[&str], steps: &[(&str, &str)]) -> String {
     let script = r#"
-import os, pty, sys, time, select
-answers, args = sys.argv[1].split("\x1f"), sys.argv[2:]
-prompts = [b"> ", b"feedback for the model: "]
+import os, pty, sys, time, select, re, json
+steps, limit, args = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 pid, fd = pty.fork()
 if pid == 0:
     os.execv(args[0], args)
-out, seen, pos, deadline = b"", 0, 0, time.time() + 60
+out, seen, pos, deadline = b"", 0, 0, time.time() + limit
 while time.time() < deadline:
     r, _, _ = select.select([fd], [], [], 0.2)
     if r:
@@ -160,29 +196,39 @@ while time.time() < deadline:
         if not chunk:
             break
         out += chunk
-    if seen < len(answers):
-        want = prompts[min(seen, 1)]
-        at = out.find(want, pos)
-        if at >= 0:
-            os.write(fd, (answers[seen] + "\n").encode())
-            pos, seen = at + len(want), seen + 1
+    if seen < len(steps):
+        m = re.compile(steps[seen][0].encode()).search(out, pos)
+        if m:
+            os.write(fd, (steps[seen][1] + "\n").encode())
+            pos, seen = m.end(), seen + 1
+if time.time() >= deadline:
+    os.kill(pid, 9)
 os.waitpid(pid, 0)
 sys.stdout.write(out.decode(errors="replace"))
 "#;
-    let mut full = vec![env!("CARGO_BIN_EXE_podcode").to_string()];
-    full.extend(args.iter().map(|s| s.to_string()));
-    let cmd = env.cmd(&[]);
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(answers.join("\x1f"))
-        .args(&full)
-        .current_dir(env.repo())
-        .envs(
-            cmd.get_envs()
-                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
-        )
+    let out = python(base, script, steps)
+        // The whole conversation, bounded far above what a slow, busy machine needs.
+        .arg((STEP_LIMIT_S * 3).to_string())
+        .arg(env!("CARGO_BIN_EXE_podcode"))
+        .args(args)
         .output()
         .unwrap();
     text(&out.stdout)
+}
+
+/// `python3 -c SCRIPT STEPS-AS-JSON`, in `base`'s folder with `base`'s environment.
+fn python(base: &Command, script: &str, steps: &[(&str, &str)]) -> Command {
+    let steps: Vec<[&str; 2]> = steps.iter().map(|(a, b)| [*a, *b]).collect();
+    let mut c = Command::new("python3");
+    c.arg("-c")
+        .arg(script)
+        .arg(serde_json::to_string(&steps).unwrap())
+        .envs(
+            base.get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        );
+    if let Some(dir) = base.get_current_dir() {
+        c.current_dir(dir);
+    }
+    c
 }

@@ -40,5 +40,5 @@ mod render;
 mod reply;
 mod server;
 
-pub use reply::Reply;
+pub use reply::{Gate, Reply};
 pub use server::{RecordedRequest, Responder, ScriptedModel};

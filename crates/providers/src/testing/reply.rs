@@ -1,5 +1,6 @@
 //! [`Reply`]: one scripted answer, built fluently.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One scripted answer to one request. Content items (`text`, `reasoning`, `tool_call`) are
@@ -30,7 +31,56 @@ pub struct Reply {
     pub(crate) cut: Option<(usize, Cut)>,
     pub(crate) stall: Duration,
     pub(crate) pace: Duration,
+    pub(crate) hold: Option<(usize, Gate)>,
     pub(crate) headers: Vec<(String, String)>,
+}
+
+/// A gate a reply can wait at ([`Reply::hold_after`]), closed until [`Gate::open`]. It lets a
+/// test keep a turn mid-stream for exactly as long as it needs, however slow the machine
+/// is, where a `pace` or `stall` would be a guess about how long the other side takes.
+/// Clones share one gate.
+#[derive(Clone)]
+pub struct Gate(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Gate {
+    /// A closed gate.
+    pub fn new() -> Self {
+        Self(Arc::new(tokio::sync::watch::Sender::new(false)))
+    }
+
+    /// Opens the gate: replies held at it go on, now and later. Callable from any thread.
+    pub fn open(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// Resolves once the gate is open.
+    pub(crate) async fn passed(&self) {
+        let mut open = self.0.subscribe();
+        // The sender lives in `self`, so the channel cannot close while this waits.
+        let _ = open.wait_for(|o| *o).await;
+    }
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Gate({})",
+            if *self.0.borrow() { "open" } else { "closed" }
+        )
+    }
+}
+
+impl PartialEq for Gate {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -98,6 +148,7 @@ impl Reply {
             cut: None,
             stall: Duration::ZERO,
             pace: Duration::ZERO,
+            hold: None,
             headers: Vec::new(),
         }
     }
@@ -241,6 +292,13 @@ impl Reply {
     /// Waits this long between SSE events.
     pub fn pace(mut self, wait: Duration) -> Self {
         self.pace = wait;
+        self
+    }
+
+    /// After `events` SSE events, waits until `gate` is opened before sending the rest (a
+    /// gate never opened holds the answer until the client goes away).
+    pub fn hold_after(mut self, events: usize, gate: &Gate) -> Self {
+        self.hold = Some((events, gate.clone()));
         self
     }
 }

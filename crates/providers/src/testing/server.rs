@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::render::{Rendered, error_body, render};
-use super::reply::{Cut, Reply};
+use super::reply::{Cut, Gate, Reply};
 use crate::WireProtocol;
 
 /// One request the server received.
@@ -276,7 +276,12 @@ async fn handle(
         frames,
     } = render(&reply, protocol, &model, seq);
     headers.extend(reply.headers.iter().cloned());
-    let body = Body::from_stream(frame_stream(frames, reply.cut, reply.pace));
+    let body = Body::from_stream(frame_stream(
+        frames,
+        reply.cut,
+        reply.pace,
+        reply.hold.clone(),
+    ));
     respond(status, &headers, body)
 }
 
@@ -295,36 +300,48 @@ fn respond(status: u16, headers: &[(String, String)], body: Body) -> Response<Bo
     response
 }
 
-/// The frames as a body stream, paced, and cut (reset or clean end) after `cut` frames.
+/// The frames as a body stream, paced, held at a gate after `hold`'s count of frames, and
+/// cut (reset or clean end) after `cut` frames.
 fn frame_stream(
     frames: Vec<String>,
     cut: Option<(usize, Cut)>,
     pace: Duration,
+    hold: Option<(usize, Gate)>,
 ) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send {
     let state = (frames.into_iter(), 0usize, false);
-    futures_util::stream::unfold(state, move |(mut frames, sent, stopped)| async move {
-        if stopped {
-            return None;
+    futures_util::stream::unfold(state, move |(mut frames, sent, stopped)| {
+        let hold = hold.clone();
+        async move {
+            if stopped {
+                return None;
+            }
+            if let Some((at, how)) = cut
+                && sent >= at
+            {
+                return match how {
+                    Cut::End => None,
+                    Cut::Reset => {
+                        // Let what was sent reach the client before the connection drops.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        let err = std::io::Error::new(
+                            std::io::ErrorKind::ConnectionReset,
+                            "scripted cut",
+                        );
+                        Some((Err(err), (frames, sent, true)))
+                    }
+                };
+            }
+            if let Some((at, gate)) = &hold
+                && sent == *at
+            {
+                gate.passed().await;
+            }
+            let frame = frames.next()?;
+            if sent > 0 && !pace.is_zero() {
+                sleep_saturating(pace).await;
+            }
+            Some((Ok(Bytes::from(frame)), (frames, sent + 1, false)))
         }
-        if let Some((at, how)) = cut
-            && sent >= at
-        {
-            return match how {
-                Cut::End => None,
-                Cut::Reset => {
-                    // Let what was sent reach the client before the connection drops.
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    let err =
-                        std::io::Error::new(std::io::ErrorKind::ConnectionReset, "scripted cut");
-                    Some((Err(err), (frames, sent, true)))
-                }
-            };
-        }
-        let frame = frames.next()?;
-        if sent > 0 && !pace.is_zero() {
-            sleep_saturating(pace).await;
-        }
-        Some((Ok(Bytes::from(frame)), (frames, sent + 1, false)))
     })
 }
 

@@ -217,9 +217,11 @@ pub async fn eval(page: &Page, expr: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// Polls `expr` until it is truthy (bounded, so a broken page fails instead of hanging).
+/// Polls `expr` until it is truthy (bounded, so a broken page fails instead of hanging; the
+/// bound is far above what a slow, busy machine needs).
 pub async fn wait_for(page: &Page, expr: &str, what: &str) -> Value {
-    for _ in 0..600 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while std::time::Instant::now() < deadline {
         let v = eval(page, expr).await;
         let truthy = match &v {
             Value::Null => false,
@@ -240,7 +242,8 @@ pub async fn wait_for(page: &Page, expr: &str, what: &str) -> Value {
 /// Clicks the element `selector` finds; again if the page redrew it in between.
 pub async fn click(page: &Page, selector: &str) {
     let mut last = String::new();
-    for _ in 0..20 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
         match page.find_element(selector).await {
             Ok(el) => match el.click().await {
                 Ok(_) => return,
