@@ -340,6 +340,47 @@ fn denials_name_the_real_path_and_the_connection_even_through_a_pipe() {
     );
 }
 
+/// The first process of a sandbox (the helper's supervisor) as `ps` would name it.
+const SUPERVISOR_NAME: &str = "tr '\\0' ' ' < /proc/1/cmdline";
+
+#[test]
+fn commands_start_through_the_small_helper_installed_beside_podcode() {
+    let env = Env::new();
+    if !landlock(&env) {
+        return;
+    }
+    // The supervisor is PID 1 of the command's PID namespace: the program that started is
+    // the small helper, not the whole podcode binary (which costs milliseconds to load).
+    let args = serde_json::json!({ "command": SUPERVISOR_NAME }).to_string();
+    let o = env.run(&["tool", "call", "bash", &args, "--yes"]);
+    assert!(
+        out(&o).contains("podcode-sandbox-helper __sandbox-exec --policy"),
+        "{}{}",
+        out(&o),
+        err(&o)
+    );
+    let o = env.run(&["sandbox", "run", "--", "sh", "-c", SUPERVISOR_NAME]);
+    assert!(
+        out(&o).contains("podcode-sandbox-helper __sandbox-exec --policy"),
+        "{}{}",
+        out(&o),
+        err(&o)
+    );
+    // It takes the same command line as `podcode __sandbox-exec`, with or without the
+    // subcommand, and says the same when it is wrong.
+    for args in [&["__sandbox-exec", "echo"][..], &["echo"][..]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_podcode-sandbox-helper"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(126));
+        assert_eq!(
+            err(&o),
+            "podcode sandbox: usage: __sandbox-exec --policy <json> -- <command> [args…]\n"
+        );
+    }
+}
+
 #[test]
 fn sandbox_run_passes_its_arguments_as_given() {
     let env = Env::new();
