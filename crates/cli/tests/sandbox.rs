@@ -340,6 +340,66 @@ fn denials_name_the_real_path_and_the_connection_even_through_a_pipe() {
     );
 }
 
+/// An executable tool (a shell script in the user's tools folder) run in the sandbox.
+fn shell_tool(env: &Env, name: &str, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = env.root.path().join("config/tools");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, script).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn an_executable_tools_refused_write_names_the_path_the_sandbox_refused() {
+    let env = Env::new();
+    if !landlock(&env) {
+        return;
+    }
+    let outside = env.root.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let o = outside.display();
+    // sh reports a refused redirect as "<script>: 3: cannot create <target>: Permission
+    // denied": the first path in that line is the script's own, not what was refused.
+    shell_tool(
+        &env,
+        "describe_escape",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = describe ]; then\n  echo x > {o}/described || exit 3\n  echo '{{\"description\":\"d\"}}'\nfi\n"
+        ),
+    );
+    shell_tool(
+        &env,
+        "run_escape",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{{\"description\":\"d\"}}'; exit 0; fi\necho x > {o}/ran\n"
+        ),
+    );
+    let v: serde_json::Value = serde_json::from_str(&out(&env.run(&["tools", "--json"]))).unwrap();
+    let problem = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["source"].as_str().unwrap().ends_with("describe_escape"))
+        .unwrap_or_else(|| panic!("{v}"))["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        problem.ends_with(&format!("\nThe sandbox (workspace-write) stopped writing {o}/described. To allow it, add the directory to `writable` under `[sandbox]` in the config, or set `mode = \"full\"` there.")),
+        "{problem}"
+    );
+    let o2 = env.run(&["tool", "call", "run_escape", "{}", "--yes"]);
+    assert!(
+        err(&o2).contains(&format!(
+            "The sandbox (workspace-write) stopped writing {o}/ran. To allow it"
+        )),
+        "{}",
+        err(&o2)
+    );
+    assert!(!outside.join("ran").exists() && !outside.join("described").exists());
+}
+
 /// The first process of a sandbox (the helper's supervisor) as `ps` would name it.
 const SUPERVISOR_NAME: &str = "tr '\\0' ' ' < /proc/1/cmdline";
 
