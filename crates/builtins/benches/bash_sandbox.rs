@@ -5,8 +5,13 @@
 //!
 //! `bash call: sandboxed median X ms, full median Y ms: +Z ms (R×) (target < +5 ms)`
 //!
-//! The helper is `podcode-sandbox-exec` (built by the harness) unless
-//! `PODCODE_SANDBOX_HELPER` names another, e.g. `target/release/podcode`.
+//! The helper is `podcode-sandbox-exec` (built by the harness; the same program as the
+//! `podcode-sandbox-helper` that `podcode` starts when it is installed beside it) unless
+//! `PODCODE_SANDBOX_HELPER` names another: `target/debug/podcode` times the fallback
+//! (`podcode __sandbox-exec`), which pays for loading the whole binary at every call.
+//!
+//! On a busy machine the difference grows with the load (each call hands the CPU between
+//! four processes); `chrt -f 10` on the bench binary approximates a calm one.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -69,6 +74,10 @@ fn main() {
         }
     });
     let (ms_a, ms_b) = (median(&mut a), median(&mut b));
+    println!(
+        "helper: {}",
+        podcode_tools::testing::sandbox_helper().display()
+    );
     println!(
         "bash call: sandboxed median {ms_a:.2} ms, full median {ms_b:.2} ms: {:+.2} ms ({:.2}×) (target < +{TARGET_MS} ms)",
         ms_a - ms_b,

@@ -10,9 +10,10 @@ use podcode_protocol::sanitize_for_terminal;
 
 pub fn engine(cwd: Option<PathBuf>) -> Result<Engine> {
     let mut engine = engine_quiet(cwd)?;
-    // This binary is the sandbox helper (`podcode __sandbox-exec`).
+    // The small helper installed beside this binary, or this binary itself
+    // (`podcode __sandbox-exec`).
     if let Ok(exe) = std::env::current_exe() {
-        engine.use_sandbox_helper(exe);
+        engine.use_sandbox_helper(podcode_sandbox::helper_beside(&exe));
     }
     for warning in engine.sandbox_warnings() {
         eprintln!("warning: {}", sanitize_for_terminal(&warning));

@@ -3,7 +3,8 @@
 //! scratch HOME), a secret-named variable, a symlink out of the project and a file of the
 //! project into the build agent's prompt. What reaches the scripted model's request bodies,
 //! the warnings and `podcode plugins` are checked before trust, after `podcode trust`, after
-//! `podcode trust --allow-secrets`, and after `podcode trust --revoke`.
+//! `podcode trust --allow-secrets`, and after `podcode trust --revoke`; and on a terminal,
+//! the question a trusted project's config asks before it reads them, answered no and yes.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -19,7 +20,12 @@ const PLAIN: &str = "plain-value-5b3a";
 const STYLE: &str = "STYLE-GUIDE-OF-THE-PROJECT";
 
 fn setup() -> Env {
-    let env = Env::new((0..4).map(|_| Reply::new().text("ok")).collect());
+    setup_answering("ok")
+}
+
+/// `setup` with a model that answers `answer` to every prompt.
+fn setup_answering(answer: &str) -> Env {
+    let env = Env::new((0..4).map(|_| Reply::new().text(answer)).collect());
     let home = env.root.path().join("home");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::write(home.join(".ssh/id_ed25519"), format!("{SSH_KEY}\n")).unwrap();
@@ -145,4 +151,43 @@ fn a_projects_opencode_config_reads_no_secret_until_the_user_allows_it() {
             "{secret} reached the model: {system}"
         );
     }
+}
+
+/// The system prompt of the model request number `n`.
+fn system_of(env: &Env, n: usize) -> String {
+    env.requests()[n]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn on_a_terminal_a_trusted_projects_config_asks_before_it_reads_a_secret() {
+    const ANSWER: &str = "Answered-by-the-model-31d7";
+    let env = setup_answering(ANSWER);
+    trust(&env, &[]);
+    let question = "Let this workspace's config read them? [y/N]";
+
+    // No: the secret stays empty, this time and (not remembered) asked again next time.
+    let (screen, matched) = pty::drive(&env, &["run", "hello"], &[(question, "n\r"), (ANSWER, "")]);
+    assert!(matched[0] && matched[1], "{matched:?}\n{screen}");
+    let asked = "opencode config reads files outside the project or secret environment variables: agent.build.prompt ({file:~/.ssh/id_ed25519})";
+    assert!(screen.contains(&asked.replace(' ', "")), "{screen}");
+    assert!(
+        screen.contains(&"Not allowed: they stay empty (run `podcode trust --allow-secrets` later to allow them).".replace(' ', "")),
+        "{screen}"
+    );
+    let system = system_of(&env, 0);
+    assert!(
+        system.contains(STYLE) && !system.contains(SSH_KEY),
+        "{system}"
+    );
+
+    // Yes: read now, and remembered (a run without a terminal reads it too).
+    let (screen, matched) = pty::drive(&env, &["run", "hello"], &[(question, "y\r"), (ANSWER, "")]);
+    assert!(matched[0] && matched[1], "{matched:?}\n{screen}");
+    assert!(system_of(&env, 1).contains(SSH_KEY));
+    let (stderr, system) = run(&env);
+    assert!(system.contains(SSH_KEY), "{system}");
+    assert!(!stderr.contains("left empty"), "{stderr}");
 }

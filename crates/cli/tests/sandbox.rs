@@ -340,6 +340,107 @@ fn denials_name_the_real_path_and_the_connection_even_through_a_pipe() {
     );
 }
 
+/// An executable tool (a shell script in the user's tools folder) run in the sandbox.
+fn shell_tool(env: &Env, name: &str, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = env.root.path().join("config/tools");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, script).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn an_executable_tools_refused_write_names_the_path_the_sandbox_refused() {
+    let env = Env::new();
+    if !landlock(&env) {
+        return;
+    }
+    let outside = env.root.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let o = outside.display();
+    // sh reports a refused redirect as "<script>: 3: cannot create <target>: Permission
+    // denied": the first path in that line is the script's own, not what was refused.
+    shell_tool(
+        &env,
+        "describe_escape",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = describe ]; then\n  echo x > {o}/described || exit 3\n  echo '{{\"description\":\"d\"}}'\nfi\n"
+        ),
+    );
+    shell_tool(
+        &env,
+        "run_escape",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{{\"description\":\"d\"}}'; exit 0; fi\necho x > {o}/ran\n"
+        ),
+    );
+    let v: serde_json::Value = serde_json::from_str(&out(&env.run(&["tools", "--json"]))).unwrap();
+    let problem = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["source"].as_str().unwrap().ends_with("describe_escape"))
+        .unwrap_or_else(|| panic!("{v}"))["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        problem.ends_with(&format!("\nThe sandbox (workspace-write) stopped writing {o}/described. To allow it, add the directory to `writable` under `[sandbox]` in the config, or set `mode = \"full\"` there.")),
+        "{problem}"
+    );
+    let o2 = env.run(&["tool", "call", "run_escape", "{}", "--yes"]);
+    assert!(
+        err(&o2).contains(&format!(
+            "The sandbox (workspace-write) stopped writing {o}/ran. To allow it"
+        )),
+        "{}",
+        err(&o2)
+    );
+    assert!(!outside.join("ran").exists() && !outside.join("described").exists());
+}
+
+/// The first process of a sandbox (the helper's supervisor) as `ps` would name it.
+const SUPERVISOR_NAME: &str = "tr '\\0' ' ' < /proc/1/cmdline";
+
+#[test]
+fn commands_start_through_the_small_helper_installed_beside_podcode() {
+    let env = Env::new();
+    if !landlock(&env) {
+        return;
+    }
+    // The supervisor is PID 1 of the command's PID namespace: the program that started is
+    // the small helper, not the whole podcode binary (which costs milliseconds to load).
+    let args = serde_json::json!({ "command": SUPERVISOR_NAME }).to_string();
+    let o = env.run(&["tool", "call", "bash", &args, "--yes"]);
+    assert!(
+        out(&o).contains("podcode-sandbox-helper __sandbox-exec --policy"),
+        "{}{}",
+        out(&o),
+        err(&o)
+    );
+    let o = env.run(&["sandbox", "run", "--", "sh", "-c", SUPERVISOR_NAME]);
+    assert!(
+        out(&o).contains("podcode-sandbox-helper __sandbox-exec --policy"),
+        "{}{}",
+        out(&o),
+        err(&o)
+    );
+    // It takes the same command line as `podcode __sandbox-exec`, with or without the
+    // subcommand, and says the same when it is wrong.
+    for args in [&["__sandbox-exec", "echo"][..], &["echo"][..]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_podcode-sandbox-helper"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(126));
+        assert_eq!(
+            err(&o),
+            "podcode sandbox: usage: __sandbox-exec --policy <json> -- <command> [args…]\n"
+        );
+    }
+}
+
 #[test]
 fn sandbox_run_passes_its_arguments_as_given() {
     let env = Env::new();

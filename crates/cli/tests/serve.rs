@@ -3,7 +3,8 @@
 //! prompt to the scripted model, refuses a non-loopback host without a strong chosen token,
 //! refuses requests naming a foreign `Host`, closes connections that never finish their
 //! headers and stays reachable under a small descriptor limit, refuses to drive another
-//! project's session, and stops cleanly on SIGTERM.
+//! project's session, lets tokens expire (`--token-ttl`: the next one printed, the old one
+//! refused with how to get a new one), and stops cleanly on SIGTERM.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -396,4 +397,107 @@ fn another_projects_session_is_listed_but_not_driven() {
         "nothing ran for the refused prompt"
     );
     stop(child);
+}
+
+/// The `error` text of a JSON error body.
+fn error_text(body: &str) -> String {
+    serde_json::from_str::<Value>(body).unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_token_the_server_made_expires_and_the_next_one_is_printed_in_its_place() {
+    let env = Env::new(vec![]);
+    let mut child = env
+        .cmd(&["serve", "--token-ttl", "3s"])
+        .env_remove("PODCODE_SERVER_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = move || lines.next().unwrap().unwrap();
+    let addr = next()
+        .strip_prefix("Podcode server on http://")
+        .unwrap()
+        .to_string();
+    let first = next().strip_prefix("Token: ").unwrap().to_string();
+    assert!(next().starts_with("Open: "));
+    // The first token works until the server prints the next one…
+    let mut current = first.clone();
+    let mut renewed = 0;
+    while renewed < 2 {
+        let line = next();
+        let (token, rest) = line
+            .strip_prefix("Token: ")
+            .and_then(|l| l.split_once(' '))
+            .unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(rest, "(the previous one expired; this one lasts 3s)");
+        assert_ne!(token, current);
+        current = token.to_string();
+        renewed += 1;
+        // …the new one works (unless it expired already on a slow machine: then the next
+        // line brings a newer one and this is checked again)…
+        let (status, body) = http(&addr, "GET", "/api/sessions", Some(&current), "");
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 401, "{body}");
+    }
+    // …and the first one is refused, saying why and where the new one is.
+    let (status, body) = http(&addr, "GET", "/api/sessions", Some(&first), "");
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(
+        error_text(&body),
+        "the token expired: the server's tokens last 3s (`podcode serve --token-ttl`); use the newest token `podcode serve` printed in its terminal"
+    );
+    // A token that never was one is still just unauthorized.
+    let (status, body) = http(&addr, "GET", "/api/sessions", Some("not-a-token"), "");
+    assert_eq!((status, error_text(&body).as_str()), (401, "unauthorized"));
+    stop(child);
+}
+
+#[test]
+fn a_chosen_token_lasts_only_as_long_as_asked_and_then_says_to_restart() {
+    let env = Env::new(vec![]);
+    let mut child = env
+        .cmd(&["serve", "--token-ttl", "1s"])
+        .env("PODCODE_SERVER_TOKEN", "chosen-token-123")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let addr = out
+        .next()
+        .unwrap()
+        .unwrap()
+        .strip_prefix("Podcode server on http://")
+        .unwrap()
+        .to_string();
+    std::thread::spawn(move || for _ in out {});
+    let expired = "the token expired: the token in PODCODE_SERVER_TOKEN lasts 1s here (`podcode serve --token-ttl`); restart `podcode serve` with a new one";
+    // The server says so on its terminal when it happens…
+    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
+    let line = err
+        .find(|l| l.as_ref().is_ok_and(|l| l.contains("token expired")))
+        .unwrap()
+        .unwrap();
+    assert_eq!(line, format!("warning: {expired}"));
+    // …and to the client that still sends it.
+    let (status, body) = http(&addr, "GET", "/api/sessions", Some("chosen-token-123"), "");
+    assert_eq!((status, error_text(&body)), (401, expired.to_string()));
+    stop(child);
+
+    // A lifetime must be a duration of at least a second.
+    let o = env.run(&["serve", "--token-ttl", "0s"]);
+    let text = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        text.contains(
+            "invalid value '0s' for '--token-ttl <DURATION>': a token must last at least 1s"
+        ),
+        "{text}"
+    );
 }

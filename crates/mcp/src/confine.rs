@@ -24,15 +24,17 @@ pub struct StdioSandbox {
     pub writable: Vec<PathBuf>,
 }
 
-/// The command that starts server `name` (through the sandbox helper when confined).
+/// The command that starts server `name` (through the sandbox helper when confined), and
+/// the denial log the sandbox fills for it (the caller removes it when done).
 pub(crate) fn command(
     sandbox: Option<&StdioSandbox>,
     name: &str,
     config: &McpServerConfig,
     program: &str,
-) -> std::io::Result<tokio::process::Command> {
+) -> std::io::Result<(tokio::process::Command, Option<PathBuf>)> {
     let args: Vec<std::ffi::OsString> = config.args.iter().map(Into::into).collect();
     let confined = sandbox.filter(|s| config.sandbox && s.sandbox.is_active());
+    let mut log = None;
     let mut cmd = match confined {
         Some(s) => {
             // The helper would start and then fail to exec it: say "not found" as an
@@ -42,13 +44,15 @@ pub(crate) fn command(
                 return Err(std::io::Error::from_raw_os_error(ENOENT));
             }
             let temp = s.sandbox.session_temp(&format!("mcp-{name}"))?;
-            let policy = s.sandbox.policy(
+            let mut policy = s.sandbox.policy(
                 s.writable
                     .iter()
                     .map(PathBuf::as_path)
                     .chain(config.cwd.as_deref().map(std::path::Path::new))
                     .chain(temp.as_deref()),
             );
+            policy.denial_log = s.sandbox.denial_log(&format!("mcp-{name}"));
+            log = policy.denial_log.clone();
             let (helper, argv) = s.sandbox.wrap(&policy, program.as_ref(), &args);
             let mut cmd = tokio::process::Command::new(helper);
             cmd.args(argv);
@@ -70,7 +74,7 @@ pub(crate) fn command(
     }
     // After the removals: a key the user passes to this server on purpose is kept.
     cmd.envs(&config.env);
-    Ok(cmd)
+    Ok((cmd, log))
 }
 
 /// Whether `program` names a file (with a `/`) or is found on `PATH`.
@@ -82,15 +86,20 @@ fn on_path(program: &str) -> bool {
     std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
 }
 
-/// What a failed start adds when the sandbox may have caused it (a refused write or
-/// connection in the server's stderr): the settings that allow it.
+/// What a failure adds when the sandbox caused it: what it refused, from the server's
+/// denial log `log` (written by the sandbox itself), and the settings that allow it; or,
+/// without a log entry, a refusal in the server's stderr, which may be the sandbox's.
 pub(crate) fn denied_note(
     sandbox: Option<&StdioSandbox>,
     name: &str,
     config: &McpServerConfig,
     stderr: &str,
+    log: Option<&std::path::Path>,
 ) -> Option<String> {
     sandbox.filter(|s| config.command.is_some() && config.sandbox && s.sandbox.is_active())?;
+    if let Some(denial) = log.and_then(|l| podcode_sandbox::logged_denial(l, stderr, 0)) {
+        return Some(stopped_note(name, &denial));
+    }
     let lower = stderr.to_ascii_lowercase();
     let refused = [
         "permission denied",
@@ -101,6 +110,23 @@ pub(crate) fn denied_note(
     .iter()
     .any(|m| lower.contains(m));
     refused.then(|| sandbox_note(name))
+}
+
+/// The note for a refusal the sandbox logged.
+pub(crate) fn stopped_note(name: &str, denial: &podcode_sandbox::Denial) -> String {
+    let setting = match denial {
+        podcode_sandbox::Denial::Network(_) => {
+            "set `plugin_network = true` under [sandbox] (MCP servers share the plugin host's network setting)"
+        }
+        podcode_sandbox::Denial::Protected(_) => {
+            ".git, .podcode and .opencode stay read-only to sandboxed programs; run the server outside the sandbox"
+        }
+        podcode_sandbox::Denial::Write(_) => "add the directory to `writable` under [sandbox]",
+    };
+    format!(
+        "Podcode's sandbox stopped {}: {setting}, or set `sandbox = false` under [mcp.{name}]",
+        denial.describe()
+    )
 }
 
 pub(crate) fn sandbox_note(name: &str) -> String {
@@ -116,6 +142,10 @@ mod tests {
         assert_eq!(
             super::sandbox_note("files"),
             "it runs in Podcode's sandbox, which may have refused this: add the directory to `writable` under [sandbox], or set `sandbox = false` under [mcp.files]"
+        );
+        assert_eq!(
+            super::stopped_note("files", &podcode_sandbox::Denial::Write("/etc/x".into())),
+            "Podcode's sandbox stopped writing /etc/x: add the directory to `writable` under [sandbox], or set `sandbox = false` under [mcp.files]"
         );
     }
 }

@@ -105,6 +105,14 @@ pub struct McpServer {
     spills: Arc<crate::streamed::Spills>,
     /// The sandbox a stdio server starts in (`None`: as it is).
     sandbox: Option<crate::StdioSandbox>,
+    /// The denial log of the running (or last) process, which its sandbox fills.
+    denials: StdMutex<Option<std::path::PathBuf>>,
+}
+
+impl Drop for McpServer {
+    fn drop(&mut self) {
+        self.set_denial_log(None);
+    }
 }
 
 impl McpServer {
@@ -141,6 +149,7 @@ impl McpServer {
             unmatched_oversize: Arc::default(),
             spills: Arc::default(),
             sandbox,
+            denials: StdMutex::new(None),
         })
     }
 
@@ -275,6 +284,16 @@ impl McpServer {
         self.publish(&conn);
     }
 
+    /// Replaces the running process's denial log, removing the previous one.
+    fn set_denial_log(&self, log: Option<std::path::PathBuf>) {
+        if let Ok(mut cur) = self.denials.lock() {
+            if let Some(old) = cur.take() {
+                let _ = std::fs::remove_file(old);
+            }
+            *cur = log;
+        }
+    }
+
     /// The tail of the server's stderr, for error messages.
     pub fn exit_reason(&self, what: &str) -> String {
         let tail = self
@@ -285,7 +304,14 @@ impl McpServer {
         if tail.is_empty() {
             return what.to_string();
         }
-        match crate::confine::denied_note(self.sandbox.as_ref(), &self.name, &self.config, &tail) {
+        let log = self.denials.lock().ok().and_then(|l| l.clone());
+        match crate::confine::denied_note(
+            self.sandbox.as_ref(),
+            &self.name,
+            &self.config,
+            &tail,
+            log.as_deref(),
+        ) {
             Some(note) => format!("{what}; its stderr ends with: {tail} ({note})"),
             None => format!("{what}; its stderr ends with: {tail}"),
         }
@@ -296,12 +322,13 @@ impl McpServer {
         let (client, pid) = if let Some(url) = &self.config.url {
             (self.connect_http(url, handler).await?, None)
         } else if let Some(command) = &self.config.command {
-            let mut cmd =
+            let (mut cmd, log) =
                 crate::confine::command(self.sandbox.as_ref(), &self.name, &self.config, command)
                     .map_err(|e| match e.kind() {
                     std::io::ErrorKind::NotFound => format!("could not start `{command}`: {e}"),
                     _ => format!("could not prepare the sandbox for `{command}`: {e}"),
                 })?;
+            self.set_denial_log(log);
             if let Some(cwd) = &self.config.cwd {
                 cmd.current_dir(cwd);
             }

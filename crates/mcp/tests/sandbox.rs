@@ -87,8 +87,12 @@ async fn stdio_servers_may_write_the_workspace_but_not_home() {
     assert_eq!(state, ServerState::Failed);
     let error = error.unwrap_or_default();
     assert!(error.contains("Permission denied"), "{error}");
+    // The sandbox's own log names what it refused.
     assert!(
-        error.ends_with("(it runs in Podcode's sandbox, which may have refused this: add the directory to `writable` under [sandbox], or set `sandbox = false` under [mcp.home])"),
+        error.ends_with(&format!(
+            "(Podcode's sandbox stopped writing {}: add the directory to `writable` under [sandbox], or set `sandbox = false` under [mcp.home])",
+            home.join(".tool-state").display()
+        )),
         "{error}"
     );
     assert!(!home.join(".tool-state").exists());

@@ -64,6 +64,17 @@ pub struct DescribeSandbox {
     pub writable: Vec<PathBuf>,
 }
 
+/// A spawn's denial log, removed when the spawn is done with.
+struct DenialLog(Option<PathBuf>);
+
+impl Drop for DenialLog {
+    fn drop(&mut self) {
+        if let Some(log) = &self.0 {
+            let _ = std::fs::remove_file(log);
+        }
+    }
+}
+
 /// Runs `<file> describe` and turns its manifest into tool specs.
 pub async fn describe_executable(file: &Path) -> Result<Vec<ToolSpec>, String> {
     describe_executable_in(file, None).await
@@ -84,13 +95,17 @@ pub async fn describe_executable_in(
         None => None,
     };
     let policy = active.map(|s| {
-        s.sandbox.policy(
+        let mut p = s.sandbox.policy(
             s.writable
                 .iter()
                 .map(PathBuf::as_path)
                 .chain(temp.as_deref()),
-        )
+        );
+        // What the sandbox refused, from the sandbox itself (see `DenialLog`).
+        p.denial_log = s.sandbox.denial_log("describe");
+        p
     });
+    let _log = DenialLog(policy.as_ref().and_then(|p| p.denial_log.clone()));
     let (program, argv) = match (active, &policy) {
         (Some(s), Some(p)) => s.sandbox.wrap(p, file.as_os_str(), &describe),
         _ => (file.as_os_str().to_os_string(), describe),
@@ -135,7 +150,7 @@ pub async fn describe_executable_in(
         );
         let dir = file.parent().unwrap_or(Path::new("/"));
         if let (Some(s), Some(p)) = (active, &policy)
-            && let Some(denial) = podcode_sandbox::detect(&stderr, p, dir)
+            && let Some(denial) = podcode_sandbox::denial_for(p, &stderr, dir, 0)
         {
             message.push('\n');
             message.push_str(&podcode_sandbox::denied_note(

@@ -169,6 +169,15 @@ pub struct PluginHost {
     spawns: AtomicU64,
     /// Serves the plugin `client` (toasts, session reads); set by the engine.
     client: std::sync::Mutex<Option<Arc<dyn crate::ClientBackend>>>,
+    /// The running sidecar's sandbox policy, with the denial log its supervisor fills for
+    /// the sidecar's whole life (`sandbox_note` reads what a call added to it).
+    policy: std::sync::Mutex<Option<podcode_sandbox::Policy>>,
+}
+
+impl Drop for PluginHost {
+    fn drop(&mut self) {
+        self.set_policy(None);
+    }
 }
 
 #[derive(Default)]
@@ -187,6 +196,7 @@ impl PluginHost {
             state: Mutex::new(State::default()),
             spawns: AtomicU64::new(0),
             client: std::sync::Mutex::new(None),
+            policy: std::sync::Mutex::new(None),
         })
     }
 
@@ -275,7 +285,14 @@ impl PluginHost {
             );
         };
         let dir = self.prepare()?;
-        let policy = self.sandbox_policy()?;
+        let mut policy = self.sandbox_policy()?;
+        if let (Some(p), Some(sb)) = (
+            policy.as_mut(),
+            self.opts.sandbox.as_ref().filter(|s| s.is_active()),
+        ) {
+            p.denial_log = sb.denial_log("plugin-host");
+        }
+        self.set_policy(policy.clone());
         let sc = Sidecar::spawn(
             runtime.name(),
             runtime.program(),
@@ -311,11 +328,39 @@ impl PluginHost {
         Ok(Some(sb.policy(roots.into_iter().chain(temp.as_deref()))))
     }
 
-    /// What a plugin call's error gains when the sandbox caused it: which setting allows it.
-    pub fn sandbox_note(&self, message: &str) -> Option<String> {
+    /// Replaces the running sidecar's policy, removing the old one's denial log.
+    fn set_policy(&self, policy: Option<podcode_sandbox::Policy>) {
+        let mut cur = self.policy.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(log) = cur.as_ref().and_then(|p| p.denial_log.as_ref()) {
+            let _ = std::fs::remove_file(log);
+        }
+        *cur = policy;
+    }
+
+    fn current_policy(&self) -> Option<podcode_sandbox::Policy> {
+        self.policy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Where the sidecar's denial log ends now: a call passes it to `sandbox_note`, which
+    /// then reads only what the sandbox refused after the call began.
+    pub fn denial_mark(&self) -> usize {
+        self.current_policy()
+            .and_then(|p| p.denial_log)
+            .map_or(0, |log| podcode_sandbox::log_len(&log))
+    }
+
+    /// What a plugin call's error gains when the sandbox caused it: what it refused (from
+    /// the sidecar's denial log past `mark`) and which setting allows it.
+    pub fn sandbox_note(&self, message: &str, mark: usize) -> Option<String> {
         let sb = self.opts.sandbox.as_ref()?;
-        let policy = self.sandbox_policy().ok()??;
-        let denial = podcode_sandbox::detect(message, &policy, &self.opts.directory)?;
+        let policy = match self.current_policy() {
+            Some(p) => p,
+            None => self.sandbox_policy().ok()??,
+        };
+        let denial = podcode_sandbox::denial_for(&policy, message, &self.opts.directory, mark)?;
         Some(podcode_sandbox::denied_note(sb.mode(), &denial, true))
     }
 

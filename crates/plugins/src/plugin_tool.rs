@@ -86,6 +86,7 @@ impl Tool for PluginTool {
                 "mainCwd": id.main_cwd, "directory": id.directory, "worktree": id.worktree,
             },
         });
+        let mark = self.host.denial_mark();
         let request = sc.request("execute", params);
         tokio::pin!(request);
         let reply = tokio::select! {
@@ -110,7 +111,7 @@ impl Tool for PluginTool {
         let rejection = sc.take_rejection(&call_id);
         let value = reply.map_err(|e| match rejection {
             Some(text) if e.message.contains(&text) => ToolError::Permission(text),
-            _ => match self.host.sandbox_note(&e.message) {
+            _ => match self.host.sandbox_note(&e.message, mark) {
                 Some(note) => ToolError::failed(format!("{}\n{note}", e.message)),
                 None => ToolError::failed(e.message),
             },

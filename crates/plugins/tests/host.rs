@@ -626,7 +626,7 @@ async fn node_runs_typescript_tools_and_explains_when_bun_is_needed() {
 
 /// The plugin host runs in Podcode's default sandbox: a plugin tool writing inside the
 /// workspace works, one writing outside fails with the runtime's EACCES error and a note
-/// saying which setting allows it.
+/// saying which setting allows it, also when the plugin's error does not name the path.
 #[tokio::test]
 async fn a_plugin_writing_outside_the_workspace_fails_with_a_clear_error() {
     if !podcode_sandbox::KernelSupport::detect().has_landlock() {
@@ -635,12 +635,14 @@ async fn a_plugin_writing_outside_the_workspace_fails_with_a_clear_error() {
     }
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("plugin-escape.txt");
+    let quiet = outside.path().join("quiet-escape.txt");
     let ws = Workspace::new(&[]);
     ws.write(
         ".opencode/tools/scribble.ts",
         &format!(
-            "import {{ tool }} from \"@opencode-ai/plugin\"\nimport {{ writeFileSync }} from \"node:fs\"\nexport const inside = tool({{ description: \"writes inside\", args: {{}}, async execute(_a, ctx) {{ writeFileSync(ctx.directory + \"/made.txt\", \"ok\"); return \"wrote\" }} }})\nexport const outside = tool({{ description: \"writes outside\", args: {{}}, async execute() {{ writeFileSync({:?}, \"x\"); return \"wrote\" }} }})\n",
-            target.display().to_string()
+            "import {{ tool }} from \"@opencode-ai/plugin\"\nimport {{ writeFileSync }} from \"node:fs\"\nexport const inside = tool({{ description: \"writes inside\", args: {{}}, async execute(_a, ctx) {{ writeFileSync(ctx.directory + \"/made.txt\", \"ok\"); return \"wrote\" }} }})\nexport const outside = tool({{ description: \"writes outside\", args: {{}}, async execute() {{ writeFileSync({:?}, \"x\"); return \"wrote\" }} }})\nexport const quiet = tool({{ description: \"hides why\", args: {{}}, async execute() {{ try {{ writeFileSync({:?}, \"x\") }} catch {{ throw new Error(\"could not save the notes\") }} return \"wrote\" }} }})\n",
+            target.display().to_string(),
+            quiet.display().to_string()
         ),
     );
     let l = load(&ws, json!({})).await;
@@ -657,6 +659,18 @@ async fn a_plugin_writing_outside_the_workspace_fails_with_a_clear_error() {
         out.model_text.contains(&format!(
             "The sandbox (workspace-write) stopped writing {}. To allow it, add the directory to `writable` under `[sandbox]` in the config, or set `mode = \"full\"` there.",
             target.display()
+        )),
+        "{}",
+        out.model_text
+    );
+    // An error that names no path: the sandbox's own log says what it refused in this
+    // call (not the earlier call's write).
+    let out = h.call("scribble_quiet", "{}").await;
+    assert_eq!(out.status, CallStatus::Failed, "{}", out.model_text);
+    assert!(
+        out.model_text.contains(&format!(
+            "could not save the notes\nThe sandbox (workspace-write) stopped writing {}. To allow it",
+            quiet.display()
         )),
         "{}",
         out.model_text

@@ -1,6 +1,7 @@
-//! Did the sandbox stop a command? For the bash tool and `podcode sandbox run` the sandbox
-//! itself says so: its supervisor appends each refusal to a denial log (`read_log`; see
-//! `notify`). For other spawners (plugins, MCP servers, executable tools) it is read
+//! Did the sandbox stop a command? Wherever the spawn has a denial log (bash, `podcode
+//! sandbox run`, executable tools, the plugin host, MCP servers) the sandbox itself says
+//! so: its supervisor appends each refusal to the log (`read_log`; see `notify`), and
+//! `denial_for` picks the one a failure is about. Without a log (no temp root) it is read
 //! from the output after the command failed (`detect`): a line saying
 //! "Permission denied", "Read-only file system" or "Operation not permitted" that names a
 //! path outside the writable roots (one the user could write without the sandbox), or,
@@ -112,10 +113,50 @@ pub fn detect(output: &str, policy: &Policy, cwd: &Path) -> Option<Denial> {
 /// The denials the helper logged at `log` (in order, without repeats). A missing or
 /// unreadable log means none.
 pub fn read_log(log: &Path) -> Vec<Denial> {
+    read_log_from(log, 0)
+}
+
+/// What the sandbox denied to a process run under `policy` whose failure printed
+/// `output`: from its denial log when it has one (only what was logged after the first
+/// `skip` lines, for a long-lived process whose earlier denials belong to earlier calls),
+/// else read from `output` (`detect`). Of several logged denials, the one `output` names
+/// wins (a program reports the write that made it fail); else the first. With nothing
+/// new, an earlier one `output` names (the supervisor does not repeat the last line).
+pub fn denial_for(policy: &Policy, output: &str, cwd: &Path, skip: usize) -> Option<Denial> {
+    match &policy.denial_log {
+        Some(log) => logged_denial(log, output, skip),
+        None => detect(output, policy, cwd),
+    }
+}
+
+/// `denial_for` for a spawn known only by its denial log.
+pub fn logged_denial(log: &Path, output: &str, skip: usize) -> Option<Denial> {
+    let named_in = |all: &[Denial]| {
+        all.iter()
+            .find(|d| match d {
+                Denial::Write(p) | Denial::Protected(p) => output.contains(&*p.to_string_lossy()),
+                Denial::Network(_) => false,
+            })
+            .cloned()
+    };
+    let new = read_log_from(log, skip);
+    if new.is_empty() {
+        return named_in(&read_log_from(log, 0));
+    }
+    named_in(&new).or_else(|| new.first().cloned())
+}
+
+/// How many lines the log at `log` holds now (where the next call's denials will start).
+pub fn log_len(log: &Path) -> usize {
+    std::fs::read_to_string(log).map_or(0, |t| t.lines().count())
+}
+
+fn read_log_from(log: &Path, skip: usize) -> Vec<Denial> {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let mut out: Vec<Denial> = Vec::new();
     for d in text
         .lines()
+        .skip(skip)
         .filter_map(|l| serde_json::from_str::<Denial>(l).ok())
     {
         if !out.contains(&d) {
@@ -276,6 +317,41 @@ mod tests {
             ]
         );
         assert!(read_log(&dir.path().join("missing")).is_empty());
+    }
+
+    #[test]
+    fn a_failure_is_matched_to_the_denial_it_names_and_only_to_newer_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        std::fs::write(
+            &log,
+            "{\"write\":\"/a/one\"}\n{\"write\":\"/b/two\"}\n{\"network\":\"node opened an IPv4 socket\"}\n",
+        )
+        .unwrap();
+        let mut p = policy(dir.path(), false);
+        p.denial_log = Some(log.clone());
+        let cwd = dir.path();
+        // The one the message names, else the first (of the lines after `skip`).
+        assert_eq!(
+            denial_for(&p, "sh: 1: cannot create /b/two: Permission denied", cwd, 0),
+            Some(Denial::Write("/b/two".into()))
+        );
+        assert_eq!(
+            denial_for(&p, "failed", cwd, 0),
+            Some(Denial::Write("/a/one".into()))
+        );
+        assert_eq!(
+            denial_for(&p, "failed", cwd, 2),
+            Some(Denial::Network("node opened an IPv4 socket".into()))
+        );
+        // Nothing new: an earlier line only when the message names it (a repeat is not
+        // logged twice in a row).
+        assert_eq!(denial_for(&p, "failed", cwd, 3), None);
+        assert_eq!(
+            denial_for(&p, "EACCES: permission denied, open '/a/one'", cwd, 3),
+            Some(Denial::Write("/a/one".into()))
+        );
+        assert_eq!(log_len(&log), 3);
     }
 
     #[test]

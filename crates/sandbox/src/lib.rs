@@ -22,8 +22,8 @@ mod policy;
 mod status;
 mod supervise;
 
-pub use denial::{Denial, denied_note, detect, read_log};
-pub use helper::{HELPER_SUBCOMMAND, run_helper};
+pub use denial::{Denial, denial_for, denied_note, detect, log_len, logged_denial, read_log};
+pub use helper::{HELPER_BINARY, HELPER_SUBCOMMAND, helper_beside, helper_main, run_helper};
 pub use launcher::{Sandbox, Settings};
 pub use mask::{MIN_SECRET_LEN, Secret, hide_own_memory, mask_secrets, secrets_from_env};
 pub use policy::{Mode, PROTECTED_NAMES, Policy, WRITABLE_DEVICES, protected_paths};

@@ -19,9 +19,10 @@ use crate::policy::{Mode, Policy, canonical_prefix, normalize};
 /// killed if it still runs (its background jobs are left alone).
 pub const PARENT_GONE: libc::c_int = libc::SIGUSR2;
 
-/// At most this many denials are logged per command (a loop of refused writes must not
-/// fill the disk).
-const MAX_LOGGED: usize = 32;
+/// At most this many denials are logged per sandboxed process (a loop of refused writes
+/// must not fill the disk); enough for a long-lived one (the plugin host, an MCP server)
+/// whose calls each read what was logged since they began.
+const MAX_LOGGED: usize = 256;
 
 pub struct Supervisor {
     pub policy: Policy,
@@ -32,7 +33,10 @@ pub struct Supervisor {
     pub cmd_pid: libc::pid_t,
     /// A signalfd for SIGCHLD (blocked in this process).
     pub sigchld: OwnedFd,
-    logged: Vec<Denial>,
+    /// Lines written so far, and the last denial (a repeat of it is not written again; an
+    /// earlier one is, since a long-lived process's next call reads only newer lines).
+    logged: usize,
+    last: Option<Denial>,
 }
 
 impl Supervisor {
@@ -51,7 +55,8 @@ impl Supervisor {
             status: Some(status),
             cmd_pid,
             sigchld,
-            logged: Vec::new(),
+            logged: 0,
+            last: None,
         }
     }
 
@@ -169,7 +174,7 @@ impl Supervisor {
     }
 
     fn record(&mut self, denial: Denial) {
-        if self.logged.len() >= MAX_LOGGED || self.logged.contains(&denial) {
+        if self.logged >= MAX_LOGGED || self.last.as_ref() == Some(&denial) {
             return;
         }
         if let Some(log) = &mut self.log
@@ -178,7 +183,8 @@ impl Supervisor {
             line.push('\n');
             let _ = log.write_all(line.as_bytes());
         }
-        self.logged.push(denial);
+        self.logged += 1;
+        self.last = Some(denial);
     }
 }
 

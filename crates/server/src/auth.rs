@@ -1,6 +1,7 @@
 //! Who may use `/api`: the bearer token, or a browser's sign-in cookie (see `login`).
 //!
-//! The token is made at start (or taken from `PODCODE_SERVER_TOKEN`) and compared in
+//! The token is made at start (or taken from `PODCODE_SERVER_TOKEN`), lives as long as
+//! `token` says (an expired one is answered with how to get the next) and is compared in
 //! constant time; API clients send it as `Authorization: Bearer <token>` (the scheme in any
 //! case). A browser sends the cookie `login` gave it — on every route, the event streams
 //! included (an `EventSource` sends cookies), so no secret ever goes in a URL. A request
@@ -23,6 +24,7 @@ use subtle::ConstantTimeEq;
 
 use crate::error::ErrorBody;
 use crate::state::AppState;
+use crate::token::Check;
 
 /// The environment variable that sets the token (required for a non-loopback `--host`).
 pub const TOKEN_ENV: &str = "PODCODE_SERVER_TOKEN";
@@ -145,10 +147,10 @@ pub async fn require_auth(
         return next.run(request).await;
     }
     if let Some(token) = bearer(&request) {
-        return if same(&token, &state.token) {
-            next.run(request).await
-        } else {
-            failed(&state, peer, "a wrong bearer token", TOKEN_REFUSED)
+        return match state.tokens.check(&token) {
+            Check::Valid => next.run(request).await,
+            Check::Expired(text) => error(StatusCode::UNAUTHORIZED, &text),
+            Check::Wrong => failed(&state, peer, "a wrong bearer token", TOKEN_REFUSED),
         };
     }
     if let Some(value) = crate::login::cookie(request.headers(), &state.cookie) {

@@ -24,6 +24,7 @@ mod limit;
 mod listen;
 mod login;
 mod state;
+mod token;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -48,6 +49,7 @@ pub use error::ErrorBody;
 pub use listen::{HEADER_TIMEOUT, connection_cap};
 pub use login::{CODE_REFUSED, CODE_TTL, COOKIE_TTL};
 pub use state::DEFAULT_AGENT;
+pub use token::DEFAULT_TTL as TOKEN_TTL;
 
 use crate::state::AppState;
 
@@ -98,6 +100,9 @@ pub struct ServeOptions {
     pub port: u16,
     /// The token clients must send; `None`: a random one. Required for a non-loopback host.
     pub token: Option<String>,
+    /// How long a token lasts. `None`: a token the server made lasts [`TOKEN_TTL`] (then
+    /// the next is made, see [`Server::token_clock`]); a chosen one as long as the server.
+    pub token_ttl: Option<std::time::Duration>,
 }
 
 impl Default for ServeOptions {
@@ -106,6 +111,7 @@ impl Default for ServeOptions {
             host: "127.0.0.1".into(),
             port: 0,
             token: None,
+            token_ttl: None,
         }
     }
 }
@@ -186,6 +192,33 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     api().1
 }
 
+/// The token's lifetime, held by the front end that prints the token: it waits for
+/// `expires` and shows what `renew` made.
+pub struct TokenClock(Arc<AppState>);
+
+impl TokenClock {
+    /// When the current token expires (`None`: never).
+    pub fn expires(&self) -> Option<std::time::Instant> {
+        self.0.tokens.expires()
+    }
+    /// How long each token lasts (`None`: as long as the server).
+    pub fn ttl(&self) -> Option<std::time::Duration> {
+        self.0.tokens.ttl()
+    }
+    /// The next token, replacing an expired one the server made; `None` for a token the
+    /// user chose (which only a restart with a new one replaces).
+    pub fn renew(&self) -> Result<Option<String>, ServerError> {
+        self.0
+            .tokens
+            .renew()
+            .map_err(|e| ServerError::Token(e.to_string()))
+    }
+    /// What a client with an expired token is told (also right for the terminal).
+    pub fn expired_text(&self) -> String {
+        self.0.tokens.expired_text()
+    }
+}
+
 /// A bound server, not yet serving.
 pub struct Server {
     listener: TcpListener,
@@ -224,7 +257,13 @@ impl Server {
         };
         let log = engine.event_log()?;
         let hosts = guard::Hosts::new(&opts.host);
-        let state = Arc::new(AppState::new(engine, token, log, hosts, addr.port()));
+        let ttl = match (opts.token_ttl, chosen.is_some()) {
+            (Some(ttl), _) => Some(ttl),
+            (None, false) => Some(token::DEFAULT_TTL),
+            (None, true) => None,
+        };
+        let tokens = token::Tokens::new(token, ttl, chosen.is_some());
+        let state = Arc::new(AppState::new(engine, tokens, log, hosts, addr.port()));
         Ok(Server {
             listener,
             addr,
@@ -237,9 +276,13 @@ impl Server {
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
-    /// The bearer token clients must send (`Authorization: Bearer …`).
-    pub fn token(&self) -> &str {
-        &self.state.token
+    /// The token clients must send now.
+    pub fn token(&self) -> String {
+        self.state.tokens.value()
+    }
+    /// When the token expires and how to make the next: for the front end, which shows it.
+    pub fn token_clock(&self) -> TokenClock {
+        TokenClock(self.state.clone())
     }
     /// The token was given in the options (chosen by the user), not made here.
     pub fn token_is_chosen(&self) -> bool {

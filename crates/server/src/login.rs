@@ -145,7 +145,13 @@ pub async fn login(State(state): State<Arc<AppState>>, request: Request) -> Resp
     };
     let (ok, refused) = match (&body.code, &body.token) {
         (Some(code), _) => (state.grants.spend(code), CODE_REFUSED),
-        (None, Some(token)) => (auth::same(token, &state.token), auth::TOKEN_REFUSED),
+        (None, Some(token)) => match state.tokens.check(token) {
+            crate::token::Check::Valid => (true, auth::TOKEN_REFUSED),
+            crate::token::Check::Expired(text) => {
+                return auth::error(StatusCode::UNAUTHORIZED, &text);
+            }
+            crate::token::Check::Wrong => (false, auth::TOKEN_REFUSED),
+        },
         (None, None) => {
             return auth::error(StatusCode::BAD_REQUEST, "send a sign-in code or the token");
         }

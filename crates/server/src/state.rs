@@ -24,7 +24,7 @@ pub const DEFAULT_AGENT: &str = "build";
 
 pub struct AppState {
     pub engine: Arc<Engine>,
-    pub token: String,
+    pub tokens: crate::token::Tokens,
     /// The sign-in cookie's name (per port).
     pub cookie: String,
     pub grants: Grants,
@@ -68,7 +68,7 @@ pub struct NewSession {
 impl AppState {
     pub fn new(
         engine: Arc<Engine>,
-        token: String,
+        tokens: crate::token::Tokens,
         log: Arc<EventLog>,
         hosts: Hosts,
         port: u16,
@@ -76,7 +76,7 @@ impl AppState {
         let project = resolved(engine.project());
         Self {
             engine,
-            token,
+            tokens,
             cookie: crate::login::cookie_name(port),
             grants: Grants::default(),
             limiter: Limiter::default(),

@@ -95,7 +95,7 @@ async fn a_non_loopback_host_needs_a_chosen_token_and_a_random_one_is_made_on_lo
     let (first, second) = (a.page_url().unwrap(), a.page_url().unwrap());
     assert!(first.starts_with(&format!("{}/#code=", a.url())), "{first}");
     assert_ne!(first, second);
-    assert!(!first.contains(a.token()));
+    assert!(!first.contains(&a.token()));
 }
 
 /// Every route the server has, as `METHOD path` in OpenAPI form.

@@ -104,10 +104,7 @@ impl Confinement {
         if !self.sandbox.is_active() {
             return None;
         }
-        match &self.policy.denial_log {
-            Some(log) => podcode_sandbox::read_log(log).into_iter().next(),
-            None => podcode_sandbox::detect(output, &self.policy, dir),
-        }
+        podcode_sandbox::denial_for(&self.policy, output, dir, 0)
     }
 
     /// Everything the sandbox's supervisor logged for this call, in order.

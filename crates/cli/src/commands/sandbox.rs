@@ -39,9 +39,9 @@ pub enum SandboxCommand {
 
 pub fn run(cwd: Option<PathBuf>, cmd: SandboxCommand) -> Result<ExitCode> {
     let mut engine = engine_quiet(cwd)?;
-    engine.use_sandbox_helper(
-        std::env::current_exe().context("cannot find the podcode binary for the sandbox helper")?,
-    );
+    let exe =
+        std::env::current_exe().context("cannot find the podcode binary for the sandbox helper")?;
+    engine.use_sandbox_helper(podcode_sandbox::helper_beside(&exe));
     match cmd {
         SandboxCommand::Status { json } => status(&engine, json),
         SandboxCommand::Run { agent, command } => run_command(&engine, agent.as_deref(), &command),

@@ -1,7 +1,8 @@
 //! `podcode serve` and `podcode web`: the HTTP + SSE API and the web page
 //! (`podcode-server`). Wiring only: load the engine, check the options, print where the
 //! server listens, its token (only one it made: a token the user chose is never echoed) and
-//! a one-time sign-in link, serve until Ctrl-C or SIGTERM.
+//! a one-time sign-in link, serve until Ctrl-C or SIGTERM. When a token the server made
+//! expires (`--token-ttl`, default 24 h) the next one is printed the same way.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,8 +22,11 @@ const BROWSER_CODE_TTL: Duration = Duration::from_secs(60);
 pub const SERVE_HELP: &str = "The API (every route, the event stream, auth) is described at
 /openapi.json on the server and in docs/server-api.md. Clients send the token as
 `Authorization: Bearer <token>` (the token printed at start, or the one you set in
-PODCODE_SERVER_TOKEN, which is never printed). The Open link signs a browser in once, within
-10 minutes; after that, the page asks for the token.
+PODCODE_SERVER_TOKEN, which is never printed). A token the server made lasts 24 hours
+(--token-ttl); then the next one is printed here and the old one is refused with a note
+saying so. A token you chose lasts until the server stops, unless --token-ttl is given.
+The Open link signs a browser in once, within 10 minutes; after that, the page asks for the
+token.
 
 Examples:
   podcode serve                          loopback, a free port, a random token
@@ -43,6 +47,45 @@ pub struct ServeArgs {
     /// Open the web page in a browser once the server listens.
     #[arg(long)]
     pub open: bool,
+    /// How long a token lasts, e.g. 8h or 7days (default: 24h for the token the server
+    /// makes, after which the next one is printed here; a token you chose lasts until the
+    /// server stops).
+    #[arg(long, value_name = "DURATION", value_parser = parse_ttl)]
+    pub token_ttl: Option<Duration>,
+}
+
+fn parse_ttl(text: &str) -> Result<Duration, String> {
+    let ttl = humantime::parse_duration(text)
+        .map_err(|e| format!("{e}: give a duration such as 30min, 8h or 7days"))?;
+    if ttl < Duration::from_secs(1) {
+        return Err("a token must last at least 1s".into());
+    }
+    Ok(ttl)
+}
+
+/// Prints the next token each time a token the server made expires (the old one is then
+/// refused with a note pointing here); for a chosen token, says once that it expired.
+async fn renew_tokens(clock: podcode_server::TokenClock) {
+    while let Some(at) = clock.expires() {
+        tokio::time::sleep_until(at.into()).await;
+        match clock.renew() {
+            Ok(Some(token)) => {
+                let ttl = clock
+                    .ttl()
+                    .map(|t| humantime::format_duration(t).to_string())
+                    .unwrap_or_default();
+                println!("Token: {token} (the previous one expired; this one lasts {ttl})");
+            }
+            Ok(None) => {
+                eprintln!("warning: {}", clock.expired_text());
+                return;
+            }
+            Err(e) => {
+                eprintln!("error: cannot make the next token: {e}; restart `podcode serve`");
+                return;
+            }
+        }
+    }
 }
 
 fn is_loopback(host: &str) -> bool {
@@ -69,6 +112,7 @@ pub fn run(cwd: Option<PathBuf>, args: ServeArgs) -> Result<ExitCode> {
             host: args.host.clone(),
             port: args.port,
             token,
+            token_ttl: args.token_ttl,
         };
         let server = match Server::bind(engine, opts).await {
             Ok(s) => s,
@@ -89,6 +133,7 @@ pub fn run(cwd: Option<PathBuf>, args: ServeArgs) -> Result<ExitCode> {
             // after that signs nobody in.
             open_browser(&server.sign_in_url(BROWSER_CODE_TTL)?);
         }
+        tokio::spawn(renew_tokens(server.token_clock()));
         server.run(stop_signal()).await?;
         Ok(ExitCode::SUCCESS)
     })
