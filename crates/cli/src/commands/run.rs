@@ -125,6 +125,8 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         });
         // The tree's figures before the turn: its summary counts what sub-agents spent in it.
         let before = engine.totals(&id)?;
+        // A continued session that has no title yet (one opened elsewhere) takes this prompt's.
+        engine.name_session(&id, &args.prompt)?;
         let totals_id = id.clone();
         port.send(Op::Prompt {
             session_id: id,
