@@ -167,6 +167,10 @@ impl AcpSession {
 
     async fn run_turn(&self, text: String, files: Vec<String>) -> Result<PromptResponse, RpcError> {
         let mut events = self.port.subscribe();
+        // An untitled session is named after its first prompt, as in every front end.
+        self.engine
+            .name_session(&self.id, &text)
+            .map_err(|e| RpcError::internal(e.to_string()))?;
         self.port.send(Op::Prompt {
             session_id: self.id.clone(),
             text,

@@ -1,6 +1,7 @@
 //! The change journal as front ends use it: listing changes (grouped for the Changes view
 //! by the prompt and tool call that made them), diffs, reverting a change, a call,
-//! everything since a prompt or a whole session — always through `podcode_tools::revert`,
+//! everything since a prompt or a whole session (a session's changes include its
+//! sub-agents') — always through `podcode_tools::revert`,
 //! which refuses (with a diff) to overwrite a file that changed since — and the "always"
 //! approvals remembered per project.
 
@@ -36,13 +37,23 @@ pub fn unified_diff(file: &str, old: &str, new: &str) -> String {
 }
 
 impl Engine {
-    /// Journaled changes, oldest first, optionally of one session or one call.
+    /// Journaled changes, oldest first, optionally of one session or one call. A session's
+    /// include its sub-agents' (at any depth): they edited on its behalf, and reverting the
+    /// session reverts theirs too.
     pub fn changes(
         &self,
         session: Option<&str>,
         call: Option<&str>,
     ) -> Result<Vec<RecordedChange>, EngineError> {
-        Ok(self.store()?.changes(session, call)?)
+        let store = self.store()?;
+        Ok(match session {
+            Some(id) => store
+                .changes_in_tree(id)?
+                .into_iter()
+                .filter(|c| call.is_none() || c.call_id.as_deref() == call)
+                .collect(),
+            None => store.changes(None, call)?,
+        })
     }
 
     /// One journaled change by id; `None` when there is none.
@@ -182,11 +193,18 @@ impl Engine {
             session_id: session_id.to_string(),
         };
         match podcode_tools::revert(&store, target, &opts) {
-            Ok(out) => RevertReport {
-                reverted: out.reverted,
-                skipped: out.skipped,
-                ..RevertReport::default()
-            },
+            Ok(out) => {
+                // The model's history still says the file was written: tell it.
+                let error = self.note_revert(session_id, &out.reverted).err().map(|e| {
+                    format!("the files were restored, but the note telling the model could not be stored: {e}")
+                });
+                RevertReport {
+                    reverted: out.reverted,
+                    skipped: out.skipped,
+                    error,
+                    ..RevertReport::default()
+                }
+            }
             Err(RevertError::Conflict { file, diff }) => RevertReport {
                 conflict: Some(RevertConflict { file, diff }),
                 ..RevertReport::default()

@@ -11,12 +11,14 @@ mod asker;
 mod changes;
 mod choices;
 mod client_mcp;
+mod drafts;
 mod engine;
 mod error;
 mod event_log;
 mod history;
 mod listing;
 mod plugin_client;
+mod revert_note;
 mod sandbox;
 mod serving;
 mod session;
@@ -26,11 +28,13 @@ mod task;
 pub mod testing;
 mod tool_session;
 mod toolset;
+mod totals;
 mod worktree;
 
 pub use changes::{ChangeEntry, conflict_text, unified_diff};
 pub use choices::Choice;
 pub use client_mcp::ClientMcpServer;
+pub use drafts::Drafts;
 pub use engine::{Engine, NewSessionSpec};
 pub use error::EngineError;
 pub use event_log::{EventLog, LoggedEvent, event_type};
@@ -45,6 +49,7 @@ pub mod sandbox_helper {
     };
 }
 pub use listing::{ToolInfo, ToolListing};
+pub use revert_note::revert_note_line;
 pub use session::{Port, Session, SessionOptions, SessionPick};
 pub use sources::{
     Builtins, Executables, Mcp, PluginSettings, PluginState, Plugins, SourceLoad, ToolSource,
@@ -52,6 +57,7 @@ pub use sources::{
 pub use task::{depth_limit_text, foreign_task_text, task_description, unknown_subagent_text};
 pub use tool_session::ToolSession;
 pub use toolset::{SessionTools, ToolSet, ToolSets};
+pub use totals::Totals;
 pub use worktree::{PruneNote, WorktreeInfo, fork as fork_worktree};
 
 /// Agent profiles as front ends list them (`podcode agents`).

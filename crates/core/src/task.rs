@@ -288,6 +288,10 @@ impl Tool for TaskTool {
             .map_err(failed)?
             .ok_or_else(|| failed(format!("no session with id {parent_id}")))?;
         let root_id = parent.root_id.clone().unwrap_or_else(|| parent_id.clone());
+        let model = match &profile.model {
+            Some(m) => resolve_model(engine, Some(m)).map_err(failed)?,
+            None => self.host.model.clone(),
+        };
         let child_id = match &a.task_id {
             Some(id) => match store.session(id).map_err(failed)? {
                 Some(s) if s.parent_id.as_deref() == Some(parent_id.as_str()) => s.id,
@@ -302,16 +306,12 @@ impl Tool for TaskTool {
                         agent: profile.name.clone(),
                         cwd: parent.cwd.clone(),
                         main_cwd: parent.main_cwd.clone(),
-                        model: None,
+                        model: Some(model.model().to_string()),
                         title,
                     })
                     .map_err(failed)?
                     .id
             }
-        };
-        let model = match &profile.model {
-            Some(m) => resolve_model(engine, Some(m)).map_err(failed)?,
-            None => self.host.model.clone(),
         };
         let up = self.host.sink.clone();
         let (sid, pid, cid, agent, desc) = (

@@ -123,14 +123,15 @@ pub async fn get_session(
 ) -> ApiResult<Json<SessionDetail>> {
     let session = session_info(&state, &id).await?;
     let (items, _) = state.engine.transcript(&id)?;
-    let usage = state.engine.session_usage(&id)?;
+    let totals = state.engine.totals(&id)?;
     let asks = match state.live(&id).await {
         Some(live) => open_asks(&live),
         None => Vec::new(),
     };
     Ok(Json(SessionDetail {
         session,
-        usage: usage.into(),
+        usage: totals.own.into(),
+        tree_usage: totals.tree.into(),
         transcript: items.into_iter().map(Into::into).collect(),
         asks,
     }))

@@ -157,7 +157,12 @@ impl From<TranscriptItem> for Transcript {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SessionDetail {
     pub session: SessionInfo,
+    /// The session's own totals.
     pub usage: Usage,
+    /// The totals of the session with every sub-agent session under it (its `task`
+    /// calls' children, at any depth): what the whole piece of work spent. Equal to `usage`
+    /// when it started no sub-agent.
+    pub tree_usage: Usage,
     pub transcript: Vec<Transcript>,
     /// Open permission asks (`permission_asked` events), oldest first.
     #[schema(value_type = Vec<Object>)]

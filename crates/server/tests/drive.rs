@@ -1,7 +1,8 @@
 //! Several clients on one session: a permission ask answered by one of two clients (the
 //! other sees it resolved; its late reply gets 409), a change listed and reverted (the file
-//! restored on disk), a revert conflict reported as data then forced; and an event stream
-//! dropped mid-turn, reconnected with `Last-Event-ID`: nothing lost, nothing twice.
+//! restored on disk, and the model's next request says so), a revert conflict reported as
+//! data then forced; and an event stream dropped mid-turn, reconnected with
+//! `Last-Event-ID`: nothing lost, nothing twice.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -161,6 +162,21 @@ async fn the_first_of_two_clients_answers_an_ask_and_a_change_is_reverted_from_t
         )
         .await;
     assert_eq!(again["skipped"], json!([change_id]));
+
+    // The model learns of the revert with its next request.
+    model.push(Reply::new().text("Noted."));
+    server
+        .post(
+            &format!("/api/sessions/{id}/prompt"),
+            json!({"text": "and now?"}),
+        )
+        .await;
+    a.until("turn_finished").await;
+    let last = model.requests().pop().unwrap()["messages"].to_string();
+    let note =
+        "The user reverted the change to notes.txt (the file is back to its previous content).";
+    let (at_note, at_prompt) = (last.find(note), last.find("and now?"));
+    assert!(at_note.is_some() && at_note < at_prompt, "{last}");
     server.stop().await;
 }
 

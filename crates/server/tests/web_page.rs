@@ -7,7 +7,8 @@
 //! panel reverts the edit (through a conflict and "Revert anyway") and the file is restored
 //! on disk. Model text that carries HTML runs nothing. A phone-sized viewport keeps the
 //! prompt box and the Changes toggle on screen. A dropped event stream resumes without loss,
-//! Esc stops a turn, a sub-agent shows as a compact card with its own permission ask, and two
+//! Esc stops a turn, a sub-agent shows as a compact card with its own permission ask (and its
+//! cost counts in the usage line, the session's own beside it), and two
 //! tabs follow one session: each sees the other's prompt, one answer closes both asks.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -456,18 +457,27 @@ async fn escape_stops_a_running_turn() {
 async fn a_sub_agent_shows_as_a_compact_card_on_its_task_call() {
     let env = Env::start(
         vec![
-            Reply::new().tool_call(
-                "t1",
-                "task",
-                r#"{"description": "Edit notes", "prompt": "Write new to notes.txt.", "subagent_type": "general"}"#,
-            ),
-            Reply::new().tool_call(
-                "w1",
-                "write",
-                r#"{"filePath": "notes.txt", "content": "new\n"}"#,
-            ),
-            Reply::new().text("notes edited"),
-            Reply::new().text("The sub-agent edited the notes."),
+            Reply::new()
+                .tool_call(
+                    "t1",
+                    "task",
+                    r#"{"description": "Edit notes", "prompt": "Write new to notes.txt.", "subagent_type": "general"}"#,
+                )
+                .usage(1000, 100)
+                .cost(0.012),
+            Reply::new()
+                .tool_call(
+                    "w1",
+                    "write",
+                    r#"{"filePath": "notes.txt", "content": "new\n"}"#,
+                )
+                .usage(2000, 100)
+                .cost(0.022),
+            Reply::new().text("notes edited").usage(2000, 50).cost(0.021),
+            Reply::new()
+                .text("The sub-agent edited the notes.")
+                .usage(1500, 50)
+                .cost(0.016),
         ],
         "",
     )
@@ -506,6 +516,13 @@ async fn a_sub_agent_shows_as_a_compact_card_on_its_task_call() {
     )
     .await;
     assert_eq!(env.read("notes.txt"), "new\n");
+    // The session's totals count its sub-agent's, with its own beside them.
+    wait_for(
+        &page,
+        "document.getElementById('usage')?.textContent.startsWith('6.5k in · 300 out · $0.0710 (own 2.5k in · 150 out · $0.0280)')",
+        "the tree's totals in the usage line",
+    )
+    .await;
     close(browser, pump).await;
     env.stop().await;
 }

@@ -104,6 +104,34 @@ impl Store {
         Ok(row)
     }
 
+    /// Stores `row` again under its own id, with fresh times: a session a front end held
+    /// back until its first prompt (`podcode-core`'s `drafts.rs`).
+    pub fn restore_session(&self, row: &SessionRow) -> Result<SessionRow, StoreError> {
+        let now = now_millis();
+        let row = SessionRow {
+            created_at: now,
+            updated_at: now,
+            ..row.clone()
+        };
+        self.conn()?
+            .prepare_cached(&format!(
+                "INSERT INTO sessions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+            ))?
+            .execute(params![
+                row.id,
+                row.parent_id,
+                row.root_id,
+                row.agent,
+                row.cwd,
+                row.main_cwd,
+                row.model,
+                row.title,
+                row.created_at,
+                row.updated_at
+            ])?;
+        Ok(row)
+    }
+
     /// One session by id; `None` when there is no such session.
     pub fn session(&self, id: &str) -> Result<Option<SessionRow>, StoreError> {
         let conn = self.conn()?;

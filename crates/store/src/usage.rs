@@ -1,6 +1,7 @@
 //! Token and cost totals per session: the loop adds each model request's usage as it ends
 //! (one committed update), and the front ends read the totals (`podcode sessions`, the
-//! TUI status line). Per-message usage lives in each assistant message's `step` part.
+//! TUI status line), for one session or for a session with its sub-agents (`tree_usage`).
+//! Per-message usage lives in each assistant message's `step` part.
 
 use podcode_protocol::StepUsage;
 use rusqlite::{OptionalExtension, params};
@@ -60,6 +61,41 @@ impl Store {
                 })
             })
             .optional()?;
+        Ok(row)
+    }
+}
+
+impl Store {
+    /// The totals of a session and every sub-agent session under it (recursively): what
+    /// the whole tree spent. `cost` is `None` only when no session of the tree has one;
+    /// `None` when there is no such session.
+    pub fn tree_usage(&self, session_id: &str) -> Result<Option<StepUsage>, StoreError> {
+        let conn = self.conn()?;
+        let row = conn
+            .prepare_cached(
+                "WITH RECURSIVE tree(id) AS (
+                     SELECT id FROM sessions WHERE id = ?1
+                     UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent_id = t.id
+                 )
+                 SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), \
+                 coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0), \
+                 coalesce(sum(reasoning_tokens), 0), sum(cost) \
+                 FROM sessions WHERE id IN (SELECT id FROM tree)",
+            )?
+            .query_row([session_id], |r| {
+                let n = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
+                if n(0)? == 0 {
+                    return Ok(None);
+                }
+                Ok(Some(StepUsage {
+                    input_tokens: n(1)?,
+                    output_tokens: n(2)?,
+                    cache_read_tokens: n(3)?,
+                    cache_write_tokens: n(4)?,
+                    reasoning_tokens: n(5)?,
+                    cost: r.get(6)?,
+                }))
+            })?;
         Ok(row)
     }
 }

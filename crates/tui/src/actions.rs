@@ -107,6 +107,9 @@ impl Loop {
                 let mut fresh = self.fresh_state(session_id);
                 fresh.transcript.entries = entries;
                 fresh.status.usage = usage;
+                if let Ok((own, tree)) = self.services.totals(session_id) {
+                    fresh.status.set_totals(own, tree);
+                }
                 fresh.status.title = title;
                 fresh
                     .transcript

@@ -1,10 +1,11 @@
 //! The UI's services over the engine (`podcode-core`): stored transcripts as entries, the
-//! model and agent pickers, the session list, new sessions, and the Changes view with its
+//! model and agent pickers, the session list, new sessions (held until their first prompt
+//! when the front end hands over its `Drafts`), the session tree's totals, and the Changes view with its
 //! reverts — what a front end wiring the UI to an `Engine` hands to `run`.
 
 use std::sync::Arc;
 
-use podcode_core::{Engine, EngineError, NewSessionSpec, ToolCallState, TranscriptItem};
+use podcode_core::{Drafts, Engine, EngineError, NewSessionSpec, ToolCallState, TranscriptItem};
 use podcode_protocol::{RevertReport, RevertTarget, StepUsage};
 
 use crate::changes::ChangeItem;
@@ -62,6 +63,8 @@ pub struct EngineServices {
     engine: Arc<Engine>,
     /// The model in use at start (listed first).
     start_model: String,
+    /// New sessions (`/new`) are held here until their first prompt stores them.
+    drafts: Option<Arc<Drafts>>,
 }
 
 impl EngineServices {
@@ -70,13 +73,26 @@ impl EngineServices {
         Self {
             engine,
             start_model,
+            drafts: None,
         }
+    }
+
+    /// Sessions `/new` starts are held in `drafts` until their first prompt (the front
+    /// end's prompt path calls `Engine::first_prompt` with the same `drafts`).
+    pub fn with_drafts(mut self, drafts: Arc<Drafts>) -> Self {
+        self.drafts = Some(drafts);
+        self
     }
 }
 
 impl TuiServices for EngineServices {
     fn transcript(&self, session_id: &str) -> Result<(Vec<Entry>, StepUsage), String> {
         transcript_entries(&self.engine, session_id).map_err(|e| e.to_string())
+    }
+
+    fn totals(&self, session_id: &str) -> Result<(StepUsage, StepUsage), String> {
+        let totals = self.engine.totals(session_id).map_err(|e| e.to_string())?;
+        Ok((totals.own, totals.tree))
     }
 
     fn models(&self) -> Vec<PickItem> {
@@ -146,6 +162,11 @@ impl TuiServices for EngineServices {
             .engine
             .create_session_like(like, &spec)
             .map_err(|e| e.to_string())?;
+        if let Some(drafts) = &self.drafts {
+            self.engine
+                .hold_until_prompted(drafts, &id)
+                .map_err(|e| e.to_string())?;
+        }
         Ok((id, worktree.map(|d| d.to_string_lossy().into_owned())))
     }
 

@@ -36,6 +36,10 @@ impl PickItem {
 pub trait TuiServices: Send + Sync {
     /// A stored session as transcript entries, and the tokens it used so far.
     fn transcript(&self, session_id: &str) -> Result<(Vec<Entry>, StepUsage), String>;
+    /// A stored session's totals: its own, and with its sub-agents' (zero when unknown).
+    fn totals(&self, _session_id: &str) -> Result<(StepUsage, StepUsage), String> {
+        Ok((StepUsage::default(), StepUsage::default()))
+    }
     /// Models the `/model` picker offers (configured, used by profiles, used before).
     fn models(&self) -> Vec<PickItem>;
     /// The agent profiles `/agent` offers.

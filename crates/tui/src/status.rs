@@ -1,5 +1,6 @@
 //! The status line component: which model and agent the session runs with, its title, the
-//! tokens (and cost) used so far and how full the context window is, the working directory, whether a turn is running, and the
+//! tokens (and cost) used so far — the session's with its sub-agents', its own beside them
+//! when sub-agents spent any — and how full the context window is, the working directory, whether a turn is running, and the
 //! "press ctrl-c again" warning. Turn events update it (`apply_event`); it draws the bottom
 //! row, with the running tools the transcript reports.
 
@@ -22,8 +23,10 @@ pub struct StatusLine {
     pub title: String,
     /// The working directory.
     pub cwd: String,
-    /// Tokens and cost of the session so far.
+    /// The session's own totals.
     pub usage: StepUsage,
+    /// What its sub-agents (at any depth) spent: added to `usage` for the shown total.
+    pub sub_agents: StepUsage,
     /// Prompt tokens of the last request and the model's context window (0: unknown).
     pub context: (u64, u64),
     /// A turn is running.
@@ -51,9 +54,38 @@ impl StatusLine {
         self.busy = true;
     }
 
+    /// The stored totals of a session (resumed or opened): its own, and with its
+    /// sub-agents' (`tree`).
+    pub fn set_totals(&mut self, own: StepUsage, tree: StepUsage) {
+        self.usage = own;
+        self.sub_agents = StepUsage {
+            input_tokens: tree.input_tokens.saturating_sub(own.input_tokens),
+            output_tokens: tree.output_tokens.saturating_sub(own.output_tokens),
+            cache_read_tokens: tree.cache_read_tokens.saturating_sub(own.cache_read_tokens),
+            cache_write_tokens: tree
+                .cache_write_tokens
+                .saturating_sub(own.cache_write_tokens),
+            reasoning_tokens: tree.reasoning_tokens.saturating_sub(own.reasoning_tokens),
+            cost: match (tree.cost, own.cost) {
+                (Some(t), o) => Some((t - o.unwrap_or(0.0)).max(0.0)).filter(|c| *c > 0.0),
+                (None, _) => None,
+            },
+        };
+    }
+
     /// The status line's part of a runtime event (the transcript takes the rest).
     pub fn apply_event(&mut self, event: &Event) {
         match event {
+            // A sub-agent's request (at any depth) counts towards the session's total.
+            Event::Subagent { event, .. } => {
+                let mut inner = event.as_ref();
+                while let Event::Subagent { event, .. } = inner {
+                    inner = event.as_ref();
+                }
+                if let Event::StepFinished { usage, .. } = inner {
+                    self.sub_agents.add(usage);
+                }
+            }
             Event::TurnStarted { agent, model, .. } => {
                 self.agent = agent.clone();
                 self.model = model.clone();
@@ -81,7 +113,8 @@ impl StatusLine {
 
     /// Draws the line; `running` are the tools whose calls are running.
     pub fn draw(&self, frame: &mut Frame, area: Rect, theme: Theme, running: &[&str]) {
-        let u = &self.usage;
+        let mut u = self.usage;
+        u.add(&self.sub_agents);
         let mut parts = vec![self.model.clone(), self.agent.clone()];
         if !self.title.is_empty() {
             parts.push(self.title.chars().take(30).collect());
@@ -89,6 +122,15 @@ impl StatusLine {
         let mut tokens = format!("{}↑ {}↓", u.input_tokens, u.output_tokens);
         if let Some(c) = u.cost {
             tokens.push_str(&format!(" ${c:.4}"));
+        }
+        if self.sub_agents != StepUsage::default() {
+            match self.usage.cost {
+                Some(c) => tokens.push_str(&format!(" (own ${c:.4})")),
+                None => tokens.push_str(&format!(
+                    " (own {}↑ {}↓)",
+                    self.usage.input_tokens, self.usage.output_tokens
+                )),
+            }
         }
         if let (used @ 1.., window @ 1..) = self.context {
             tokens.push_str(&format!(" ctx {}%", used * 100 / window));
@@ -174,6 +216,61 @@ mod tests {
         let text = line(&s, &[]);
         assert!(
             text.contains(" · 12000↑ 300↓ $0.0405 ctx 25% · /w"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn sub_agent_steps_add_to_the_total_and_the_own_figures_stay_beside_it() {
+        let mut s = StatusLine::new("m", "build", "/w");
+        let step = |input, output, cost| Event::StepFinished {
+            session_id: "ses_child".into(),
+            message_id: "msg_1".into(),
+            step: 1,
+            status: "completed".into(),
+            finish_reason: None,
+            usage: StepUsage {
+                input_tokens: input,
+                output_tokens: output,
+                cost: Some(cost),
+                ..Default::default()
+            },
+        };
+        let wrap = |event: Event| Event::Subagent {
+            session_id: "ses_child".into(),
+            parent_id: "ses_1".into(),
+            call_id: "call_1".into(),
+            agent: "general".into(),
+            description: "d".into(),
+            event: Box::new(event),
+        };
+        s.apply_event(&step(1000, 100, 0.012));
+        s.apply_event(&wrap(step(2000, 100, 0.022)));
+        // A sub-agent of the sub-agent counts too.
+        s.apply_event(&wrap(wrap(step(2000, 50, 0.021))));
+        let text = line(&s, &[]);
+        assert!(
+            text.contains(" · 5000↑ 250↓ $0.0550 (own $0.0120) · /w"),
+            "{text}"
+        );
+        // Resumed: the stored totals, own and with the sub-agents'.
+        let mut r = StatusLine::new("m", "build", "/w");
+        let own = StepUsage {
+            input_tokens: 2500,
+            output_tokens: 150,
+            cost: Some(0.028),
+            ..Default::default()
+        };
+        let tree = StepUsage {
+            input_tokens: 6500,
+            output_tokens: 300,
+            cost: Some(0.071),
+            ..Default::default()
+        };
+        r.set_totals(own, tree);
+        let text = line(&r, &[]);
+        assert!(
+            text.contains(" · 6500↑ 300↓ $0.0710 (own $0.0280) · /w"),
             "{text}"
         );
     }

@@ -1,6 +1,7 @@
 //! `podcode run "prompt"`: one non-interactive agent turn. Assistant text streams to
 //! stdout, each tool call is a one-line card on stderr (tool, title, status, duration), and
-//! a closing summary (steps, tokens, cost, changed files) follows on stderr. With
+//! a closing summary (steps, tokens and cost with what sub-agents spent, changed files)
+//! follows on stderr. With
 //! `--format json` stdout carries the event stream instead, one JSON event per line; a
 //! sub-agent's events arrive as `subagent` events tagged with its session id.
 //! Exit status: 0 answered (or summarized at the step limit), 1 error, 130 aborted,
@@ -15,7 +16,7 @@ use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use podcode_core::{Engine, EngineError, SessionOptions, SessionPick};
 use podcode_protocol::{
-    Event, Op, TurnEnd, TurnSummary, compacted_text, sanitize_for_terminal as clean,
+    Event, Op, StepUsage, TurnEnd, TurnSummary, compacted_text, sanitize_for_terminal as clean,
 };
 use tokio::sync::broadcast;
 
@@ -122,6 +123,11 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
                 }
             }
         });
+        // The tree's figures before the turn: its summary counts what sub-agents spent in it.
+        let before = engine.totals(&id)?;
+        // A continued session that has no title yet (one opened elsewhere) takes this prompt's.
+        engine.name_session(&id, &args.prompt)?;
+        let totals_id = id.clone();
         port.send(Op::Prompt {
             session_id: id,
             text: args.prompt.clone(),
@@ -134,7 +140,8 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             bail!("the agent stopped without finishing the turn");
         };
         if args.format == Format::Text {
-            print_summary(&summary, engine.cwd());
+            let sub_agents = engine.totals(&totals_id)?.since(&before).sub_agents();
+            print_summary(&summary, &sub_agents, engine.cwd());
         }
         Ok(match summary.end {
             TurnEnd::Answered | TurnEnd::MaxSteps => ExitCode::SUCCESS,
@@ -352,14 +359,28 @@ fn card(mark: &str, tool: &str, title: &str, status: &str, ms: u64) -> String {
     }
 }
 
-fn print_summary(s: &TurnSummary, cwd: &std::path::Path) {
-    let u = &s.usage;
-    let tokens = if u.input_tokens + u.output_tokens == 0 {
-        "tokens not reported".to_string()
-    } else {
-        format!("{} in / {} out tokens", u.input_tokens, u.output_tokens)
+/// The closing summary. Tokens and cost are the turn's with what its sub-agents spent
+/// (`sub_agents`); when they spent any, the session's own figures follow in parentheses.
+fn print_summary(s: &TurnSummary, sub_agents: &StepUsage, cwd: &std::path::Path) {
+    let tokens_cost = |u: &StepUsage| {
+        let tokens = if u.input_tokens + u.output_tokens == 0 {
+            "tokens not reported".to_string()
+        } else {
+            format!("{} in / {} out tokens", u.input_tokens, u.output_tokens)
+        };
+        let cost = u.cost.map(|c| format!(" · ${c:.4}")).unwrap_or_default();
+        format!("{tokens}{cost}")
     };
-    let cost = u.cost.map(|c| format!(" · ${c:.4}")).unwrap_or_default();
+    let mut total = s.usage;
+    total.add(sub_agents);
+    let mut spent = tokens_cost(&total);
+    if *sub_agents != StepUsage::default() {
+        spent.push_str(&format!(
+            " (this session {}; sub-agents {})",
+            tokens_cost(&s.usage),
+            tokens_cost(sub_agents)
+        ));
+    }
     let end = match s.end {
         TurnEnd::Answered => "done",
         TurnEnd::MaxSteps => "stopped at the step limit",
@@ -367,7 +388,7 @@ fn print_summary(s: &TurnSummary, cwd: &std::path::Path) {
         TurnEnd::Error => "failed",
     };
     eprintln!(
-        "\n── {end}: {} step{} · {} tool call{} · {tokens}{cost}",
+        "\n── {end}: {} step{} · {} tool call{} · {spent}",
         s.steps,
         plural(s.steps as usize),
         s.tool_calls,

@@ -1,4 +1,5 @@
-//! `podcode sessions`: list stored sessions (newest first, with tokens in/out and cost; a
+//! `podcode sessions`: list stored sessions (newest first, with tokens in/out and cost of the
+//! session with its sub-agents, its own beside them when they differ; a
 //! worktree session with its worktree and unsynced changes), `show ID` prints a session's
 //! transcript, `export ID` writes it as JSON (session, messages with their parts, tool
 //! calls, changes) to stdout, `prune` removes worktree sessions' worktrees and branches.
@@ -114,7 +115,9 @@ fn list(engine: &Engine, all: bool, json_out: bool, tree: bool) -> Result<ExitCo
         let mut rows = Vec::new();
         for s in &sessions {
             let mut row = serde_json::to_value(s)?;
-            row["usage"] = serde_json::to_value(engine.session_usage(&s.id)?)?;
+            let totals = engine.totals(&s.id)?;
+            row["usage"] = serde_json::to_value(totals.own)?;
+            row["tree_usage"] = serde_json::to_value(totals.tree)?;
             if let (Some(w), Some(obj)) = (worktrees.get(&s.id), row.as_object_mut()) {
                 obj.insert("worktree".into(), serde_json::to_value(w)?);
             }
@@ -147,9 +150,19 @@ fn list(engine: &Engine, all: bool, json_out: bool, tree: bool) -> Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-/// Tokens in and out, and the cost when a price is known: `12.3k↑ 1.2k↓ $0.04`.
+/// Tokens in and out, and the cost when a price is known, of the session with its
+/// sub-agents: `12.3k↑ 1.2k↓ $0.04`; when sub-agents spent some, the session's own figures
+/// follow: `15.1k↑ 1.5k↓ $0.10 (own 12.3k↑ 1.2k↓ $0.04)`.
 fn spent_text(engine: &Engine, id: &str) -> Result<String> {
-    let usage = engine.session_usage(id)?;
+    let totals = engine.totals(id)?;
+    let mut spent = usage_text(&totals.tree);
+    if totals.has_sub_agents() {
+        spent.push_str(&format!(" (own {})", usage_text(&totals.own)));
+    }
+    Ok(spent)
+}
+
+fn usage_text(usage: &podcode_protocol::StepUsage) -> String {
     let mut spent = format!(
         "{}↑ {}↓",
         tokens(usage.input_tokens),
@@ -158,7 +171,7 @@ fn spent_text(engine: &Engine, id: &str) -> Result<String> {
     if let Some(c) = usage.cost {
         spent.push_str(&format!(" ${c:.2}"));
     }
-    Ok(spent)
+    spent
 }
 
 fn line(s: &SessionRow, spent: &str, indent: &str) -> String {

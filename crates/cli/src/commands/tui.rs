@@ -1,5 +1,6 @@
 //! `podcode` (on a terminal) and `podcode tui`: the full-screen UI. Wiring only: the
-//! engine opens the session, the UI reads its event stream (permission asks included) and
+//! engine opens the session (a new one is held back until its first prompt stores and
+//! titles it: `Engine::first_prompt` runs before each prompt is sent), the UI reads its event stream (permission asks included) and
 //! sends it ops; `podcode_tui::EngineServices` answers the UI's pickers, resumes, the
 //! session list and the Changes view from the engine.
 
@@ -9,7 +10,8 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Args;
-use podcode_core::{EngineError, SessionOptions, SessionPick};
+use podcode_core::{Drafts, EngineError, SessionOptions, SessionPick};
+use podcode_protocol::Op;
 use podcode_tui::{AppState, EngineServices, Entry, TuiParams};
 
 use crate::start::{tokio_runtime, trusted_engine};
@@ -59,7 +61,7 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
         };
         let session = match engine
             .open_session(SessionOptions {
-                pick,
+                pick: pick.clone(),
                 agent: args.agent.clone(),
                 model: args.model.clone(),
                 max_steps: None,
@@ -74,14 +76,20 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
             }
             Err(e) => return Err(e.into()),
         };
+        // A new session is stored when its first prompt is sent, and titled from it.
+        let drafts = Arc::new(Drafts::new());
+        if matches!(pick, SessionPick::New { .. }) {
+            engine.hold_until_prompted(&drafts, session.id())?;
+        }
         let model_name = session.model().await;
         let cwd_text = session.directory().to_string_lossy().into_owned();
         let mut state = AppState::new(&model_name, &args.agent, &cwd_text, session.id());
         state.status.title = session.title().to_string();
         if args.continue_last || args.session.is_some() {
-            let (entries, usage) = podcode_tui::transcript_entries(&engine, session.id())?;
+            let (entries, _) = podcode_tui::transcript_entries(&engine, session.id())?;
             state.transcript.entries = entries;
-            state.status.usage = usage;
+            let totals = engine.totals(session.id())?;
+            state.status.set_totals(totals.own, totals.tree);
         }
         state.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         for (message, source) in engine.tool_errors().await {
@@ -94,12 +102,22 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
         let port = session.port();
         let (ops, mut op_rx) = tokio::sync::mpsc::unbounded_channel();
         let forward = port.clone();
+        let (prompted, held) = (engine.clone(), drafts.clone());
         tokio::spawn(async move {
             while let Some(op) = op_rx.recv().await {
+                if let Op::Prompt {
+                    session_id, text, ..
+                } = &op
+                {
+                    // When the store cannot be written the prompt goes on anyway: the
+                    // turn then fails on the same store and the UI shows its error.
+                    prompted.first_prompt(&held, session_id, text).ok();
+                }
                 forward.send(op);
             }
         });
-        let services = Arc::new(EngineServices::new(engine.clone(), model_name));
+        let services =
+            Arc::new(EngineServices::new(engine.clone(), model_name).with_drafts(drafts));
         let result = podcode_tui::run(TuiParams {
             state,
             events: port.subscribe(),

@@ -2,7 +2,7 @@
 // permission prompts, Changes panel, pickers, usage) kept live by the session's event stream,
 // and the keyboard. See docs/server-api.md for every route used here.
 import { api, restoreSignIn, login, EventStream } from "./api.mjs";
-import { el, usageLine, ago, setText } from "./render.mjs";
+import { el, treeUsageLine, addUsage, ago, setText } from "./render.mjs";
 import { Transcript } from "./transcript.mjs";
 import { Permissions } from "./permissions.mjs";
 import { ChangesPanel } from "./changes.mjs";
@@ -103,6 +103,7 @@ function closeSession() {
   changes.show(null);
   ui.title.textContent = "Podcode";
   ui.usage.textContent = "";
+  state.usage = null;
   setBusy(false);
   history.replaceState(null, "", location.pathname);
   welcome();
@@ -150,7 +151,9 @@ async function openSession(id) {
   transcript.load(snap.transcript || []);
   permissions.clear();
   for (const ask of snap.asks || []) permissions.ask(ask, id);
-  ui.usage.textContent = usageLine(snap.usage);
+  // The session's own totals and its tree's (with sub-agents); live events keep both.
+  state.usage = { own: snap.usage, tree: snap.tree_usage || snap.usage };
+  ui.usage.textContent = treeUsageLine(state.usage.own, state.usage.tree);
   setBusy(!!snap.session.busy);
   changes.show(id);
   const known = new Set((snap.transcript || []).filter((t) => t.message_id).map((t) => t.message_id));
@@ -182,11 +185,37 @@ function onEvent(ev) {
     case "permission_asked": permissions.ask(ev, ev.session || state.current); break;
     case "permission_resolved": permissions.resolved(ev.request_id); break;
     case "change_recorded": case "reverted": changes.soon(); break;
-    case "usage": ui.usage.textContent = usageLine(ev.total) + contextLine(ev); break;
+    case "usage": {
+      // The session's own totals now; what sub-agents spent stays on top of them.
+      const prev = state.usage || { own: null, tree: null };
+      const subs = subtract(prev.tree, prev.own);
+      state.usage = { own: ev.total, tree: addUsage(ev.total, subs) };
+      ui.usage.textContent = treeUsageLine(state.usage.own, state.usage.tree) + contextLine(ev);
+      break;
+    }
     case "configured": setPicker(ui.agent, ev.agent); setPicker(ui.model, ev.model); break;
-    case "subagent": if (ev.event?.type === "change_recorded") changes.soon(); break;
+    case "subagent": {
+      let inner = ev.event;
+      while (inner?.type === "subagent") inner = inner.event;
+      if (inner?.type === "change_recorded") changes.soon();
+      if (inner?.type === "step_finished" && state.usage) {
+        state.usage.tree = addUsage(state.usage.tree, inner.usage);
+        ui.usage.textContent = treeUsageLine(state.usage.own, state.usage.tree);
+      }
+      break;
+    }
     default: break;
   }
+}
+
+/** `tree` less `own`: what the sub-agents spent. */
+function subtract(tree, own) {
+  const out = {};
+  for (const k of ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"]) {
+    out[k] = Math.max(0, (tree?.[k] || 0) - (own?.[k] || 0));
+  }
+  if (tree?.cost !== null && tree?.cost !== undefined) out.cost = Math.max(0, tree.cost - (own?.cost || 0));
+  return out;
 }
 
 /** A placeholder now (so it sits before the answer), the stored text when it is read. */

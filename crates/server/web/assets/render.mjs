@@ -197,6 +197,24 @@ export function usageLine(u) {
   return s;
 }
 
+/** What a session tree spent (`tree`, the session with its sub-agents), with the
+ * session's own figures after it when sub-agents spent any. */
+export function treeUsageLine(own, tree) {
+  if (!tree) return usageLine(own);
+  const same = ["input_tokens", "output_tokens", "cost"].every((k) => (own?.[k] ?? null) === (tree[k] ?? null));
+  return same ? usageLine(tree) : `${usageLine(tree)} (own ${usageLine(own)})`;
+}
+
+/** `own` plus `more` (a sub-agent request's usage), field by field. */
+export function addUsage(own, more) {
+  const out = { ...(own || {}) };
+  for (const k of ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"]) {
+    out[k] = (out[k] || 0) + (more?.[k] || 0);
+  }
+  if (more?.cost !== null && more?.cost !== undefined) out.cost = (out.cost || 0) + more.cost;
+  return out;
+}
+
 export function ago(ms) {
   const s = Math.max(0, (Date.now() - ms) / 1000);
   if (s < 60) return "just now";
