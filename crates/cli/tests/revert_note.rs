@@ -2,6 +2,8 @@
 //! next request carries a note that the change is gone, stored in the session so a resumed
 //! session sends it too. The real binary against the scripted model; the request bodies are
 //! what the server received.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! front end: the TUI (launched and left without a prompt, or `/new` left empty, stores
 //! nothing) and ACP. The real binary in a pseudo-terminal and under a real ACP client,
 //! against the scripted model.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

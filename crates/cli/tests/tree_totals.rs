@@ -3,6 +3,8 @@
 //! (and `--tree`, which names the child's model), the HTTP API and the TUI status line;
 //! `changes --session PARENT` lists the child's edit. The real binary against the scripted
 //! model, priced in the user's config at $10 / $20 per million input / output tokens.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -23,6 +23,7 @@ pub struct Drafts {
 }
 
 impl Drafts {
+    /// No session held back yet.
     pub fn new() -> Self {
         Self::default()
     }

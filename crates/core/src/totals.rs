@@ -13,7 +13,9 @@ use crate::error::EngineError;
 /// session and its sub-agents). Equal when it started no sub-agent.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Totals {
+    /// The session's own model requests.
     pub own: StepUsage,
+    /// The session's and every sub-agent's below it, at any depth.
     pub tree: StepUsage,
 }
 
