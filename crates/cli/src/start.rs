@@ -13,7 +13,7 @@ pub fn engine(cwd: Option<PathBuf>) -> Result<Engine> {
     // The small helper installed beside this binary, or this binary itself
     // (`podcode __sandbox-exec`).
     if let Ok(exe) = std::env::current_exe() {
-        engine.use_sandbox_helper(podcode_sandbox::helper_beside(&exe));
+        engine.use_sandbox_helper(podcode_core::sandbox_helper::helper_beside(&exe));
     }
     for warning in engine.sandbox_warnings() {
         eprintln!("warning: {}", sanitize_for_terminal(&warning));

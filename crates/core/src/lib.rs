@@ -47,6 +47,8 @@ pub mod sandbox_helper {
         HELPER_SUBCOMMAND, KernelSupport, LandlockSupport, NamespaceSupport, PROTECTED_NAMES,
         WRITABLE_DEVICES, hide_own_memory, run_helper,
     };
+    /// Where `podcode-sandbox-helper` is installed beside a `podcode` executable, if it is.
+    pub use podcode_sandbox::helper_beside;
 }
 pub use listing::{ToolInfo, ToolListing};
 pub use revert_note::revert_note_line;

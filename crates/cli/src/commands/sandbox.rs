@@ -41,7 +41,7 @@ pub fn run(cwd: Option<PathBuf>, cmd: SandboxCommand) -> Result<ExitCode> {
     let mut engine = engine_quiet(cwd)?;
     let exe =
         std::env::current_exe().context("cannot find the podcode binary for the sandbox helper")?;
-    engine.use_sandbox_helper(podcode_sandbox::helper_beside(&exe));
+    engine.use_sandbox_helper(podcode_core::sandbox_helper::helper_beside(&exe));
     match cmd {
         SandboxCommand::Status { json } => status(&engine, json),
         SandboxCommand::Run { agent, command } => run_command(&engine, agent.as_deref(), &command),
