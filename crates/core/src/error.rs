@@ -42,13 +42,21 @@ pub enum EngineError {
     /// wrong directory under the wrong rules (`SessionRegistry` opens it in its own).
     #[error("session {id} belongs to {home}, not to {here}: run podcode in {home} to continue it")]
     OtherProject {
+        /// The session.
         id: String,
+        /// The directory it was started in.
         home: String,
+        /// The project this engine serves.
         here: String,
     },
     /// The directory a stored session works in no longer exists.
     #[error("session {id} works in {dir}, which no longer exists: it cannot run")]
-    DirectoryGone { id: String, dir: String },
+    DirectoryGone {
+        /// The session.
+        id: String,
+        /// The directory it was started in.
+        dir: String,
+    },
     /// A worktree session could not be created, inspected or removed.
     #[error("{0}")]
     Worktree(String),

@@ -32,7 +32,9 @@ const FALLBACK_AGENT: &str = "build";
 
 /// A session the registry drives, with the engine of its own workspace.
 pub struct LiveSession {
+    /// The session itself (its id, directory, model, agent).
     pub session: Session,
+    /// The engine of the session's own workspace.
     pub engine: Arc<Engine>,
 }
 
@@ -78,6 +80,21 @@ impl SessionRegistry {
             live: Mutex::new(HashMap::new()),
             log: std::sync::OnceLock::new(),
         }
+    }
+
+    /// A registry whose other engines are made like `home`: the same config and data
+    /// directories and sandbox helper, each reading its own directory's config and trust.
+    pub fn for_engine(home: Arc<Engine>) -> Self {
+        let dirs = home.dirs().clone();
+        let helper = home.sandbox_helper.clone();
+        let factory: EngineFactory = Arc::new(move |dir: &Path| {
+            let mut engine = Engine::load_in(Some(dir.to_path_buf()), dirs.clone())?;
+            if let Some(helper) = &helper {
+                engine.use_sandbox_helper(helper.clone());
+            }
+            Ok(engine)
+        });
+        Self::new(home, factory)
     }
 
     /// The engine of the process's own directory.

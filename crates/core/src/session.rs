@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What a front end hears when it prompts a session whose turn still runs (HTTP answers 409
 /// with it, ACP a JSON-RPC error): the session has one busy state, whoever drives it.
-pub const BUSY_TEXT: &str = "this session is still answering the previous prompt: abort it or wait for it to finish";
+pub const BUSY_TEXT: &str =
+    "this session is still answering the previous prompt: abort it or wait for it to finish";
 
 use podcode_agent::{Agent, AgentOptions, AgentProfile, filter_registry};
 use podcode_protocol::{Event, Op, PermissionReply, StepUsage, TurnEnd, TurnSummary};
@@ -271,7 +272,6 @@ impl Engine {
             sets,
             port: port.clone(),
             max_steps: opts.max_steps,
-            turns: Arc::new(AtomicU64::new(0)),
             gate: Arc::new(Mutex::new(())),
             place: std::sync::Mutex::new(place),
             current: Mutex::new(Current {
@@ -384,8 +384,6 @@ struct Driver {
     /// may switch sessions, e.g. the TUI's `/new` in a fresh worktree).
     place: std::sync::Mutex<Place>,
     current: Mutex<Current>,
-    /// Turns running now (`/compact` waits for none).
-    turns: Arc<AtomicU64>,
     /// Held by the running turn: a prompt queued behind it starts when it ends, so two
     /// turns never write one history at once.
     gate: Arc<Mutex<()>>,
@@ -445,7 +443,9 @@ impl Driver {
             match self.follow(&session_id, &mut cur) {
                 Ok(()) => {
                     cur.turn = Some(token.clone());
-                    cur.agent.clone().ok_or_else(|| "the session has no agent".to_string())
+                    cur.agent
+                        .clone()
+                        .ok_or_else(|| "the session has no agent".to_string())
                 }
                 Err(e) => Err(e.to_string()),
             }
@@ -461,14 +461,11 @@ impl Driver {
                 return;
             }
         };
-        let turns = self.turns.clone();
-        turns.fetch_add(1, Ordering::SeqCst);
         tokio::spawn(async move {
             let _gate = gate;
             let out = agent
                 .run_turn_with_files(&session_id, &text, &files, token)
                 .await;
-            turns.fetch_sub(1, Ordering::SeqCst);
             if let Err(e) = out {
                 // The loop could not even record the turn: tell the front end it ended.
                 port.emit(Event::TurnFinished {
@@ -494,15 +491,15 @@ impl Driver {
         self.rebuild(cur, false)
     }
 
-    /// `/compact`: between turns only, so the conversation is not edited under a request.
+    /// `/compact`: between turns only, so the conversation is not edited under a request —
+    /// it waits for a running turn to finish, and a prompt sent after it waits for it.
     async fn compact(&self, session_id: String) {
         let agent = self.current.lock().await.agent.clone();
         let Some(agent) = agent else { return };
-        if self.turns.load(Ordering::SeqCst) > 0 {
-            return self.warn("a turn is running: compact when it has finished".into());
-        }
         let port = self.port.clone();
+        let gate = self.gate.clone();
         tokio::spawn(async move {
+            let _gate = gate.lock_owned().await;
             match agent.compact(&session_id, CancellationToken::new()).await {
                 Ok(true) => {}
                 Ok(false) => port.emit(Event::Warning {
@@ -579,6 +576,7 @@ impl Driver {
             &cur.profile.permission,
             &cur.profile.name,
         )?);
+        self.port.asker().route_through(runtime.sender());
         forward_events(&runtime, &self.port, self.engine.bus());
         let engine = &self.engine;
         let mut opts = AgentOptions::new(place.directory.clone(), place.root.clone());

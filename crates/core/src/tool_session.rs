@@ -47,6 +47,7 @@ impl Engine {
             extra_rules,
             agent,
         )?);
+        port.asker().route_through(runtime.sender());
         forward_events(&runtime, &port, self.bus());
         let identity = CallIdentity {
             session_id: id.clone(),
