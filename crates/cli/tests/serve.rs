@@ -2,8 +2,8 @@
 //! token only when it made it), answers the API with the token (and 401 without), drives a
 //! prompt to the scripted model, refuses a non-loopback host without a strong chosen token,
 //! refuses requests naming a foreign `Host`, closes connections that never finish their
-//! headers and stays reachable under a small descriptor limit, refuses to drive another
-//! project's session, lets tokens expire (`--token-ttl`: the next one printed, the old one
+//! headers and stays reachable under a small descriptor limit, drives another
+//! project's session in that project's directory under its rules, lets tokens expire (`--token-ttl`: the next one printed, the old one
 //! refused with how to get a new one), and stops cleanly on SIGTERM.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -332,16 +332,33 @@ fn connections_that_never_finish_their_headers_are_closed_and_do_not_lock_others
 }
 
 #[test]
-fn another_projects_session_is_listed_but_not_driven() {
-    let env = Env::new(vec![Reply::new().text("done elsewhere")]);
+fn another_projects_session_runs_in_its_own_directory_under_its_own_rules() {
+    let read_b = Reply::new().tool_call(
+        "r1",
+        "read",
+        serde_json::json!({"filePath": "only_in_b.txt"}).to_string(),
+    );
+    let write_b = Reply::new().tool_call(
+        "w1",
+        "write",
+        serde_json::json!({"filePath": "note.txt", "content": "x\n"}).to_string(),
+    );
+    let env = Env::new(vec![
+        Reply::new().text("done elsewhere"),
+        read_b,
+        write_b,
+        Reply::new().text("finished in b"),
+    ]);
+    // Project B denies edits; the server's project (A) does not.
     let other = env.repo().parent().unwrap().join("other");
     std::fs::create_dir_all(other.join(".git")).unwrap();
     std::fs::create_dir_all(other.join(".podcode")).unwrap();
     std::fs::write(
         other.join(".podcode/config.toml"),
-        "model = \"scripted/test\"\n",
+        "model = \"scripted/test\"\n[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"deny\"\n",
     )
     .unwrap();
+    std::fs::write(other.join("only_in_b.txt"), "content-of-project-b\n").unwrap();
     let out = env
         .cmd(&["run", "hi"])
         .current_dir(&other)
@@ -361,42 +378,44 @@ fn another_projects_session_is_listed_but_not_driven() {
     let home = std::fs::canonicalize(&other).unwrap().display().to_string();
     assert_eq!(theirs["other_project"], home.as_str(), "{list}");
     let id = theirs["id"].as_str().unwrap();
-    // Reading stays possible.
-    let (status, _) = http(
+    let (status, answer) = http(
         &addr,
-        "GET",
-        &format!("/api/sessions/{id}"),
+        "POST",
+        &format!("/api/sessions/{id}/prompt"),
         Some("chosen-token-123"),
-        "",
+        r#"{"text":"read and write"}"#,
     );
-    assert_eq!(status, 200);
-    let refused = format!(
-        "session {id} belongs to {home}, not to this server's project ({}): run `podcode serve` in {home} to drive it",
-        std::fs::canonicalize(env.repo()).unwrap().display()
+    assert_eq!(status, 202, "{answer}");
+    let requests = wait_for_requests(&env, 4);
+    // The relative read found B's file: the tools ran in B, not in the server's directory.
+    let after_read = requests[2].to_string();
+    assert!(after_read.contains("content-of-project-b"), "{after_read}");
+    // B's deny rule held for the write, in B and in A.
+    let after_write = requests[3].to_string();
+    assert!(
+        after_write.contains("a rule in the user's configuration denies edit"),
+        "{after_write}"
     );
-    for (path, body) in [
-        ("prompt", r#"{"text":"now here"}"#),
-        ("model", r#"{"model":"scripted/test"}"#),
-        ("agent", r#"{"agent":"build"}"#),
-        ("revert", r#"{"target":{"kind":"session","id":"x"}}"#),
-    ] {
-        let (status, answer) = http(
-            &addr,
-            "POST",
-            &format!("/api/sessions/{id}/{path}"),
-            Some("chosen-token-123"),
-            body,
-        );
-        assert_eq!(status, 409, "{path}: {answer}");
-        let answer: Value = serde_json::from_str(&answer).unwrap();
-        assert_eq!(answer["error"], refused.as_str());
-    }
-    assert_eq!(
-        env.requests().len(),
-        1,
-        "nothing ran for the refused prompt"
-    );
+    assert!(!other.join("note.txt").exists());
+    assert!(!env.repo().join("note.txt").exists());
     stop(child);
+}
+
+/// The model requests once there are `n` of them (120 s at most).
+fn wait_for_requests(env: &Env, n: usize) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let requests = env.requests();
+        if requests.len() >= n {
+            return requests;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} model requests after 120 s, expected {n}",
+            requests.len()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// The `error` text of a JSON error body.

@@ -21,7 +21,9 @@ struct Pending {
 
 pub struct EventAsker {
     pending: Mutex<Pending>,
-    events: broadcast::Sender<Event>,
+    /// Where asks and their resolutions are published: the session's runtime channel once
+    /// one is built (`route_through`), so an ask is ordered with the call's own events.
+    events: std::sync::RwLock<broadcast::Sender<Event>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -35,8 +37,24 @@ impl EventAsker {
     pub fn new(events: broadcast::Sender<Event>) -> Arc<Self> {
         Arc::new(Self {
             pending: Mutex::new(Pending::default()),
-            events,
+            events: std::sync::RwLock::new(events),
         })
+    }
+
+    /// Publishes from now on into `events` (the runtime's channel, which the session
+    /// forwards): asks then reach front ends in order with the tool events around them.
+    pub(crate) fn route_through(&self, events: broadcast::Sender<Event>) {
+        match self.events.write() {
+            Ok(mut e) => *e = events,
+            Err(poisoned) => *poisoned.into_inner() = events,
+        }
+    }
+
+    fn sender(&self) -> broadcast::Sender<Event> {
+        match self.events.read() {
+            Ok(e) => e.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
     /// Settles an open ask; `false` when it was already settled or never existed.
@@ -49,7 +67,7 @@ impl EventAsker {
         let Some((tx, _)) = entry else {
             return false;
         };
-        let _ = self.events.send(Event::PermissionResolved {
+        let _ = self.sender().send(Event::PermissionResolved {
             request_id: request_id.to_string(),
             reply: Some(reply.clone()),
         });
@@ -73,7 +91,7 @@ impl EventAsker {
             p.waiting.remove(request_id).is_some()
         };
         if removed {
-            let _ = self.events.send(Event::PermissionResolved {
+            let _ = self.sender().send(Event::PermissionResolved {
                 request_id: request_id.to_string(),
                 reply: None,
             });
@@ -114,7 +132,7 @@ impl Asker for EventAsker {
             asker: self,
             request_id: &request.request_id,
         };
-        let _ = self.events.send(event);
+        let _ = self.sender().send(event);
         rx.await.unwrap_or(PermissionReply::Reject {
             feedback: Some(
                 "the session closed before anyone answered the permission prompt".into(),

@@ -35,6 +35,28 @@ pub enum EngineError {
     /// A file or process operation failed (the text says which).
     #[error("{0}")]
     Io(String),
+    /// The session's turn still runs (`session::BUSY_TEXT`): HTTP 409, a JSON-RPC error.
+    #[error("{0}")]
+    Busy(String),
+    /// The session belongs to another project: opened from this engine it would run in the
+    /// wrong directory under the wrong rules (`SessionRegistry` opens it in its own).
+    #[error("session {id} belongs to {home}, not to {here}: run podcode in {home} to continue it")]
+    OtherProject {
+        /// The session.
+        id: String,
+        /// The directory it was started in.
+        home: String,
+        /// The project this engine serves.
+        here: String,
+    },
+    /// The directory a stored session works in no longer exists.
+    #[error("session {id} works in {dir}, which no longer exists: it cannot run")]
+    DirectoryGone {
+        /// The session.
+        id: String,
+        /// The directory it was started in.
+        dir: String,
+    },
     /// A worktree session could not be created, inspected or removed.
     #[error("{0}")]
     Worktree(String),

@@ -18,6 +18,7 @@ mod event_log;
 mod history;
 mod listing;
 mod plugin_client;
+mod registry;
 mod revert_note;
 mod sandbox;
 mod serving;
@@ -51,8 +52,9 @@ pub mod sandbox_helper {
     pub use podcode_sandbox::helper_beside;
 }
 pub use listing::{ToolInfo, ToolListing};
+pub use registry::{EngineFactory, LiveSession, Resume, SessionRegistry};
 pub use revert_note::revert_note_line;
-pub use session::{Port, Session, SessionOptions, SessionPick};
+pub use session::{BUSY_TEXT, Port, Session, SessionOptions, SessionPick};
 pub use sources::{
     Builtins, Executables, Mcp, PluginSettings, PluginState, Plugins, SourceLoad, ToolSource,
 };

@@ -25,6 +25,11 @@ impl Engine {
         Ok(self.event_log.get_or_init(|| log).clone())
     }
 
+    /// Logs this engine's sessions in `log` (a registry's one log for all its engines).
+    pub(crate) fn share_event_log(&self, log: Arc<EventLog>) {
+        let _ = self.event_log.set(log);
+    }
+
     /// The model `name` resolves to (`provider/model-id`; `None`: the configured default),
     /// or why it is not usable (no such provider, no API key, …).
     pub fn check_model(&self, name: Option<&str>) -> Result<String, EngineError> {

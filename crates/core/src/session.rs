@@ -7,6 +7,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// What a front end hears when it prompts a session whose turn still runs (HTTP answers 409
+/// with it, ACP a JSON-RPC error): the session has one busy state, whoever drives it.
+pub const BUSY_TEXT: &str =
+    "this session is still answering the previous prompt: abort it or wait for it to finish";
+
 use podcode_agent::{Agent, AgentOptions, AgentProfile, filter_registry};
 use podcode_protocol::{Event, Op, PermissionReply, StepUsage, TurnEnd, TurnSummary};
 use podcode_providers::{ModelClient, ProviderError};
@@ -60,20 +65,86 @@ pub struct Port {
     events: broadcast::Sender<Event>,
     asker: Arc<EventAsker>,
     ops: Option<mpsc::UnboundedSender<Op>>,
+    /// The session this port drives (its turns' `TurnFinished` settle `turns`).
+    id: Arc<str>,
+    /// Prompts accepted and not yet finished (the one running plus those queued): the
+    /// session's one busy state, shared by every front end holding this port.
+    turns: Arc<AtomicU64>,
 }
 
 impl Port {
     pub(crate) fn new(
+        id: &str,
         events: broadcast::Sender<Event>,
         ops: Option<mpsc::UnboundedSender<Op>>,
     ) -> Self {
         let asker = EventAsker::new(events.clone());
-        Self { events, asker, ops }
+        Self {
+            events,
+            asker,
+            ops,
+            id: id.into(),
+            turns: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// True from the moment a prompt is accepted until its turn (and every queued one) has
+    /// finished.
+    pub fn busy(&self) -> bool {
+        self.turns.load(Ordering::SeqCst) > 0
+    }
+
+    /// Starts a turn unless one runs or waits: the answer every front end gives a second
+    /// prompt (`EngineError::Busy`). `send(Op::Prompt)` queues instead (the TUI).
+    pub fn prompt(&self, text: String, files: Vec<String>) -> Result<(), EngineError> {
+        if self
+            .turns
+            .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return Err(EngineError::Busy(BUSY_TEXT.to_string()));
+        }
+        self.dispatch(Op::Prompt {
+            session_id: self.id.to_string(),
+            text,
+            files,
+        });
+        Ok(())
+    }
+
+    fn dispatch(&self, op: Op) {
+        let is_prompt = self.counts(&op);
+        let sent = match &self.ops {
+            Some(ops) => ops.send(op).is_ok(),
+            None => false,
+        };
+        if is_prompt && !sent {
+            self.turn_done();
+        }
+    }
+
+    /// A prompt for this port's own session (the TUI may switch a driver to another).
+    fn counts(&self, op: &Op) -> bool {
+        matches!(op, Op::Prompt { session_id, .. } if *session_id == *self.id)
+    }
+
+    /// One accepted prompt has finished (or will never run).
+    pub(crate) fn turn_done(&self) {
+        let _ = self
+            .turns
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
     }
     pub(crate) fn asker(&self) -> Arc<EventAsker> {
         self.asker.clone()
     }
     pub(crate) fn emit(&self, event: Event) {
+        // Settled before anyone hears the turn ended, so a front end that prompts again on
+        // `TurnFinished` is never told the session is busy.
+        if let Event::TurnFinished { session_id, .. } = &event
+            && *session_id == *self.id
+        {
+            self.turn_done();
+        }
         let _ = self.events.send(event);
     }
     /// `emit` as a shareable function (a `task` call's sub-agents report through it).
@@ -87,16 +158,18 @@ impl Port {
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.events.subscribe()
     }
-    /// Sends an op; a permission reply is settled at once (the first reply wins).
+    /// Sends an op; a permission reply is settled at once (the first reply wins). A prompt
+    /// for this session while a turn runs waits for it (turns never overlap on one history).
     pub fn send(&self, op: Op) {
         match op {
             Op::PermissionReply { request_id, reply } => {
                 self.asker.reply(&request_id, reply);
             }
             op => {
-                if let Some(ops) = &self.ops {
-                    let _ = ops.send(op);
+                if self.counts(&op) {
+                    self.turns.fetch_add(1, Ordering::SeqCst);
                 }
+                self.dispatch(op);
             }
         }
     }
@@ -190,7 +263,7 @@ impl Engine {
         let sets = self.tool_sets().await;
         let (events, _) = broadcast::channel(SESSION_EVENTS);
         let (ops, op_rx) = mpsc::unbounded_channel();
-        let port = Port::new(events, Some(ops));
+        let port = Port::new(&id, events, Some(ops));
         if let Some(log) = self.event_log.get() {
             log.attach(&id, &port);
         }
@@ -199,7 +272,7 @@ impl Engine {
             sets,
             port: port.clone(),
             max_steps: opts.max_steps,
-            turns: Arc::new(AtomicU64::new(0)),
+            gate: Arc::new(Mutex::new(())),
             place: std::sync::Mutex::new(place),
             current: Mutex::new(Current {
                 agent: None,
@@ -311,19 +384,30 @@ struct Driver {
     /// may switch sessions, e.g. the TUI's `/new` in a fresh worktree).
     place: std::sync::Mutex<Place>,
     current: Mutex<Current>,
-    /// Turns running now (`/compact` waits for none).
-    turns: Arc<AtomicU64>,
+    /// Held by the running turn: a prompt queued behind it starts when it ends, so two
+    /// turns never write one history at once.
+    gate: Arc<Mutex<()>>,
 }
 
 impl Driver {
     async fn serve(self: Arc<Self>, mut ops: mpsc::UnboundedReceiver<Op>) {
+        // Prompts wait their turn in their own queue, so an abort is taken while they wait.
+        let (prompts, mut queued) = mpsc::unbounded_channel::<(String, String, Vec<String>)>();
+        let driver = self.clone();
+        let queue = tokio::spawn(async move {
+            while let Some((session_id, text, files)) = queued.recv().await {
+                driver.prompt(session_id, text, files).await;
+            }
+        });
         while let Some(op) = ops.recv().await {
             match op {
                 Op::Prompt {
                     session_id,
                     text,
                     files,
-                } => self.prompt(session_id, text, files).await,
+                } => {
+                    let _ = prompts.send((session_id, text, files));
+                }
                 Op::Abort { .. } => self.abort().await,
                 Op::SetModel { model, .. } => self.set_model(&model).await,
                 Op::SetAgent { agent, .. } => self.set_agent(&agent).await,
@@ -341,6 +425,7 @@ impl Driver {
                 }
             }
         }
+        queue.abort();
     }
 
     async fn abort(&self) {
@@ -350,24 +435,37 @@ impl Driver {
     }
 
     async fn prompt(&self, session_id: String, text: String, files: Vec<String>) {
+        // Wait for the running turn (its abort stays possible: `serve` goes on taking ops).
+        let gate = self.gate.clone().lock_owned().await;
         let token = CancellationToken::new();
         let agent = {
             let mut cur = self.current.lock().await;
-            self.follow(&session_id, &mut cur);
-            cur.turn = Some(token.clone());
-            cur.agent.clone()
-        };
-        let Some(agent) = agent else {
-            return;
+            match self.follow(&session_id, &mut cur) {
+                Ok(()) => {
+                    cur.turn = Some(token.clone());
+                    cur.agent
+                        .clone()
+                        .ok_or_else(|| "the session has no agent".to_string())
+                }
+                Err(e) => Err(e.to_string()),
+            }
         };
         let port = self.port.clone();
-        let turns = self.turns.clone();
-        turns.fetch_add(1, Ordering::SeqCst);
+        let agent = match agent {
+            Ok(agent) => agent,
+            Err(error) => {
+                port.emit(Event::TurnFinished {
+                    session_id: session_id.clone(),
+                    summary: failed_summary(&session_id, error),
+                });
+                return;
+            }
+        };
         tokio::spawn(async move {
+            let _gate = gate;
             let out = agent
                 .run_turn_with_files(&session_id, &text, &files, token)
                 .await;
-            turns.fetch_sub(1, Ordering::SeqCst);
             if let Err(e) = out {
                 // The loop could not even record the turn: tell the front end it ended.
                 port.emit(Event::TurnFinished {
@@ -380,31 +478,28 @@ impl Driver {
 
     /// Moves the driver to where `session_id` works (its worktree, or the engine's
     /// directory) when that is not where it is now, rebuilding the agent there.
-    fn follow(&self, session_id: &str, cur: &mut Current) {
-        let place = match self.engine.session_place(session_id, false) {
-            Ok((place, _)) => place,
-            Err(e) => return self.warn(e.to_string()),
-        };
+    /// Fails when the session may not run here (another project's, its directory gone):
+    /// the turn is then refused rather than run in the wrong place.
+    fn follow(&self, session_id: &str, cur: &mut Current) -> Result<(), EngineError> {
+        let (place, _) = self.engine.session_place(session_id, false)?;
         if place_of(self) == place {
-            return;
+            return Ok(());
         }
         if let Ok(mut at) = self.place.lock() {
             *at = place;
         }
-        if let Err(e) = self.rebuild(cur, false) {
-            self.warn(e.to_string());
-        }
+        self.rebuild(cur, false)
     }
 
-    /// `/compact`: between turns only, so the conversation is not edited under a request.
+    /// `/compact`: between turns only, so the conversation is not edited under a request —
+    /// it waits for a running turn to finish, and a prompt sent after it waits for it.
     async fn compact(&self, session_id: String) {
         let agent = self.current.lock().await.agent.clone();
         let Some(agent) = agent else { return };
-        if self.turns.load(Ordering::SeqCst) > 0 {
-            return self.warn("a turn is running: compact when it has finished".into());
-        }
         let port = self.port.clone();
+        let gate = self.gate.clone();
         tokio::spawn(async move {
+            let _gate = gate.lock_owned().await;
             match agent.compact(&session_id, CancellationToken::new()).await {
                 Ok(true) => {}
                 Ok(false) => port.emit(Event::Warning {
@@ -481,6 +576,7 @@ impl Driver {
             &cur.profile.permission,
             &cur.profile.name,
         )?);
+        self.port.asker().route_through(runtime.sender());
         forward_events(&runtime, &self.port, self.engine.bus());
         let engine = &self.engine;
         let mut opts = AgentOptions::new(place.directory.clone(), place.root.clone());

@@ -39,7 +39,7 @@ impl Engine {
             model: None,
         })?;
         let (events, _) = broadcast::channel(SESSION_EVENTS);
-        let port = Port::new(events, None);
+        let port = Port::new(&id, events, None);
         let runtime = Arc::new(self.runtime(
             podcode_agent::filter_registry(&set.registry, &podcode_agent::AgentProfile::build()),
             set.hooks.clone(),
@@ -47,6 +47,7 @@ impl Engine {
             extra_rules,
             agent,
         )?);
+        port.asker().route_through(runtime.sender());
         forward_events(&runtime, &port, self.bus());
         let identity = CallIdentity {
             session_id: id.clone(),

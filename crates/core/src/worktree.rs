@@ -228,6 +228,9 @@ impl Engine {
         id: &str,
         create: bool,
     ) -> Result<(Place, Option<PathBuf>), EngineError> {
+        if !create {
+            self.check_home(id)?;
+        }
         let store = self.store()?;
         let row = if create {
             let row = store.record_worktree(&fork(self.cwd(), &self.dirs().data_dir, id)?)?;

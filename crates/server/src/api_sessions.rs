@@ -185,16 +185,15 @@ pub async fn prompt(
         return Err(ApiError::BadRequest("the prompt is empty".into()));
     }
     let live = state.open(&id).await?;
-    if !live.claim_turn() {
+    if live.busy() {
         return Err(ApiError::Conflict(BUSY_TEXT.into()));
     }
-    state.engine.name_session(&id, &body.text)?;
-    live.session.send(Op::Prompt {
-        session_id: id.clone(),
-        text: body.text,
-        files: body.files,
-    });
-    Ok(accepted(id))
+    live.engine.name_session(&id, &body.text)?;
+    match live.port().prompt(body.text, body.files) {
+        Ok(()) => Ok(accepted(id)),
+        Err(podcode_core::EngineError::Busy(_)) => Err(ApiError::Conflict(BUSY_TEXT.into())),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn accepted(session_id: String) -> (StatusCode, Json<Accepted>) {

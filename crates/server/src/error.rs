@@ -41,6 +41,9 @@ impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
         match e {
             EngineError::UnknownSession(_) => Self::NotFound(e.to_string()),
+            EngineError::Busy(_)
+            | EngineError::OtherProject { .. }
+            | EngineError::DirectoryGone { .. } => Self::Conflict(e.to_string()),
             EngineError::NoModel(_)
             | EngineError::Agent(_)
             | EngineError::Model(_)

@@ -255,7 +255,8 @@ impl Server {
             }
             None => return Err(ServerError::TokenRequired(addr)),
         };
-        let log = engine.event_log()?;
+        let sessions = Arc::new(podcode_core::SessionRegistry::for_engine(engine));
+        let log = sessions.event_log()?;
         let hosts = guard::Hosts::new(&opts.host);
         let ttl = match (opts.token_ttl, chosen.is_some()) {
             (Some(ttl), _) => Some(ttl),
@@ -263,7 +264,7 @@ impl Server {
             (None, true) => None,
         };
         let tokens = token::Tokens::new(token, ttl, chosen.is_some());
-        let state = Arc::new(AppState::new(engine, tokens, log, hosts, addr.port()));
+        let state = Arc::new(AppState::new(sessions, tokens, log, hosts, addr.port()));
         Ok(Server {
             listener,
             addr,
@@ -357,8 +358,8 @@ impl Server {
         });
         listen::serve(self.listener, app, connection_cap(), stop.clone()).await;
         stop.cancel();
+        // Every session closed, every workspace's engine (this one too) shut down.
         state.close_all().await;
-        state.engine.shutdown().await;
         Ok(())
     }
 }

@@ -1,17 +1,16 @@
 //! What every handler shares: the engine, the credentials (token, sign-ins, the failure
-//! limiter, the names it answers to), the event log and the sessions this server drives. A stored session is opened on first use (resume by id) and stays open
-//! until the server stops or it is deleted; a watcher per open session keeps `busy` true
-//! from the moment a prompt is accepted until its turn finishes, so a second prompt is
-//! refused instead of racing the first.
+//! limiter, the names it answers to), the event log and the engine's `SessionRegistry`,
+//! which owns the sessions this server drives: a stored session is opened on first use
+//! (resume by id) in the workspace of the directory it was started in, and stays open until
+//! the server stops or it is deleted. Its one busy state (`Port::prompt`) refuses a second
+//! prompt from any client instead of racing the first.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use podcode_core::{Engine, EventLog, Session, SessionOptions, SessionPick};
-use podcode_protocol::{Event, Op};
-use tokio::sync::Mutex;
+use podcode_core::{
+    Engine, EventLog, LiveSession, Resume, SessionOptions, SessionPick, SessionRegistry,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{ApiError, ApiResult};
@@ -36,26 +35,12 @@ pub struct AppState {
     pub log: Arc<EventLog>,
     /// Cancelled when the server stops: ends the event streams.
     pub stop: CancellationToken,
-    sessions: Mutex<HashMap<String, Arc<Live>>>,
+    /// The live sessions, each in its own workspace (the engine's registry).
+    pub sessions: Arc<SessionRegistry>,
 }
 
-/// A session this server drives.
-pub struct Live {
-    pub session: Session,
-    busy: Arc<AtomicBool>,
-}
-
-impl Live {
-    pub fn busy(&self) -> bool {
-        self.busy.load(Ordering::SeqCst)
-    }
-    /// Marks a turn as started; false when one already runs.
-    pub fn claim_turn(&self) -> bool {
-        self.busy
-            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-    }
-}
+/// A session this server drives: the registry's handle.
+pub type Live = LiveSession;
 
 /// What a new session is created with.
 pub struct NewSession {
@@ -67,12 +52,13 @@ pub struct NewSession {
 
 impl AppState {
     pub fn new(
-        engine: Arc<Engine>,
+        sessions: Arc<SessionRegistry>,
         tokens: crate::token::Tokens,
         log: Arc<EventLog>,
         hosts: Hosts,
         port: u16,
     ) -> Self {
+        let engine = sessions.home().clone();
         let project = resolved(engine.project());
         Self {
             engine,
@@ -84,13 +70,13 @@ impl AppState {
             project,
             log,
             stop: CancellationToken::new(),
-            sessions: Mutex::new(HashMap::new()),
+            sessions,
         }
     }
 
     /// The open session `id`, if the server drives it.
     pub async fn live(&self, id: &str) -> Option<Arc<Live>> {
-        self.sessions.lock().await.get(id).cloned()
+        self.sessions.live(id).await
     }
 
     /// The project directory another project's session `row` belongs to; `None` when it is
@@ -111,76 +97,34 @@ impl AppState {
         }
     }
 
-    /// The session `id`, opened (resumed) when it is stored but not open. 404 when unknown,
-    /// 409 when it belongs to another project.
+    /// The session `id`, opened (resumed) when it is stored but not open — in the
+    /// workspace of the directory it was started in, whichever project this server serves.
+    /// 404 when unknown, 409 when its directory is gone.
     pub async fn open(&self, id: &str) -> ApiResult<Arc<Live>> {
-        let mut sessions = self.sessions.lock().await;
-        if let Some(live) = sessions.get(id) {
-            return Ok(live.clone());
-        }
-        self.ensure_ours(id)?;
-        let row = self.engine.session(id)?;
-        // Resume with the agent and model it was using, when they are still usable.
-        let agent = if self.engine.agents().resolve(&row.agent).is_ok() {
-            row.agent.clone()
-        } else {
-            DEFAULT_AGENT.to_string()
-        };
-        let model = row
-            .model
-            .clone()
-            .filter(|m| self.engine.check_model(Some(m)).is_ok());
-        let session = self
-            .engine
-            .open_session(SessionOptions {
-                pick: SessionPick::Id(row.id.clone()),
-                agent,
-                model,
-                max_steps: None,
-                worktree: false,
-            })
-            .await?;
-        let live = watch(session);
-        sessions.insert(id.to_string(), live.clone());
-        Ok(live)
+        Ok(self.sessions.open(id, Resume::default()).await?)
     }
 
-    /// Creates a session and opens it.
+    /// Creates a session in this server's directory and opens it.
     pub async fn create(&self, spec: NewSession) -> ApiResult<Arc<Live>> {
         let agent = spec.agent.unwrap_or_else(|| DEFAULT_AGENT.to_string());
-        let session = self
-            .engine
-            .open_session(SessionOptions {
-                pick: SessionPick::New { title: spec.title },
-                agent,
-                model: spec.model,
-                max_steps: None,
-                worktree: spec.worktree,
-            })
-            .await?;
-        let live = watch(session);
-        self.sessions
-            .lock()
-            .await
-            .insert(live.session.id().to_string(), live.clone());
-        Ok(live)
+        let opts = SessionOptions {
+            pick: SessionPick::New { title: spec.title },
+            agent,
+            model: spec.model,
+            max_steps: None,
+            worktree: spec.worktree,
+        };
+        Ok(self.sessions.create(None, &[], opts).await?)
     }
 
     /// Stops driving `id` (aborting a running turn); false when it was not open.
     pub async fn close(&self, id: &str) -> bool {
-        let Some(live) = self.sessions.lock().await.remove(id) else {
-            return false;
-        };
-        close_live(live).await;
-        true
+        self.sessions.close(id).await
     }
 
-    /// Closes every session (the server is stopping).
+    /// Closes every session and shuts every engine down (the server is stopping).
     pub async fn close_all(&self) {
-        let all: Vec<_> = self.sessions.lock().await.drain().map(|(_, l)| l).collect();
-        for live in all {
-            close_live(live).await;
-        }
+        self.sessions.shutdown().await;
     }
 }
 
@@ -198,38 +142,4 @@ pub fn foreign_text(id: &str, home: &Path, project: &Path) -> String {
 /// `path` with links resolved, or as given when it no longer exists.
 fn resolved(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
-async fn close_live(live: Arc<Live>) {
-    match Arc::try_unwrap(live) {
-        Ok(live) => live.session.close().await,
-        // A request still holds it: abort the turn; the session ends when it lets go.
-        Err(live) => live.session.send(Op::Abort {
-            session_id: live.session.id().to_string(),
-        }),
-    }
-}
-
-/// Wraps a session and follows its turns to keep `busy` true while one runs.
-fn watch(session: Session) -> Arc<Live> {
-    let busy = Arc::new(AtomicBool::new(false));
-    let mut events = session.subscribe();
-    let id = session.id().to_string();
-    let flag = busy.clone();
-    tokio::spawn(async move {
-        use tokio::sync::broadcast::error::RecvError;
-        loop {
-            match events.recv().await {
-                Ok(Event::TurnStarted { session_id, .. }) if session_id == id => {
-                    flag.store(true, Ordering::SeqCst);
-                }
-                Ok(Event::TurnFinished { session_id, .. }) if session_id == id => {
-                    flag.store(false, Ordering::SeqCst);
-                }
-                Ok(_) | Err(RecvError::Lagged(_)) => {}
-                Err(RecvError::Closed) => break,
-            }
-        }
-    });
-    Arc::new(Live { session, busy })
 }

@@ -142,6 +142,12 @@ impl ToolRuntime {
         self.shared.events.subscribe()
     }
 
+    /// The runtime's event channel, for a publisher whose events must be ordered with the
+    /// calls' own (the session's permission asks).
+    pub fn sender(&self) -> broadcast::Sender<Event> {
+        self.shared.events.clone()
+    }
+
     /// The current tool set.
     pub fn registry(&self) -> Arc<ToolRegistry> {
         match self.registry.read() {
