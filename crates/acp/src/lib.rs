@@ -5,7 +5,8 @@
 //! crate (`agent-client-protocol-schema`).
 //!
 //! Data flow: `server` reads the client's lines and answers requests, each on its own
-//! task; `session` turns a prompt into `Op::Prompt` and the session's `Event`s into
+//! task, with the sessions of the engine's `SessionRegistry` (each run in its own
+//! directory's workspace; the registry holds the one busy state); `session` turns a prompt into `Op::Prompt` and the session's `Event`s into
 //! `session/update` notifications (`turn`, with kinds, titles and locations from
 //! `translate`); permission asks become `session/request_permission` requests whose
 //! answers go back as `Op::PermissionReply`; `replay` sends a stored conversation for
@@ -20,5 +21,5 @@ mod translate;
 mod turn;
 
 pub use error::AcpError;
-pub use server::{AcpOptions, EngineFactory, serve};
+pub use server::{AcpOptions, serve};
 pub use translate::{stop_reason, tool_kind, tool_locations, tool_title};

@@ -2,12 +2,17 @@
 //! `session/new`, `session/load`, `session/prompt`, `session/set_mode`,
 //! `session/set_config_option` and `session/cancel`, and routes the client's answers to
 //! our own requests back to `rpc::Connection`. Each request runs on its own task, so a
-//! long prompt never blocks a cancel. One `Engine` per working directory (and set of
-//! client MCP servers) serves every session opened there.
+//! long prompt never blocks a cancel.
+//!
+//! Sessions are the engine's `SessionRegistry`'s: `session/new` creates one in the
+//! directory the client names (that directory's engine: its config layers, rules and
+//! tools), `session/load` opens a stored one in the directory it was started in, whatever
+//! `cwd` the client sends, and every other request looks its session up there. This agent
+//! keeps no sessions, busy flags or resume rules of its own, so a session another front end
+//! of this process drives answers a second prompt with the same busy text.
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, ClientNotification, ClientRequest, Implementation, InitializeResponse,
@@ -15,26 +20,25 @@ use agent_client_protocol_schema::v1::{
     SessionConfigOptionValue, SetSessionConfigOptionResponse, SetSessionModeResponse,
 };
 use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
-use podcode_core::{ClientMcpServer, Engine, SessionOptions, SessionPick};
+use podcode_core::{
+    ClientMcpServer, LiveSession, Resume, SessionOptions, SessionPick, SessionRegistry,
+};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 
 use crate::error::AcpError;
 use crate::rpc::{Connection, Frame, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError};
-use crate::session::{AcpSession, MODE_OPTION, MODEL_OPTION};
+use crate::session::{AcpSession, MODE_OPTION, MODEL_OPTION, engine_error};
 
 /// How long the end of input waits for requests still being answered.
 const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Makes the engine for a directory (the binary sets up the sandbox helper and prints
-/// config warnings on stderr).
-pub type EngineFactory = Arc<dyn Fn(&Path) -> Result<Engine, String> + Send + Sync>;
-
 /// How `podcode acp` was started.
 pub struct AcpOptions {
-    /// Builds the engine for a session's directory (one engine per directory).
-    pub factory: EngineFactory,
+    /// The process's sessions, each run by the engine of its own directory (one engine per
+    /// directory and set of client MCP servers).
+    pub sessions: Arc<SessionRegistry>,
     /// The agent profile new sessions start with.
     pub agent: String,
     /// The model new sessions start with (`provider/model-id`), instead of the config's.
@@ -44,12 +48,10 @@ pub struct AcpOptions {
 struct Agent {
     conn: Connection,
     opts: AcpOptions,
-    engines: Mutex<HashMap<String, Arc<Engine>>>,
-    sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
 }
 
-/// Serves one client on `input`/`output` until its input ends; then every session is
-/// closed (running turns aborted) and every engine shut down.
+/// Serves one client on `input`/`output` until its input ends; then every session of the
+/// registry is closed (running turns aborted) and every engine shut down.
 pub async fn serve<R, W>(input: R, output: W, opts: AcpOptions) -> Result<(), AcpError>
 where
     R: AsyncRead + Unpin,
@@ -59,8 +61,6 @@ where
     let agent = Arc::new(Agent {
         conn: conn.clone(),
         opts,
-        engines: Mutex::new(HashMap::new()),
-        sessions: Mutex::new(HashMap::new()),
     });
     let mut input = BufReader::new(input);
     let mut frame = Vec::new();
@@ -111,29 +111,19 @@ where
         }
     }
     conn.close_pending();
-    let sessions: Vec<Arc<AcpSession>> = lock(&agent.sessions).drain().map(|(_, s)| s).collect();
-    for s in sessions {
-        s.close().await;
-    }
+    agent.opts.sessions.close_all().await;
     // Bounded, so a request stuck on something external cannot keep the process alive.
     let drain = async { while tasks.join_next().await.is_some() {} };
     if tokio::time::timeout(SHUTDOWN_WAIT, drain).await.is_err() {
         eprintln!("podcode acp: requests still running at exit were dropped");
     }
     conn.flush_and_stop().await;
-    let engines: Vec<Arc<Engine>> = lock(&agent.engines).drain().map(|(_, e)| e).collect();
-    for e in engines {
-        e.shutdown().await;
-    }
+    agent.opts.sessions.shutdown().await;
     Ok(())
 }
 
 fn to_value(v: impl Serialize) -> Result<Value, RpcError> {
     serde_json::to_value(v).map_err(|e| RpcError::internal(e.to_string()))
-}
-
-fn internal(e: impl std::fmt::Display) -> RpcError {
-    RpcError::internal(e.to_string())
 }
 
 impl Agent {
@@ -150,49 +140,43 @@ impl Agent {
             ClientRequest::InitializeRequest(req) => to_value(initialize(req.protocol_version)),
             ClientRequest::AuthenticateRequest(_) => Ok(serde_json::json!({})),
             ClientRequest::NewSessionRequest(req) => {
-                let session = self
-                    .open(
-                        &req.cwd,
-                        &req.mcp_servers,
-                        SessionPick::New {
-                            title: String::new(),
-                        },
-                    )
-                    .await?;
+                let session = self.create(&req.cwd, &req.mcp_servers).await?;
                 to_value(
-                    NewSessionResponse::new(session.id.clone())
-                        .modes(session.modes())
-                        .config_options(session.config_options()),
+                    NewSessionResponse::new(session.id().to_string())
+                        .modes(session.modes().await)
+                        .config_options(session.config_options().await),
                 )
             }
             ClientRequest::LoadSessionRequest(req) => {
+                absolute(&req.cwd)?;
                 let id = req.session_id.0.to_string();
-                let engine = self.engine(&req.cwd, &req.mcp_servers)?;
-                // Unknown ids fail before anything is replayed.
-                engine
-                    .session(&id)
-                    .map_err(|e| RpcError::invalid_params(e.to_string()))?;
-                crate::replay::replay(&engine, &self.conn, &id)?;
-                let session = self
-                    .open(&req.cwd, &req.mcp_servers, SessionPick::Id(id))
-                    .await?;
+                // Opened in the directory it was started in (not the client's `cwd`);
+                // unknown ids and gone directories fail before anything is replayed.
+                let live = self
+                    .opts
+                    .sessions
+                    .open_with(&id, Resume::default(), &client_servers(&req.mcp_servers))
+                    .await
+                    .map_err(engine_error)?;
+                crate::replay::replay(&live.engine, &self.conn, &id)?;
+                let session = self.view(live);
                 to_value(
                     LoadSessionResponse::new()
-                        .modes(session.modes())
-                        .config_options(session.config_options()),
+                        .modes(session.modes().await)
+                        .config_options(session.config_options().await),
                 )
             }
             ClientRequest::PromptRequest(req) => {
-                let session = self.session(&req.session_id.0)?;
+                let session = self.session(&req.session_id.0).await?;
                 to_value(session.prompt(req.prompt).await?)
             }
             ClientRequest::SetSessionModeRequest(req) => {
-                let session = self.session(&req.session_id.0)?;
+                let session = self.session(&req.session_id.0).await?;
                 session.set_mode(&req.mode_id.0).await?;
                 to_value(SetSessionModeResponse::new())
             }
             ClientRequest::SetSessionConfigOptionRequest(req) => {
-                let session = self.session(&req.session_id.0)?;
+                let session = self.session(&req.session_id.0).await?;
                 let SessionConfigOptionValue::ValueId { value } = req.value else {
                     return Err(RpcError::invalid_params(format!(
                         "{} takes one of its listed values",
@@ -209,7 +193,7 @@ impl Agent {
                     }
                 }
                 to_value(SetSessionConfigOptionResponse::new(
-                    session.config_options(),
+                    session.config_options().await,
                 ))
             }
             _ => Err(RpcError {
@@ -222,76 +206,69 @@ impl Agent {
     fn notification(&self, method: &str, params: &Value) {
         match ClientNotification::from_method_and_params(method, params) {
             Ok(ClientNotification::CancelNotification(n)) => {
-                if let Ok(session) = self.session(&n.session_id.0) {
-                    session.cancel();
-                }
+                let sessions = self.opts.sessions.clone();
+                let id = n.session_id.0.to_string();
+                tokio::spawn(async move {
+                    if let Some(live) = sessions.live(&id).await {
+                        live.port()
+                            .send(podcode_protocol::Op::Abort { session_id: id });
+                    }
+                });
             }
             Ok(_) => {}
             Err(e) => eprintln!("podcode acp: ignored notification {method}: {e}"),
         }
     }
 
-    fn session(&self, id: &str) -> Result<Arc<AcpSession>, RpcError> {
-        lock(&self.sessions).get(id).cloned().ok_or_else(|| {
-            RpcError::invalid_params(format!(
+    fn view(&self, live: Arc<LiveSession>) -> AcpSession {
+        AcpSession::new(live, self.conn.clone())
+    }
+
+    /// The registry's open session `id`.
+    async fn session(&self, id: &str) -> Result<AcpSession, RpcError> {
+        match self.opts.sessions.live(id).await {
+            Some(live) => Ok(self.view(live)),
+            None => Err(RpcError::invalid_params(format!(
                 "no open session {id}: create one with session/new or open it with session/load"
-            ))
-        })
+            ))),
+        }
     }
 
-    /// The engine for `cwd` with the client's MCP servers, made on first use.
-    fn engine(&self, cwd: &Path, servers: &[McpServer]) -> Result<Arc<Engine>, RpcError> {
-        if !cwd.is_absolute() {
-            return Err(RpcError::invalid_params(format!(
-                "cwd must be an absolute path, got {}",
-                cwd.display()
-            )));
-        }
-        let servers: Vec<ClientMcpServer> = servers.iter().filter_map(client_server).collect();
-        let key = format!(
-            "{}\u{0}{}",
-            cwd.display(),
-            serde_json::to_string(&servers).unwrap_or_default()
-        );
-        if let Some(e) = lock(&self.engines).get(&key) {
-            return Ok(e.clone());
-        }
-        let mut engine = (self.opts.factory)(cwd).map_err(RpcError::invalid_params)?;
-        engine.add_mcp_servers(servers);
-        let engine = Arc::new(engine);
-        lock(&self.engines).insert(key, engine.clone());
-        Ok(engine)
-    }
-
-    async fn open(
-        &self,
-        cwd: &Path,
-        servers: &[McpServer],
-        pick: SessionPick,
-    ) -> Result<Arc<AcpSession>, RpcError> {
-        let engine = self.engine(cwd, servers)?;
-        let agent = match &pick {
-            SessionPick::Id(id) => engine.session(id).map_err(internal)?.agent,
-            _ => self.opts.agent.clone(),
+    /// A new session in `cwd`, run by that directory's engine with the client's MCP servers.
+    async fn create(&self, cwd: &Path, servers: &[McpServer]) -> Result<AcpSession, RpcError> {
+        absolute(cwd)?;
+        let opts = SessionOptions {
+            pick: SessionPick::New {
+                title: String::new(),
+            },
+            agent: self.opts.agent.clone(),
+            model: self.opts.model.clone(),
+            max_steps: None,
+            worktree: false,
         };
-        let session = engine
-            .open_session(SessionOptions {
-                pick,
-                agent,
-                model: self.opts.model.clone(),
-                max_steps: None,
-                worktree: false,
-            })
+        let live = self
+            .opts
+            .sessions
+            .create(Some(cwd), &client_servers(servers), opts)
             .await
-            .map_err(internal)?;
-        let session = Arc::new(AcpSession::new(engine, session, self.conn.clone()).await);
-        let previous = lock(&self.sessions).insert(session.id.clone(), session.clone());
-        if let Some(old) = previous {
-            // A session loaded twice: the older driver stops, the newer one answers.
-            old.close().await;
-        }
-        Ok(session)
+            .map_err(engine_error)?;
+        Ok(self.view(live))
     }
+}
+
+/// ACP's `cwd` must be absolute (the protocol says so).
+fn absolute(cwd: &Path) -> Result<(), RpcError> {
+    if cwd.is_absolute() {
+        return Ok(());
+    }
+    Err(RpcError::invalid_params(format!(
+        "cwd must be an absolute path, got {}",
+        cwd.display()
+    )))
+}
+
+fn client_servers(servers: &[McpServer]) -> Vec<ClientMcpServer> {
+    servers.iter().filter_map(client_server).collect()
 }
 
 /// What `initialize` answers: protocol version 1, sessions can be loaded, prompts may
@@ -343,13 +320,6 @@ fn client_server(server: &McpServer) -> Option<ClientMcpServer> {
             );
             None
         }
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
     }
 }
 

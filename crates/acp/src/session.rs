@@ -1,18 +1,20 @@
-//! One ACP session: a Podcode `Session` the client drives. A prompt subscribes to the
-//! session's events, sends `Op::Prompt` and translates events (`turn.rs`) until the
-//! turn's `TurnFinished`, whose end becomes the stop reason. Modes are the primary agent
-//! profiles (`Op::SetAgent`), the model a session config option (`Op::SetModel`); both
-//! changes are confirmed by the engine's `Configured` event before the client is told.
+//! One ACP session as a request sees it: the registry's handle (`LiveSession`) and the
+//! connection. A prompt subscribes to the session's events, starts a turn through the
+//! session's one busy state (`Port::prompt`: a second prompt, from this client or any other
+//! front end, gets `BUSY_TEXT`) and translates events (`turn.rs`) until the turn's
+//! `TurnFinished`, whose end becomes the stop reason. Modes are the primary agent profiles
+//! (`Op::SetAgent`), the model a session config option (`Op::SetModel`); both changes are
+//! confirmed by the engine's `Configured` event before the client is told. Nothing here
+//! outlives the request: the session's state is the engine's.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
     ConfigOptionUpdate, ContentBlock, CurrentModeUpdate, EmbeddedResourceResource, PromptResponse,
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionMode,
     SessionModeState, SessionUpdate,
 };
-use podcode_core::{Engine, Port, Session};
+use podcode_core::{Engine, EngineError, LiveSession};
 use podcode_protocol::{Event, Op, TurnEnd};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -24,44 +26,50 @@ use crate::turn::{Turn, send_update};
 pub const MODE_OPTION: &str = "mode";
 pub const MODEL_OPTION: &str = "model";
 
-/// What the client is told when it prompts a session whose turn still runs.
-pub const BUSY: &str = "this session is still answering the previous prompt; cancel it (session/cancel) or wait for it to finish";
+/// An engine error as the client's answer: what the client asked cannot be done as asked
+/// (an unknown session, one whose directory is gone, a busy one) is invalid params, with
+/// the engine's text; anything else an internal error.
+pub fn engine_error(e: EngineError) -> RpcError {
+    match e {
+        EngineError::Busy(_)
+        | EngineError::UnknownSession(_)
+        | EngineError::DirectoryGone { .. }
+        | EngineError::OtherProject { .. }
+        | EngineError::Io(_) => RpcError::invalid_params(e.to_string()),
+        e => RpcError::internal(e.to_string()),
+    }
+}
 
 pub struct AcpSession {
-    pub id: String,
-    engine: Arc<Engine>,
-    port: Port,
-    dir: std::path::PathBuf,
-    session: Mutex<Option<Session>>,
+    live: Arc<LiveSession>,
     conn: Connection,
-    busy: AtomicBool,
-    /// The agent profile (mode) and model in use, as last confirmed by the engine.
-    current: Mutex<(String, String)>,
 }
 
 impl AcpSession {
-    pub async fn new(engine: Arc<Engine>, session: Session, conn: Connection) -> Self {
-        let current = (session.agent().await, session.model().await);
-        Self {
-            id: session.id().to_string(),
-            port: session.port(),
-            dir: session.directory().to_path_buf(),
-            engine,
-            session: Mutex::new(Some(session)),
-            conn,
-            busy: AtomicBool::new(false),
-            current: Mutex::new(current),
-        }
+    pub fn new(live: Arc<LiveSession>, conn: Connection) -> Self {
+        Self { live, conn }
     }
 
-    fn current(&self) -> (String, String) {
-        lock(&self.current).clone()
+    pub fn id(&self) -> &str {
+        self.live.session.id()
+    }
+
+    fn engine(&self) -> &Arc<Engine> {
+        &self.live.engine
+    }
+
+    /// The agent profile (mode) and model in use now.
+    async fn current(&self) -> (String, String) {
+        (
+            self.live.session.agent().await,
+            self.live.session.model().await,
+        )
     }
 
     /// The primary agent profiles as modes, the current one selected.
-    pub fn modes(&self) -> SessionModeState {
-        let (agent, _) = self.current();
-        let modes = profiles(&self.engine)
+    pub async fn modes(&self) -> SessionModeState {
+        let (agent, _) = self.current().await;
+        let modes = profiles(self.engine())
             .into_iter()
             .map(|p| SessionMode::new(p.id, p.name).description(p.description))
             .collect();
@@ -69,14 +77,14 @@ impl AcpSession {
     }
 
     /// The mode and model pickers.
-    pub fn config_options(&self) -> Vec<SessionConfigOption> {
-        let (agent, model) = self.current();
-        let modes: Vec<SessionConfigSelectOption> = profiles(&self.engine)
+    pub async fn config_options(&self) -> Vec<SessionConfigOption> {
+        let (agent, model) = self.current().await;
+        let modes: Vec<SessionConfigSelectOption> = profiles(self.engine())
             .into_iter()
             .map(|p| SessionConfigSelectOption::new(p.id, p.name).description(p.description))
             .collect();
         let models: Vec<SessionConfigSelectOption> = self
-            .engine
+            .engine()
             .model_choices(&model)
             .into_iter()
             .map(|c| SessionConfigSelectOption::new(c.value.clone(), c.value).description(c.detail))
@@ -93,11 +101,11 @@ impl AcpSession {
     /// Switches the agent profile; the client hears of it through both the mode and the
     /// config option updates.
     pub async fn set_mode(&self, mode: &str) -> Result<(), RpcError> {
-        if !self.engine.agent_choices().iter().any(|c| c.value == mode) {
+        let choices = self.engine().agent_choices();
+        if !choices.iter().any(|c| c.value == mode) {
             return Err(RpcError::invalid_params(format!(
                 "no agent profile named {mode}; the modes of this session are: {}",
-                self.engine
-                    .agent_choices()
+                choices
                     .iter()
                     .map(|c| c.value.as_str())
                     .collect::<Vec<_>>()
@@ -105,48 +113,46 @@ impl AcpSession {
             )));
         }
         self.configure(Op::SetAgent {
-            session_id: self.id.clone(),
+            session_id: self.id().to_string(),
             agent: mode.to_string(),
         })
         .await?;
         send_update(
             &self.conn,
-            &self.id,
+            self.id(),
             SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.to_string())),
         );
-        self.announce_options();
+        self.announce_options().await;
         Ok(())
     }
 
     pub async fn set_model(&self, model: &str) -> Result<(), RpcError> {
         self.configure(Op::SetModel {
-            session_id: self.id.clone(),
+            session_id: self.id().to_string(),
             model: model.to_string(),
         })
         .await?;
-        self.announce_options();
+        self.announce_options().await;
         Ok(())
     }
 
-    fn announce_options(&self) {
+    async fn announce_options(&self) {
         send_update(
             &self.conn,
-            &self.id,
-            SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(self.config_options())),
+            self.id(),
+            SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(self.config_options().await)),
         );
     }
 
     /// Sends a set-agent/set-model op and waits for the engine's answer: `Configured`, or
     /// the warning that says why nothing changed.
     async fn configure(&self, op: Op) -> Result<(), RpcError> {
-        let mut events = self.port.subscribe();
-        self.port.send(op);
+        let port = self.live.port();
+        let mut events = port.subscribe();
+        port.send(op);
         loop {
             match events.recv().await {
-                Ok(Event::Configured { agent, model }) => {
-                    *lock(&self.current) = (agent, model);
-                    return Ok(());
-                }
+                Ok(Event::Configured { .. }) => return Ok(()),
                 Ok(Event::Warning { message }) => return Err(RpcError::invalid_params(message)),
                 Ok(_) | Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return Err(RpcError::internal("the session ended")),
@@ -154,41 +160,36 @@ impl AcpSession {
         }
     }
 
-    /// Runs one prompt turn, streaming its updates; the answer is the stop reason.
+    /// Runs one prompt turn, streaming its updates; the answer is the stop reason. A
+    /// session whose turn runs (whoever started it) answers `BUSY_TEXT`.
     pub async fn prompt(&self, blocks: Vec<ContentBlock>) -> Result<PromptResponse, RpcError> {
         let (text, files) = prompt_input(blocks)?;
-        if self.busy.swap(true, Ordering::SeqCst) {
-            return Err(RpcError::invalid_params(BUSY));
+        let port = self.live.port();
+        if port.busy() {
+            return Err(engine_error(EngineError::Busy(
+                podcode_core::BUSY_TEXT.to_string(),
+            )));
         }
-        let out = self.run_turn(text, files).await;
-        self.busy.store(false, Ordering::SeqCst);
-        out
-    }
-
-    async fn run_turn(&self, text: String, files: Vec<String>) -> Result<PromptResponse, RpcError> {
-        let mut events = self.port.subscribe();
+        let id = self.id().to_string();
+        let mut events = port.subscribe();
         // An untitled session is named after its first prompt, as in every front end.
-        self.engine
-            .name_session(&self.id, &text)
+        self.engine()
+            .name_session(&id, &text)
             .map_err(|e| RpcError::internal(e.to_string()))?;
-        self.port.send(Op::Prompt {
-            session_id: self.id.clone(),
-            text,
-            files,
-        });
+        port.prompt(text, files).map_err(engine_error)?;
         let mut turn = Turn::new(
-            &self.id,
+            &id,
             self.conn.clone(),
-            self.engine.clone(),
-            self.port.clone(),
-            self.dir.clone(),
+            self.engine().clone(),
+            port.clone(),
+            self.live.session.directory().to_path_buf(),
         );
         let summary = loop {
             match events.recv().await {
                 Ok(Event::TurnFinished {
                     session_id,
                     summary,
-                }) if session_id == self.id => break summary,
+                }) if session_id == id => break summary,
                 Ok(e) => turn.handle(e),
                 Err(RecvError::Lagged(n)) => {
                     eprintln!("podcode acp: {n} events of the turn were dropped")
@@ -208,21 +209,6 @@ impl AcpSession {
             summary.end,
             turn.finish_reason.as_deref(),
         )))
-    }
-
-    /// `session/cancel`: aborts the running turn; its prompt answers `cancelled`.
-    pub fn cancel(&self) {
-        self.port.send(Op::Abort {
-            session_id: self.id.clone(),
-        });
-    }
-
-    /// Stops the session (the client went away).
-    pub async fn close(&self) {
-        let session = lock(&self.session).take();
-        if let Some(s) = session {
-            s.close().await;
-        }
     }
 }
 
@@ -292,13 +278,6 @@ pub fn prompt_input(blocks: Vec<ContentBlock>) -> Result<(String, Vec<String>), 
 /// What a prompt with images, audio or binary resources is refused with.
 pub const UNSUPPORTED_CONTENT: &str = "Podcode takes text, file links and embedded text files in a prompt; images, audio and binary resources are not supported";
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,10 +313,6 @@ mod tests {
         assert_eq!(
             UNSUPPORTED_CONTENT,
             "Podcode takes text, file links and embedded text files in a prompt; images, audio and binary resources are not supported"
-        );
-        assert_eq!(
-            BUSY,
-            "this session is still answering the previous prompt; cancel it (session/cancel) or wait for it to finish"
         );
     }
 }

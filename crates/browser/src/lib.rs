@@ -21,7 +21,8 @@ mod texts;
 mod tools;
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use podcode_tools::ToolRegistry;
@@ -62,43 +63,56 @@ impl Default for BrowserSettings {
     }
 }
 
-fn settings_cell() -> &'static RwLock<BrowserSettings> {
-    static SETTINGS: OnceLock<RwLock<BrowserSettings>> = OnceLock::new();
-    SETTINGS.get_or_init(|| RwLock::new(BrowserSettings::default()))
+/// The browsers of one engine: how they start (its `[browser]` config) and which ones its
+/// tools started. Each engine makes its own, so engines for different workspaces in one
+/// process (`podcode acp`, `podcode serve`) keep their own settings, and closing one engine
+/// closes only the browsers of its sessions. Browsers themselves sit in the process's pool,
+/// by session id.
+#[derive(Debug, Clone)]
+pub struct Browsers {
+    settings: Arc<BrowserSettings>,
+    owner: u64,
 }
 
-/// Sets how browsers started from now on are launched (the engine calls this with the
-/// loaded config). Browsers already running keep their settings.
-pub fn configure(settings: BrowserSettings) {
-    if let Ok(mut s) = settings_cell().write() {
-        *s = settings;
+impl Browsers {
+    /// Browsers started with `settings`.
+    pub fn new(settings: BrowserSettings) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Self {
+            settings: Arc::new(settings),
+            owner: NEXT.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Registers the eleven tools, starting browsers with these settings.
+    pub fn register(&self, registry: &mut ToolRegistry) {
+        for tool in tools::all(pool::Pool::global(), self.clone()) {
+            registry.register_builtin(Arc::new(tool));
+        }
+    }
+
+    /// Closes every browser these tools started (the engine shuts down).
+    pub async fn close_all(&self) {
+        pool::Pool::global().close_owned(self.owner).await;
+    }
+
+    pub(crate) fn settings(&self) -> &BrowserSettings {
+        &self.settings
+    }
+
+    pub(crate) fn owner(&self) -> u64 {
+        self.owner
     }
 }
 
-pub(crate) fn settings() -> BrowserSettings {
-    settings_cell()
-        .read()
-        .map(|s| s.clone())
-        .unwrap_or_default()
-}
-
-/// Registers the eleven tools; they share the process's browser pool (one browser per
-/// session id).
+/// Registers the eleven tools with the default settings (a `Browsers` of their own).
 pub fn register(registry: &mut ToolRegistry) {
-    let pool = pool::Pool::global();
-    for tool in tools::all(pool) {
-        registry.register_builtin(Arc::new(tool));
-    }
+    Browsers::new(BrowserSettings::default()).register(registry);
 }
 
 /// Closes the browser of `session_id`, if one runs (the session ended).
 pub async fn close_session(session_id: &str) {
     pool::Pool::global().close(session_id).await;
-}
-
-/// Closes every browser this process started (the engine shuts down).
-pub async fn close_all() {
-    pool::Pool::global().close_all().await;
 }
 
 /// How many browsers run now (for tests and `podcode` diagnostics).

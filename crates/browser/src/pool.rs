@@ -29,8 +29,12 @@ pub(crate) struct Slot {
     reaped: bool,
 }
 
+/// A session's browser: the id of the `Browsers` owner whose tools started it, and the slot.
+type OwnedSlot = (u64, Arc<AsyncMutex<Slot>>);
+
 pub(crate) struct Pool {
-    slots: Mutex<HashMap<String, Arc<AsyncMutex<Slot>>>>,
+    /// By session id.
+    slots: Mutex<HashMap<String, OwnedSlot>>,
 }
 
 impl Pool {
@@ -44,9 +48,13 @@ impl Pool {
         .clone()
     }
 
-    fn slot(&self, session: &str) -> Arc<AsyncMutex<Slot>> {
+    fn slot(&self, session: &str, owner: u64) -> Arc<AsyncMutex<Slot>> {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        slots.entry(session.to_string()).or_default().clone()
+        slots
+            .entry(session.to_string())
+            .or_insert_with(|| (owner, Arc::default()))
+            .1
+            .clone()
     }
 
     /// The session's browser, started (or restarted after a crash or the idle timeout)
@@ -54,8 +62,9 @@ impl Pool {
     pub(crate) async fn acquire(
         self: &Arc<Self>,
         session: &str,
+        browsers: &crate::Browsers,
     ) -> Result<(OwnedMutexGuard<Slot>, Option<&'static str>), ToolError> {
-        let slot = self.slot(session);
+        let slot = self.slot(session, browsers.owner());
         let mut guard = slot.clone().lock_owned().await;
         let mut note = None;
         let dead = match guard.live.as_mut() {
@@ -73,8 +82,8 @@ impl Pool {
             note = Some(crate::texts::IDLE_RESTARTED);
         }
         if guard.live.is_none() {
-            let settings = crate::settings();
-            let launched = launch::launch(&settings).await?;
+            let settings = browsers.settings();
+            let launched = launch::launch(settings).await?;
             let tab = match Tab::open(&launched.browser, launched.page.clone()).await {
                 Ok(tab) => tab,
                 Err(e) => {
@@ -100,15 +109,24 @@ impl Pool {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
             slots.remove(session)
         };
-        if let Some(slot) = slot {
+        if let Some((_, slot)) = slot {
             shut(&mut *slot.lock().await).await;
         }
     }
 
-    pub(crate) async fn close_all(&self) {
+    /// Closes the browsers of the sessions whose slot `owner`'s tools made.
+    pub(crate) async fn close_owned(&self, owner: u64) {
         let all: Vec<_> = {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            slots.drain().map(|(_, s)| s).collect()
+            let mine: Vec<String> = slots
+                .iter()
+                .filter(|(_, (o, _))| *o == owner)
+                .map(|(k, _)| k.clone())
+                .collect();
+            mine.iter()
+                .filter_map(|k| slots.remove(k))
+                .map(|(_, s)| s)
+                .collect()
         };
         for slot in all {
             shut(&mut *slot.lock().await).await;
@@ -117,7 +135,7 @@ impl Pool {
 
     fn live_slots(&self) -> Vec<Arc<AsyncMutex<Slot>>> {
         let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        slots.values().cloned().collect()
+        slots.values().map(|(_, s)| s.clone()).collect()
     }
 
     pub(crate) fn running(&self) -> usize {

@@ -15,6 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::Browsers;
 use crate::page::Tab;
 use crate::pool::Pool;
 use crate::texts;
@@ -139,9 +140,10 @@ pub(crate) struct BrowserTool {
     spec: ToolSpec,
     kind: Kind,
     pool: Arc<Pool>,
+    browsers: Browsers,
 }
 
-pub(crate) fn all(pool: Arc<Pool>) -> Vec<BrowserTool> {
+pub(crate) fn all(pool: Arc<Pool>, browsers: Browsers) -> Vec<BrowserTool> {
     use Kind::*;
     let specs: [(&str, &str, Value, Kind); 11] = [
         (
@@ -197,6 +199,7 @@ pub(crate) fn all(pool: Arc<Pool>) -> Vec<BrowserTool> {
             spec: ToolSpec::new(id, description, parameters),
             kind,
             pool: pool.clone(),
+            browsers: browsers.clone(),
         })
         .collect()
 }
@@ -236,7 +239,7 @@ impl Tool for BrowserTool {
 
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let (mut slot, note) = tokio::select! {
-            slot = self.pool.acquire(ctx.session_id()) => slot?,
+            slot = self.pool.acquire(ctx.session_id(), &self.browsers) => slot?,
             _ = ctx.abort().cancelled() => return Err(ToolError::Aborted),
         };
         let Some(tab) = slot.tab() else {

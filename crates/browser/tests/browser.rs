@@ -124,9 +124,9 @@ fn redirect(to: String) -> Response {
     (StatusCode::FOUND, [(header::LOCATION, to)]).into_response()
 }
 
-fn registry() -> ToolRegistry {
+fn registry(settings: podcode_browser::BrowserSettings) -> ToolRegistry {
     let mut r = ToolRegistry::new();
-    podcode_browser::register(&mut r);
+    podcode_browser::Browsers::new(settings).register(&mut r);
     r
 }
 
@@ -137,6 +137,14 @@ fn rule(permission: &str, pattern: &str, action: PermissionAction) -> Permission
 /// 127.0.0.1 allowed as a private host and as a browser target; `localhost` is private
 /// but allowed, and not a browser target yet (asks).
 fn setup(extra: Vec<PermissionRule>, replies: Vec<PermissionReply>) -> Harness {
+    setup_with(Default::default(), extra, replies)
+}
+
+fn setup_with(
+    settings: podcode_browser::BrowserSettings,
+    extra: Vec<PermissionRule>,
+    replies: Vec<PermissionReply>,
+) -> Harness {
     let mut rules = podcode_builtins::default_rules();
     rules.push(rule(
         "browser_private",
@@ -151,7 +159,7 @@ fn setup(extra: Vec<PermissionRule>, replies: Vec<PermissionReply>) -> Harness {
     rules.push(rule("browser", "127.0.0.1", PermissionAction::Allow));
     rules.extend(extra);
     harness(
-        registry(),
+        registry(settings),
         Setup {
             rules,
             replies,
@@ -212,7 +220,7 @@ fn browser_pid(h: &Harness, out: &podcode_tools::CallOutcome) -> u32 {
 
 #[test]
 fn the_eleven_tools_are_protected_built_ins_with_pinned_texts() {
-    let r = registry();
+    let r = registry(Default::default());
     let mut pinned = String::new();
     for id in podcode_browser::TOOL_IDS {
         let tool = &r.get(id).expect(id).tool;
@@ -237,7 +245,6 @@ fn the_eleven_tools_are_protected_built_ins_with_pinned_texts() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_form_is_filled_a_select_chosen_and_submitted() {
-    let _shared = SETTINGS_LOCK.read().await;
     let addr = serve().await;
     let h = setup(vec![], vec![]);
     let nav = h
@@ -306,7 +313,6 @@ async fn a_form_is_filled_a_select_chosen_and_submitted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn scrolling_loads_more_a_box_is_measured_and_a_click_is_diffed() {
-    let _shared = SETTINGS_LOCK.read().await;
     let addr = serve().await;
     let h = setup(vec![], vec![]);
     let page = ok(
@@ -405,7 +411,6 @@ async fn scrolling_loads_more_a_box_is_measured_and_a_click_is_diffed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn navigations_are_gated_by_host_scheme_and_redirect() {
-    let _shared = SETTINGS_LOCK.read().await;
     let addr = serve().await;
     let port = addr.port();
     // The user rejects the first ask (for localhost).
@@ -477,7 +482,6 @@ async fn navigations_are_gated_by_host_scheme_and_redirect() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_killed_browser_is_replaced_at_the_next_call() {
-    let _shared = SETTINGS_LOCK.read().await;
     let addr = serve().await;
     let h = setup(vec![], vec![]);
     let out = h
@@ -525,34 +529,41 @@ async fn a_killed_browser_is_replaced_at_the_next_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_missing_browser_says_how_to_install_one() {
-    let h = setup(vec![], vec![]);
-    let _guard = SETTINGS_LOCK.write().await;
-    podcode_browser::configure(podcode_browser::BrowserSettings {
-        executable: Some("/nonexistent/chromium".into()),
+    let missing = |path: &str| podcode_browser::BrowserSettings {
+        executable: Some(path.into()),
         ..Default::default()
-    });
+    };
+    // Two engines' tools in one process, each with its own `[browser]` config: the one
+    // registered later does not change how the first one starts browsers.
+    let h = setup_with(missing("/nonexistent/chromium"), vec![], vec![]);
+    let other = setup_with(missing("/nonexistent/other"), vec![], vec![]);
     let (status, text) = call(&h, "browser_snapshot", json!({})).await;
-    podcode_browser::configure(podcode_browser::BrowserSettings::default());
     assert_eq!(status, CallStatus::Failed);
     assert!(text.contains("no Chromium found ([browser] executable = \"/nonexistent/chromium\" does not exist). Install it (Debian/Ubuntu: `sudo apt-get install chromium`; macOS: install Google Chrome) or set its path in the config: [browser] executable = \"/path/to/chromium\"."), "{text}");
+    let (_, text) = call(&other, "browser_snapshot", json!({})).await;
+    assert!(
+        text.contains("\"/nonexistent/other\" does not exist"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_unused_browser_closes_after_the_idle_timeout() {
-    let _guard = SETTINGS_LOCK.write().await;
     let addr = serve().await;
-    let h = setup(vec![], vec![]);
-    podcode_browser::configure(podcode_browser::BrowserSettings {
-        idle_timeout: Duration::from_millis(400),
-        ..Default::default()
-    });
+    let h = setup_with(
+        podcode_browser::BrowserSettings {
+            idle_timeout: Duration::from_millis(400),
+            ..Default::default()
+        },
+        vec![],
+        vec![],
+    );
     let out = h
         .call_json(
             "browser_navigate",
             json!({ "url": format!("http://{addr}/box") }),
         )
         .await;
-    podcode_browser::configure(podcode_browser::BrowserSettings::default());
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
     let tree = podcode_browser::process_tree(browser_pid(&h, &out));
     // Bounded far above the idle limit plus how long a busy machine takes to end Chromium.
@@ -569,7 +580,3 @@ async fn an_unused_browser_closes_after_the_idle_timeout() {
     let out = h.call_json("browser_snapshot", json!({})).await;
     close_and_check(&h, podcode_browser::process_tree(browser_pid(&h, &out))).await;
 }
-
-/// Tests that start browsers hold it shared; the one that points the setting at a missing
-/// binary holds it alone.
-static SETTINGS_LOCK: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());

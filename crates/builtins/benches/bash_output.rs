@@ -22,6 +22,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::process::Command;
 use std::time::Instant;
 
+use podcode_tools::testing::child_report::{peak_rss_kib, run_self};
 use serde_json::json;
 
 const CHILD_ENV: &str = "PODCODE_BASH_BENCH_CHILD";
@@ -55,28 +56,12 @@ fn main() {
 
 fn parent() {
     let bytes = size();
-    let exe = std::env::current_exe().expect("bench: own executable");
-    let out = Command::new(exe)
-        .env(CHILD_ENV, "1")
-        .output()
-        .expect("bench: run child");
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "child failed: {report}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let field = |name: &str| -> String {
-        report
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}=")))
-            .unwrap_or_else(|| panic!("child did not report {name}: {report}"))
-            .to_string()
-    };
-    let rss_mib: f64 = field("peak_rss_kib").parse::<f64>().expect("rss") / 1024.0;
-    let secs: f64 = field("secs").parse().expect("secs");
-    let cpu: f64 = field("cpu_secs").parse().expect("cpu secs");
-    let spill_bytes: u64 = field("spill_bytes").parse().expect("spill bytes");
+    let report = run_self(&[(CHILD_ENV, "1")]);
+    let field = |name: &str| report.text(name);
+    let rss_mib = report.peak_rss_mib();
+    let secs = report.number("secs");
+    let cpu = report.number("cpu_secs");
+    let spill_bytes = report.number("spill_bytes") as u64;
     let last_line = field("last_line");
     assert_eq!(
         field("tail_intact"),
@@ -146,7 +131,7 @@ async fn child() {
         )
         .await;
     let secs = start.elapsed().as_secs_f64();
-    let peak_rss_kib = common::peak_rss_kib();
+    let peak_rss_kib = peak_rss_kib();
     let cpu_secs = cpu_secs();
 
     let truncated = out

@@ -19,10 +19,10 @@ mod common;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use podcode_tools::CallStatus;
+use podcode_tools::testing::child_report::{peak_rss_kib, run_self};
 use serde_json::json;
 
 const CHILD_ENV: &str = "PODCODE_READ_BENCH_CHILD";
@@ -86,30 +86,15 @@ fn parent() {
         path.display(),
         start.elapsed().as_secs_f64()
     );
-    let exe = std::env::current_exe().expect("bench: own executable");
     let mut worst: f64 = 0.0;
     for offset in [1_000_000u64.min(total_lines), total_lines - 2] {
-        let out = Command::new(&exe)
-            .env(CHILD_ENV, offset.to_string())
-            .env(FILE_ENV, &path)
-            .output()
-            .expect("bench: run child");
-        let report = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "child failed: {report}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let field = |name: &str| -> String {
-            report
-                .lines()
-                .find_map(|l| l.strip_prefix(&format!("{name}=")))
-                .unwrap_or_else(|| panic!("child did not report {name}: {report}"))
-                .to_string()
-        };
-        let rss_mib = field("peak_rss_kib").parse::<f64>().expect("bench: rss") / 1024.0;
-        let secs: f64 = field("secs").parse().expect("bench: secs");
-        let first = field("first_line");
+        let report = run_self(&[
+            (CHILD_ENV, std::ffi::OsString::from(offset.to_string())),
+            (FILE_ENV, path.clone().into_os_string()),
+        ]);
+        let rss_mib = report.peak_rss_mib();
+        let secs = report.number("secs");
+        let first = report.text("first_line");
         let expected_number = (offset - 1) % BLOCK_LINES + 1;
         assert!(
             first.starts_with(&format!("{offset:>6}\tline {expected_number:010} ")),
@@ -142,7 +127,7 @@ fn child(offset: u64) {
     ));
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
-    let hwm = common::peak_rss_kib();
+    let hwm = peak_rss_kib();
     println!("peak_rss_kib={hwm}");
     println!("secs={secs}");
     println!(

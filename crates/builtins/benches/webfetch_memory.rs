@@ -17,13 +17,13 @@
 mod common;
 
 use std::fmt::Write as _;
-use std::process::Command;
 use std::time::Instant;
 
 use axum::Router;
 use axum::http::header;
 use axum::routing::get;
 use podcode_tools::CallStatus;
+use podcode_tools::testing::child_report::{peak_rss_kib, run_self};
 use serde_json::json;
 
 const CHILD_ENV: &str = "PODCODE_WEBFETCH_BENCH_CHILD";
@@ -95,28 +95,14 @@ fn parent() {
     rt.spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    let exe = std::env::current_exe().expect("bench: own executable");
     let mut worst: f64 = 0.0;
     for format in ["markdown", "text", "html"] {
-        let out = Command::new(&exe)
-            .env(CHILD_ENV, format)
-            .env(URL_ENV, format!("http://{addr}/page"))
-            .output()
-            .expect("bench: run child");
-        let report = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "child failed: {report}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let field = |name: &str| -> f64 {
-            report
-                .lines()
-                .find_map(|l| l.strip_prefix(&format!("{name}=")))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("child did not report {name}: {report}"))
-        };
-        let rss = field("peak_rss_kib") / 1024.0;
+        let report = run_self(&[
+            (CHILD_ENV, format.to_string()),
+            (URL_ENV, format!("http://{addr}/page")),
+        ]);
+        let field = |name: &str| report.number(name);
+        let rss = report.peak_rss_mib();
         let before = field("start_rss_kib") / 1024.0;
         worst = worst.max(rss);
         println!(
@@ -139,12 +125,12 @@ fn child(format: &str) {
     let url = std::env::var(URL_ENV).expect("bench: url env");
     let h = common::builtins(&[("webfetch", "127.0.0.1"), ("webfetch_private", "127.0.0.1")]);
     let rt = common::runtime();
-    let start_rss = common::peak_rss_kib();
+    let start_rss = peak_rss_kib();
     let start = Instant::now();
     let out = rt.block_on(h.call_json("webfetch", json!({"url": url, "format": format})));
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
-    println!("peak_rss_kib={}", common::peak_rss_kib());
+    println!("peak_rss_kib={}", peak_rss_kib());
     println!("start_rss_kib={start_rss}");
     println!("secs={secs}");
     println!("output_bytes={}", out.result.output.len());

@@ -114,12 +114,12 @@ impl Tool for SyncToMainTool {
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let args: SyncArgs = parse_args(args)?;
         let id = ctx.identity();
-        let store = ctx.store();
+        let worktrees = ctx.worktrees();
         // A sub-agent of a worktree session works in its root's worktree.
         let mut row = None;
         for sid in std::iter::once(&id.session_id).chain(id.root_id.iter()) {
-            if let Some(r) = store
-                .worktree(sid)
+            if let Some(r) = worktrees
+                .worktree_of(sid)
                 .map_err(|e| ToolError::failed(e.to_string()))?
             {
                 row = Some(r);
@@ -196,7 +196,7 @@ impl Tool for SyncToMainTool {
         };
         match synced.await {
             Ok(Ok(commit)) => {
-                if let Err(e) = store.set_sync_base(&row.session_id, &commit) {
+                if let Err(e) = worktrees.move_sync_base(&row.session_id, &commit) {
                     ctx.warn(format!("the sync is done, but its point could not be recorded ({e}); the next sync may offer the same changes again"));
                 }
             }

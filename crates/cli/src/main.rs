@@ -3,6 +3,7 @@
 
 mod asker;
 mod commands;
+mod print;
 mod start;
 mod trust_prompt;
 

@@ -1,15 +1,24 @@
 //! Starting a command: the engine for the directory (its config warnings printed once),
-//! and the async runtime commands that run tools use.
+//! and the async runtime commands that run tools use. Each command starts here once, so
+//! this is where the environment's places (`Dirs::from_env`) are read, for the process:
+//! every other engine of the process is given the same value (by the session registry in
+//! `serve`, by `acp`'s engine factory).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use podcode_core::Engine;
+use podcode_core::{Dirs, Engine};
 use podcode_protocol::sanitize_for_terminal;
 
 pub fn engine(cwd: Option<PathBuf>) -> Result<Engine> {
-    let mut engine = engine_quiet(cwd)?;
+    engine_in(cwd, Dirs::from_env())
+}
+
+/// `engine` with the places `dirs` names (a process that makes several engines reads the
+/// environment once: `podcode acp`).
+pub fn engine_in(cwd: Option<PathBuf>, dirs: Dirs) -> Result<Engine> {
+    let mut engine = quiet(cwd, dirs)?;
     // The small helper installed beside this binary, or this binary itself
     // (`podcode __sandbox-exec`).
     if let Ok(exe) = std::env::current_exe() {
@@ -23,7 +32,11 @@ pub fn engine(cwd: Option<PathBuf>) -> Result<Engine> {
 
 /// The engine with its config warnings printed, without the sandbox's start-up note.
 pub fn engine_quiet(cwd: Option<PathBuf>) -> Result<Engine> {
-    let engine = Engine::load(cwd)?;
+    quiet(cwd, Dirs::from_env())
+}
+
+fn quiet(cwd: Option<PathBuf>, dirs: Dirs) -> Result<Engine> {
+    let engine = Engine::load_in(cwd, dirs)?;
     for warning in engine.warnings() {
         eprintln!("warning: {}", sanitize_for_terminal(warning));
     }
@@ -36,6 +49,16 @@ pub fn trusted_engine(cwd: Option<PathBuf>) -> Result<Arc<Engine>> {
     let mut engine = engine(cwd)?;
     crate::trust_prompt::ask_to_trust(&mut engine);
     Ok(Arc::new(engine))
+}
+
+/// Says which tools could not load: the command still runs with what did load.
+pub async fn warn_tool_errors(engine: &Engine) {
+    for (message, source) in engine.tool_errors().await {
+        eprintln!(
+            "warning: {}",
+            sanitize_for_terminal(&format!("{message} ({source})"))
+        );
+    }
 }
 
 /// A multi-threaded runtime for commands that run tools.

@@ -4,9 +4,10 @@
 //! it read them. Without a terminal nothing is asked: they stay skipped, and the config
 //! warning names `podcode trust` / `podcode trust --allow-secrets`.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::IsTerminal;
 
 use podcode_core::Engine;
+use podcode_core::trust_text::{NOT_TRUSTED_TEXT, SECRETS_REFUSED_TEXT};
 
 /// Asks on the terminal when the workspace is untrusted and ships tool or plugin files;
 /// `true` when it is trusted afterwards.
@@ -23,30 +24,16 @@ fn on_terminal() -> bool {
 }
 
 fn yes(question: &str) -> bool {
-    let mut err = std::io::stderr().lock();
-    let _ = write!(err, "{question}");
-    let _ = err.flush();
-    let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer).is_ok()
-        && matches!(answer.trim(), "y" | "Y" | "yes")
+    crate::asker::prompt_line(question).is_some_and(|a| matches!(a.as_str(), "y" | "Y" | "yes"))
 }
 
 /// Asks whether the trusted workspace's opencode config may read the secrets it names.
 fn ask_secrets(engine: &mut Engine) {
-    let refused = engine.refused_references();
-    if refused.is_empty() || !on_terminal() {
+    let Some(question) = engine.secrets_question().filter(|_| on_terminal()) else {
         return;
-    }
-    let question = format!(
-        "{}'s opencode config reads files outside the project or secret environment variables: {}.\n\
-         What it reads can reach the model and its servers. Let this workspace's config read them? [y/N] ",
-        engine.project().display(),
-        refused.join(", ")
-    );
+    };
     if !yes(&question) {
-        eprintln!(
-            "Not allowed: they stay empty (run `podcode trust --allow-secrets` later to allow them)."
-        );
+        eprintln!("{SECRETS_REFUSED_TEXT}");
         return;
     }
     if let Err(e) = engine.allow_secrets_now() {
@@ -55,20 +42,14 @@ fn ask_secrets(engine: &mut Engine) {
 }
 
 fn ask_trust(engine: &mut Engine) -> bool {
-    if engine.is_trusted() || !on_terminal() {
+    if !on_terminal() {
         return engine.is_trusted();
     }
-    let count = engine.project_tool_files();
-    if count == 0 {
-        return false;
-    }
-    let question = format!(
-        "{} has {count} tool/plugin file(s) of its own (.podcode/, .opencode/). They run code from the repository.\n\
-         Trust this workspace and load them? [y/N] ",
-        engine.project().display()
-    );
+    let Some(question) = engine.trust_question() else {
+        return engine.is_trusted();
+    };
     if !yes(&question) {
-        eprintln!("Not trusted: they stay skipped (run `podcode trust` later to load them).");
+        eprintln!("{NOT_TRUSTED_TEXT}");
         return false;
     }
     match engine.trust_now() {

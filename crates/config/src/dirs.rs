@@ -1,8 +1,14 @@
 //! Where Podcode keeps its files: the global config directory, the data directory (database,
-//! spilled tool output), and the project root and project config file for a working directory.
+//! spilled tool output), opencode's user-level config places, and the project root and
+//! project config file for a working directory.
 //!
-//! Resolution reads environment variables through a getter so tests never have to mutate the
-//! process environment.
+//! [`Dirs`] is the one value that says where these are. It is built once from the
+//! environment when the program starts (`Dirs::from_env`, the only reader of `HOME`,
+//! `XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `PODCODE_CONFIG_DIR`, `PODCODE_DATA_DIR`,
+//! `PODCODE_SANDBOX_HELPER`, `OPENCODE_CONFIG` and `OPENCODE_CONFIG_DIR`) and handed to every
+//! engine, so engines for different directories or homes in one process (`podcode acp`,
+//! `podcode serve`, tests) each see their own places. Resolution reads the variables through
+//! a getter so tests never have to mutate the process environment.
 
 use std::path::{Path, PathBuf};
 
@@ -15,10 +21,16 @@ pub struct Dirs {
     pub data_dir: PathBuf,
     /// The user's home directory.
     pub home: PathBuf,
+    /// opencode's user-level config places (read so an opencode setup works unchanged).
+    pub opencode: OpencodeDirs,
+    /// The sandbox helper program `$PODCODE_SANDBOX_HELPER` names, if any (a front end may
+    /// set one of its own on the engine instead).
+    pub sandbox_helper: Option<PathBuf>,
 }
 
 impl Dirs {
     /// Resolve the directories from the process environment.
+    /// Call it once, at start-up, and pass the value down.
     pub fn from_env() -> Dirs {
         Self::from_vars(|name| std::env::var(name).ok())
     }
@@ -30,10 +42,13 @@ impl Dirs {
     /// - `data_dir`: `$PODCODE_DATA_DIR`, else `$XDG_DATA_HOME/podcode`, else
     ///   `$HOME/.local/share/podcode`.
     /// - `home`: `$HOME`, else `$USERPROFILE`, else `.`.
+    /// - `opencode`: as [`OpencodeDirs::from_vars`].
+    /// - `sandbox_helper`: `$PODCODE_SANDBOX_HELPER`.
     ///
     /// Empty variables count as unset. Following the XDG base directory spec, a relative
     /// `XDG_*` path is ignored.
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Dirs {
+        let opencode = OpencodeDirs::from_vars(&get);
         let var = |name: &str| get(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let xdg = |name: &str| var(name).filter(|p| p.is_absolute());
 
@@ -50,6 +65,27 @@ impl Dirs {
         Dirs {
             config_dir,
             data_dir,
+            sandbox_helper: var("PODCODE_SANDBOX_HELPER"),
+            home,
+            opencode,
+        }
+    }
+
+    /// Everything under one root, as a test or an embedding wants it: `<root>/config`,
+    /// `<root>/data`, `<root>/home`, opencode's global dir `<root>/home/.config/opencode`, no
+    /// `OPENCODE_CONFIG`/`OPENCODE_CONFIG_DIR` and no sandbox helper. Nothing is read from
+    /// the environment.
+    pub fn under(root: &Path) -> Dirs {
+        let home = root.join("home");
+        Dirs {
+            config_dir: root.join("config"),
+            data_dir: root.join("data"),
+            opencode: OpencodeDirs {
+                config_dir: home.join(".config").join("opencode"),
+                config_file: None,
+                custom_dir: None,
+            },
+            sandbox_helper: None,
             home,
         }
     }
@@ -84,11 +120,6 @@ pub struct OpencodeDirs {
 }
 
 impl OpencodeDirs {
-    /// From the process environment.
-    pub fn from_env() -> OpencodeDirs {
-        Self::from_vars(|name| std::env::var(name).ok())
-    }
-
     /// From variables supplied by `get` (empty ones count as unset; a relative
     /// `XDG_CONFIG_HOME` is ignored, as in [`Dirs::from_vars`]).
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> OpencodeDirs {
@@ -150,8 +181,13 @@ mod tests {
             ("XDG_DATA_HOME", "/xdg/data"),
             ("PODCODE_CONFIG_DIR", "/pc/config"),
             ("PODCODE_DATA_DIR", "/pc/data"),
+            ("PODCODE_SANDBOX_HELPER", "/pc/helper"),
+            ("OPENCODE_CONFIG_DIR", "/oc/kit"),
         ]);
         assert_eq!(d.config_dir, PathBuf::from("/pc/config"));
+        assert_eq!(d.sandbox_helper, Some(PathBuf::from("/pc/helper")));
+        assert_eq!(d.opencode.config_dir, PathBuf::from("/xdg/config/opencode"));
+        assert_eq!(d.opencode.custom_dir, Some(PathBuf::from("/oc/kit")));
         assert_eq!(d.data_dir, PathBuf::from("/pc/data"));
         assert_eq!(d.home, PathBuf::from("/home/u"));
     }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use podcode_agent::{AgentCatalog, AgentDirs};
-use podcode_config::{Config, Dirs, OpencodeDirs, TrustList, project_config_file, project_root};
+use podcode_config::{Config, Dirs, TrustList, project_config_file, project_root};
 use podcode_protocol::{Event, PermissionRule};
 use podcode_store::{NewSession, Store};
 use podcode_tools::{Asker, PermissionEngine, RuntimeOptions, ToolHook, ToolRegistry, ToolRuntime};
@@ -35,7 +35,7 @@ pub struct Engine {
     mcp: OnceLock<Arc<podcode_mcp::McpSource>>,
     tools: OnceCell<Arc<ToolSets>>,
     bus: broadcast::Sender<Event>,
-    /// The sandbox helper (`sandbox.rs`); `PODCODE_SANDBOX_HELPER` or `use_sandbox_helper`.
+    /// The sandbox helper (`sandbox.rs`); `Dirs::sandbox_helper` or `use_sandbox_helper`.
     pub(crate) sandbox_helper: Option<PathBuf>,
     /// Agent profiles (built-ins, agent files, config), read on first use.
     agents: OnceLock<Arc<AgentCatalog>>,
@@ -55,12 +55,9 @@ pub struct NewSessionSpec<'a> {
 
 impl Engine {
     /// Reads config and trust for `cwd` (the process's directory when `None`), with the
-    /// directories the environment names (`PODCODE_CONFIG_DIR`, `PODCODE_DATA_DIR`, XDG).
-    pub fn load(cwd: Option<PathBuf>) -> Result<Engine, EngineError> {
-        Self::load_in(cwd, Dirs::from_env())
-    }
-
-    /// `load` with explicit config and data directories (embedding, tests).
+    /// places `dirs` names (built once at start-up with `Dirs::from_env`; engines for other
+    /// directories of the same process are given the same value). Nothing here reads the
+    /// environment.
     pub fn load_in(cwd: Option<PathBuf>, dirs: Dirs) -> Result<Engine, EngineError> {
         let cwd = match cwd {
             Some(dir) => dir
@@ -76,6 +73,7 @@ impl Engine {
         let loaded = load_config(&dirs, &cwd, &project, trusted, secrets)?;
         let (bus, _) = broadcast::channel(4096);
         Ok(Engine {
+            sandbox_helper: dirs.sandbox_helper.clone(),
             dirs,
             cwd,
             project,
@@ -87,7 +85,6 @@ impl Engine {
             mcp: OnceLock::new(),
             tools: OnceCell::new(),
             bus,
-            sandbox_helper: std::env::var_os("PODCODE_SANDBOX_HELPER").map(PathBuf::from),
             agents: OnceLock::new(),
             event_log: OnceLock::new(),
         })
@@ -200,7 +197,7 @@ impl Engine {
         self.agents
             .get_or_init(|| {
                 let dirs = AgentDirs::standard(
-                    &OpencodeDirs::from_env(),
+                    &self.dirs.opencode,
                     &self.dirs.config_dir,
                     &self.project,
                     self.is_trusted(),
@@ -322,13 +319,17 @@ impl Engine {
             source: self.mcp_source(),
             untrusted: self.untrusted_mcp_servers(),
         };
-        #[cfg(feature = "browser")]
-        podcode_browser::configure(podcode_browser::BrowserSettings {
-            executable: self.config.browser.executable.as_ref().map(Into::into),
-            idle_timeout: std::time::Duration::from_secs(self.config.browser.idle_timeout.max(1)),
-        });
+        let builtins = Builtins {
+            #[cfg(feature = "browser")]
+            browsers: podcode_browser::Browsers::new(podcode_browser::BrowserSettings {
+                executable: self.config.browser.executable.as_ref().map(Into::into),
+                idle_timeout: std::time::Duration::from_secs(
+                    self.config.browser.idle_timeout.max(1),
+                ),
+            }),
+        };
         let sources: Vec<Arc<dyn ToolSource>> = vec![
-            Arc::new(Builtins),
+            Arc::new(builtins),
             plugins.clone(),
             Arc::new(executables),
             Arc::new(mcp),
@@ -385,7 +386,10 @@ impl Engine {
         opts.default_timeout = std::time::Duration::from_secs(self.config.tool.timeout);
         opts.sandbox = self.command_sandbox(agent);
         opts.secrets = self.secrets();
-        Ok(ToolRuntime::new(registry, store, engine, hooks, opts))
+        // The pipeline keeps its call log and change journal in the store, through the
+        // narrow traits of `podcode-records` (it never holds the store itself).
+        let records = podcode_tools::Records::all(store);
+        Ok(ToolRuntime::new(registry, records, engine, hooks, opts))
     }
 
     /// Creates a session row in this workspace: the one place sessions are born.
@@ -434,7 +438,7 @@ fn load_config(
     trusted: bool,
     secrets: bool,
 ) -> Result<podcode_config::LoadedConfig, EngineError> {
-    let opencode = podcode_config::opencode_files(&OpencodeDirs::from_env(), cwd, project);
+    let opencode = podcode_config::opencode_files(&dirs.opencode, cwd, project);
     let access = podcode_config::ProjectAccess {
         root: project,
         trusted,

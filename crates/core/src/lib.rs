@@ -1,5 +1,6 @@
 //! The Podcode engine: the one API every front end (`podcode run`, the TUI, `podcode tool
-//! call`, `mcp serve`) uses. `Engine::load` reads config and trust for a directory; the
+//! call`, `mcp serve`) uses. `Engine::load_in` reads config and trust for a directory (with the
+//! places `Dirs` names, read from the environment once by the front end); the
 //! engine owns the store, the tool set of every source (`sources`: built-ins, plugins,
 //! executables, MCP, merged by `toolset::ToolSet`) and its reloading, and opens sessions.
 //! A `Session` takes `Op`s and yields one ordered stream of `Event`s; permission asks are
@@ -7,8 +8,12 @@
 //! policy answers them. Stored history and the change journal are read through the engine
 //! too, so front ends depend on this crate and `podcode-protocol` only.
 
+pub mod answer;
 mod asker;
+pub mod call_text;
+pub mod change_text;
 mod changes;
+mod child;
 mod choices;
 mod client_mcp;
 mod drafts;
@@ -16,13 +21,17 @@ mod engine;
 mod error;
 mod event_log;
 mod history;
+pub mod list_text;
 mod listing;
+pub mod one_turn;
 mod plugin_client;
 mod registry;
 mod revert_note;
 mod sandbox;
+mod sandbox_status;
 mod serving;
 mod session;
+mod session_list;
 mod sources;
 mod task;
 #[cfg(feature = "test-support")]
@@ -30,6 +39,8 @@ pub mod testing;
 mod tool_session;
 mod toolset;
 mod totals;
+pub mod trust_text;
+pub mod turn_text;
 mod worktree;
 
 pub use changes::{ChangeEntry, conflict_text, unified_diff};

@@ -9,7 +9,9 @@
 //! rules, sandbox policy and tool set — exactly as `podcode run` started there would, and
 //! never the engine of the process's own directory. A session whose directory is gone is
 //! refused. Engines are kept per directory (and per set of editor-given MCP servers) until
-//! `shutdown`.
+//! `shutdown`. One registry may be shared by several front ends of one process (the HTTP
+//! server and an ACP connection): a session then has one busy state across them. A `task`
+//! call's sub-agent is a child session its parent opens in its own engine (`child.rs`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -222,12 +224,18 @@ impl SessionRegistry {
         true
     }
 
-    /// Closes every session and shuts every engine down (the front end is stopping).
-    pub async fn shutdown(&self) {
+    /// Closes every session (aborting running turns; a request still holding one ends its
+    /// turn as aborted), keeping the engines for requests that are still finishing.
+    pub async fn close_all(&self) {
         let all: Vec<_> = self.live.lock().await.drain().map(|(_, s)| s).collect();
         for handle in all {
             close_handle(handle).await;
         }
+    }
+
+    /// Closes every session and shuts every engine down (the front end is stopping).
+    pub async fn shutdown(&self) {
+        self.close_all().await;
         let engines: Vec<_> = lock(&self.engines).drain().map(|(_, e)| e).collect();
         for engine in engines {
             engine.shutdown().await;
@@ -236,6 +244,18 @@ impl SessionRegistry {
 }
 
 impl Engine {
+    /// The directory stored session `id` was started in (its checkout, also for a worktree
+    /// session), where it runs: `DirectoryGone` when that no longer exists.
+    pub fn session_home(&self, id: &str) -> Result<std::path::PathBuf, EngineError> {
+        let row = self.session(id)?;
+        Path::new(&row.main_cwd)
+            .canonicalize()
+            .map_err(|_| EngineError::DirectoryGone {
+                id: id.to_string(),
+                dir: row.main_cwd.clone(),
+            })
+    }
+
     /// Fails unless stored session `id` belongs to this engine's project and its
     /// directory exists: run elsewhere, its tools would act on the wrong checkout under the
     /// wrong rules.

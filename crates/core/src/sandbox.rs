@@ -381,8 +381,7 @@ mod tests {
         .unwrap();
         let dirs = podcode_config::Dirs {
             config_dir,
-            data_dir: root.path().join("data"),
-            home: root.path().join("home"),
+            ..podcode_config::Dirs::under(root.path())
         };
         let mut engine = Engine::load_in(Some(root.path().join("work")), dirs).unwrap();
         assert!(

@@ -56,8 +56,22 @@ pub trait ToolSource: Send + Sync {
     async fn shutdown(&self) {}
 }
 
-/// The Rust built-ins (`read`, `bash`, …), always first.
-pub struct Builtins;
+/// The Rust built-ins (`read`, `bash`, …), always first; the `browser_*` tools start
+/// browsers as this engine's `[browser]` config says.
+pub struct Builtins {
+    #[cfg(feature = "browser")]
+    pub(crate) browsers: podcode_browser::Browsers,
+}
+
+/// The built-ins with the default `[browser]` settings.
+impl Default for Builtins {
+    fn default() -> Self {
+        Self {
+            #[cfg(feature = "browser")]
+            browsers: podcode_browser::Browsers::new(Default::default()),
+        }
+    }
+}
 
 #[async_trait]
 impl ToolSource for Builtins {
@@ -68,7 +82,7 @@ impl ToolSource for Builtins {
         let mut registry = podcode_tools::ToolRegistry::new();
         podcode_builtins::register_all(&mut registry);
         #[cfg(feature = "browser")]
-        podcode_browser::register(&mut registry);
+        self.browsers.register(&mut registry);
         SourceLoad {
             groups: vec![(
                 ToolOrigin::builtin(),
@@ -80,7 +94,7 @@ impl ToolSource for Builtins {
     /// Closes the browsers the `browser_*` tools started.
     async fn shutdown(&self) {
         #[cfg(feature = "browser")]
-        podcode_browser::close_all().await;
+        self.browsers.close_all().await;
     }
 }
 
@@ -111,7 +125,7 @@ impl PluginSettings {
     fn plugin_dirs(&self) -> PluginDirs {
         PluginDirs {
             home: self.dirs.home.clone(),
-            opencode: podcode_config::OpencodeDirs::from_env().dirs(),
+            opencode: self.dirs.opencode.dirs(),
             podcode_config: self.dirs.config_dir.clone(),
             project_root: self.project.clone(),
         }
@@ -145,6 +159,8 @@ pub struct PluginState {
     pub hooks: Option<Arc<PluginHooks>>,
     /// The config dirs' own package.json installs (`.opencode/package.json`, …).
     pub config_deps: Vec<podcode_plugins::DepsReport>,
+    /// What this load's plugins depended on (imported helpers, packages), for `stamp`.
+    pub watched: std::collections::BTreeSet<PathBuf>,
 }
 
 /// JS/TS plugins and tool files (Podcode and opencode formats) and npm plugin packages,
@@ -265,6 +281,7 @@ impl ToolSource for Plugins {
             reports: plugins.reports,
             hooks,
             config_deps,
+            watched: plugins.watched,
         });
         if let Some(old) = lock(&self.current).replace(state) {
             lock(&self.retired).push(old.host.clone());
@@ -273,7 +290,10 @@ impl ToolSource for Plugins {
     }
 
     fn stamp(&self) -> u64 {
-        podcode_plugins::fingerprint(&self.settings.tool_dirs())
+        let state = self.state();
+        let none = std::collections::BTreeSet::new();
+        let watched = state.as_ref().map_or(&none, |s| &s.watched);
+        podcode_plugins::fingerprint(&self.settings.tool_dirs(), watched)
     }
 
     async fn retire(&self) {
@@ -318,7 +338,7 @@ impl ToolSource for Executables {
             .chain(&self.opts.project_dirs)
             .cloned()
             .collect();
-        podcode_plugins::fingerprint(&dirs)
+        podcode_plugins::fingerprint(&dirs, &Default::default())
     }
 }
 

@@ -1,39 +1,29 @@
-//! The `task` tool: a session hands a piece of work to a sub-agent. Each call opens (or,
-//! with `task_id`, continues) a child session in the store — `parent_id` the calling
-//! session, `root_id` the top of the tree — and drives one turn of it with the sub-agent's
-//! profile (tools, permission rules, model, temperature, steps), then returns the child's
-//! final answer, the files it changed and its session id.
-//!
-//! Data flow: the child's events go up to the parent's event stream wrapped in
-//! `Event::Subagent` (so `podcode run --format json` and the TUI see them tagged with the
-//! child's id); its permission asks go to the top session's asker, labelled with the
-//! sub-agent, and are answered by that session's front end with `Op::PermissionReply`. The
-//! child runs under the `task` call's abort signal, so aborting the parent stops every
-//! child (and their tools) before the call returns. Every session gets its own `task` tool
+//! The `task` tool: a session hands a piece of work to a sub-agent. A call checks the
+//! depth limit and the sub-agent's profile, asks permission `task`, then opens (or, with
+//! `task_id`, continues) a child session, runs one turn of it and waits (`child.rs`: the
+//! child's row, its profile's tools and rules, its events wrapped in `Event::Subagent` up
+//! to the parent's stream, its asks to the top session's asker), and returns the child's
+//! final answer, the files it changed and its session id. The child runs under the `task`
+//! call's abort signal, so aborting the parent stops every child (and their tools) before
+//! the call returns. Every session gets its own `task` tool
 //! instance (`tools_for`), registered as a protected built-in, because it reports to its
 //! own session.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use async_trait::async_trait;
-use podcode_agent::{
-    Agent, AgentCatalog, AgentOptions, AgentProfile, ReloadedTools, ToolReloader, filter_registry,
-    load_history,
-};
-use podcode_protocol::{Event, PermissionReply, PermissionRequest, ToolResult, ToolSpec};
-use podcode_providers::{ModelClient, Part, Role};
-use podcode_store::{NewSession, Store};
-use podcode_tools::{
-    AskRequest, Asker, SourceKind, Tool, ToolContext, ToolError, ToolOrigin, ToolRegistry,
-};
+use podcode_agent::{AgentCatalog, AgentProfile, ReloadedTools, ToolReloader};
+use podcode_protocol::{Event, PermissionRequest, ToolResult, ToolSpec};
+use podcode_providers::ModelClient;
+use podcode_store::Store;
+use podcode_tools::{SourceKind, Tool, ToolContext, ToolError, ToolOrigin, ToolRegistry};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::asker::EventAsker;
+use crate::child::{ChildSpec, ChildTurn};
 use crate::engine::Engine;
-use crate::session::resolve_model;
 use crate::toolset::{SessionTools, ToolSet, ToolSets};
 
 /// Where a session's events go; a child's sink wraps each event and passes it up.
@@ -201,24 +191,6 @@ pub(crate) fn task_spec(catalog: &AgentCatalog) -> ToolSpec {
     spec
 }
 
-/// Labels a sub-agent's asks before the top session's asker shows them.
-struct ChildAsker {
-    inner: Arc<EventAsker>,
-    label: String,
-}
-
-#[async_trait]
-impl Asker for ChildAsker {
-    async fn ask(&self, request: &AskRequest) -> PermissionReply {
-        let mut request = request.clone();
-        if !request.request.metadata.is_object() {
-            request.request.metadata = json!({});
-        }
-        request.request.metadata["subagent"] = json!(self.label);
-        self.inner.ask(&request).await
-    }
-}
-
 fn failed(e: impl std::fmt::Display) -> ToolError {
     ToolError::failed(e.to_string())
 }
@@ -249,32 +221,12 @@ impl Tool for TaskTool {
         true
     }
 
+    /// Checks the depth and the profile, asks permission, then opens a child session,
+    /// runs its turn and waits for it (`child.rs`), and reports its answer.
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let a: TaskArgs = serde_json::from_value(args).map_err(failed)?;
-        let engine = &self.host.engine;
-        let store = engine.store().map_err(failed)?;
         let parent_id = ctx.session_id().to_string();
-        let max_depth = engine.config().task.max_depth;
-        if depth_of(&store, &parent_id)? + 1 > max_depth {
-            return Err(ToolError::failed(depth_limit_text(max_depth)));
-        }
-        let catalog = engine.agents();
-        let names = || catalog.names(|p| p.is_subagent() && !p.hidden);
-        let profile = match catalog.resolve(&a.subagent_type) {
-            Ok(p) if p.is_subagent() => p,
-            Ok(_) => {
-                return Err(ToolError::failed(primary_only_text(
-                    &a.subagent_type,
-                    &names(),
-                )));
-            }
-            Err(_) => {
-                return Err(ToolError::failed(unknown_subagent_text(
-                    &a.subagent_type,
-                    &names(),
-                )));
-            }
-        };
+        let profile = self.profile_for(&a.subagent_type, &parent_id)?;
         ctx.ask(PermissionRequest {
             permission: "task".into(),
             patterns: vec![profile.name.clone()],
@@ -283,101 +235,16 @@ impl Tool for TaskTool {
         })
         .await?;
         ctx.metadata(Some(a.description.clone()), None);
-        let parent = store
-            .session(&parent_id)
-            .map_err(failed)?
-            .ok_or_else(|| failed(format!("no session with id {parent_id}")))?;
-        let root_id = parent.root_id.clone().unwrap_or_else(|| parent_id.clone());
-        let model = match &profile.model {
-            Some(m) => resolve_model(engine, Some(m)).map_err(failed)?,
-            None => self.host.model.clone(),
-        };
-        let child_id = match &a.task_id {
-            Some(id) => match store.session(id).map_err(failed)? {
-                Some(s) if s.parent_id.as_deref() == Some(parent_id.as_str()) => s.id,
-                _ => return Err(ToolError::failed(foreign_task_text(id))),
-            },
-            None => {
-                let title: String = a.description.chars().take(60).collect();
-                store
-                    .create_session(&NewSession {
-                        parent_id: Some(parent_id.clone()),
-                        root_id: Some(root_id.clone()),
-                        agent: profile.name.clone(),
-                        cwd: parent.cwd.clone(),
-                        main_cwd: parent.main_cwd.clone(),
-                        model: Some(model.model().to_string()),
-                        title,
-                    })
-                    .map_err(failed)?
-                    .id
-            }
-        };
-        let up = self.host.sink.clone();
-        let (sid, pid, cid, agent, desc) = (
-            child_id.clone(),
-            parent_id.clone(),
-            ctx.call_id().to_string(),
-            profile.name.clone(),
-            a.description.clone(),
-        );
-        let sink: EventSink = Arc::new(move |event| {
-            up(Event::Subagent {
-                session_id: sid.clone(),
-                parent_id: pid.clone(),
-                call_id: cid.clone(),
-                agent: agent.clone(),
-                description: desc.clone(),
-                event: Box::new(event),
-            })
-        });
-        let host = TaskHost {
-            model: model.clone(),
-            sink: sink.clone(),
-            ..self.host.clone()
-        };
-        let asker = Arc::new(ChildAsker {
-            inner: self.host.asker.clone(),
-            label: format!("{} · {}", profile.name, a.description),
-        });
-        let set = self.host.sets.latest();
-        let (registry, reloader) = tools_for(&host, &set);
-        let runtime = Arc::new(
-            engine
-                .runtime(
-                    // A sub-agent never syncs a worktree back: the session that owns it does.
-                    crate::worktree::without_sync(&filter_registry(&registry, &profile)),
-                    set.hooks.clone(),
-                    asker,
-                    &profile.permission,
-                    &profile.name,
-                )
-                .map_err(failed)?,
-        );
-        let forwarder = forward(&runtime, sink, engine.bus().clone());
-        let cwd = PathBuf::from(&parent.cwd);
-        let mut opts = AgentOptions::new(cwd.clone(), podcode_config::project_root(&cwd));
-        opts.main_cwd = PathBuf::from(&parent.main_cwd);
-        opts.config_dir = Some(engine.dirs().config_dir.clone());
-        opts.parent_id = Some(parent_id.clone());
-        opts.root_id = Some(root_id);
-        opts.model_info = podcode_providers::model_info(engine.config(), model.model());
-        opts.compaction = engine.config().compaction;
-        opts.temperature = profile.temperature;
-        if let Some(n) = profile.steps {
-            opts.max_steps = n;
-        }
         let name = profile.name.clone();
-        let agent =
-            Agent::new(runtime, model, store.clone(), profile, opts).with_reloader(reloader);
-        let summary = agent
-            .run_turn(&child_id, &a.prompt, ctx.abort().clone())
-            .await
-            .map_err(failed)?;
-        // The runtime's sender goes with the agent; the forwarder then delivers what is
-        // left, so the child's last events reach the parent before the `task` result.
-        drop(agent);
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), forwarder).await;
+        let child = self.host.open_child(ChildSpec {
+            parent_id,
+            call_id: ctx.call_id().to_string(),
+            profile,
+            description: a.description.clone(),
+            task_id: a.task_id.clone(),
+        })?;
+        let (child_id, cwd) = (child.id.clone(), child.cwd.clone());
+        let ChildTurn { summary, answer } = child.run(&a.prompt, ctx.abort().clone()).await?;
         use podcode_protocol::TurnEnd;
         match summary.end {
             TurnEnd::Aborted => return Err(ToolError::Aborted),
@@ -389,7 +256,6 @@ impl Tool for TaskTool {
             }
             TurnEnd::Answered | TurnEnd::MaxSteps => {}
         }
-        let answer = final_answer(&store, &child_id);
         let mut output = format!(
             "task_id: {child_id} (pass it as task_id to continue this sub-agent's session)\n\n<task_result>\n{}\n</task_result>\n",
             if answer.is_empty() {
@@ -419,6 +285,26 @@ impl Tool for TaskTool {
     }
 }
 
+impl TaskTool {
+    /// The sub-agent profile `name`, when this session may start one: within the depth
+    /// limit, and a sub-agent (not unknown, not primary-only).
+    fn profile_for(&self, name: &str, parent_id: &str) -> Result<AgentProfile, ToolError> {
+        let engine = &self.host.engine;
+        let store = engine.store().map_err(failed)?;
+        let max_depth = engine.config().task.max_depth;
+        if depth_of(&store, parent_id)? + 1 > max_depth {
+            return Err(ToolError::failed(depth_limit_text(max_depth)));
+        }
+        let catalog = engine.agents();
+        let names = || catalog.names(|p| p.is_subagent() && !p.hidden);
+        match catalog.resolve(name) {
+            Ok(p) if p.is_subagent() => Ok(p),
+            Ok(_) => Err(ToolError::failed(primary_only_text(name, &names()))),
+            Err(_) => Err(ToolError::failed(unknown_subagent_text(name, &names()))),
+        }
+    }
+}
+
 /// "Files changed: a.rs, b.rs" relative to the session's directory, or "no files".
 fn changed_files_text(files: &[String], cwd: &std::path::Path) -> String {
     if files.is_empty() {
@@ -432,57 +318,6 @@ fn changed_files_text(files: &[String], cwd: &std::path::Path) -> String {
         })
         .collect();
     format!("Files changed ({}): {}", shown.len(), shown.join(", "))
-}
-
-/// The text of the child's last assistant message.
-fn final_answer(store: &Store, session_id: &str) -> String {
-    let Ok(history) = load_history(store, session_id) else {
-        return String::new();
-    };
-    history
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Assistant)
-        .map(|m| {
-            m.parts
-                .iter()
-                .filter_map(|p| match p {
-                    Part::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("")
-                .trim()
-                .to_string()
-        })
-        .unwrap_or_default()
-}
-
-/// Copies a child runtime's events into `sink` (and the engine's bus, for plugins' `event`
-/// hooks); ends when the runtime is dropped.
-fn forward(
-    runtime: &podcode_tools::ToolRuntime,
-    sink: EventSink,
-    bus: tokio::sync::broadcast::Sender<Event>,
-) -> tokio::task::JoinHandle<()> {
-    use tokio::sync::broadcast::error::RecvError;
-    let mut events = runtime.subscribe();
-    tokio::spawn(async move {
-        loop {
-            match events.recv().await {
-                Ok(e) => {
-                    if bus.receiver_count() > 0 {
-                        let _ = bus.send(e.clone());
-                    }
-                    sink(e);
-                }
-                Err(RecvError::Lagged(n)) => sink(Event::Warning {
-                    message: format!("{n} events of the sub-agent were dropped"),
-                }),
-                Err(RecvError::Closed) => break,
-            }
-        }
-    })
 }
 
 #[cfg(test)]

@@ -47,13 +47,10 @@ impl ScratchWorkspace {
         self.root.path().join("repo")
     }
 
-    /// Podcode's global directories, all inside the workspace.
+    /// Podcode's global directories (and opencode's, under `home/`), all inside the
+    /// workspace: nothing comes from the process environment.
     pub fn dirs(&self) -> Dirs {
-        Dirs {
-            config_dir: self.root.path().join("config"),
-            data_dir: self.root.path().join("data"),
-            home: self.root.path().join("home"),
-        }
+        Dirs::under(self.root.path())
     }
 
     /// An engine for `repo/` with this workspace's directories.

@@ -69,7 +69,7 @@ impl ToolSource for Fixed {
 #[tokio::test]
 async fn sources_merge_in_order_with_every_replacement_and_refusal_reported() {
     let sources: Vec<Arc<dyn ToolSource>> = vec![
-        Arc::new(Builtins),
+        Arc::new(Builtins::default()),
         Arc::new(Fixed {
             label: "first.ts",
             ids: vec!["deploy", "read", "webfetch_lite"],

@@ -61,11 +61,7 @@ impl Workspace {
         std::fs::write(self.repo().join(rel), text).unwrap();
     }
     fn engine(&self) -> Arc<Engine> {
-        let dirs = Dirs {
-            config_dir: self.root.path().join("config"),
-            data_dir: self.root.path().join("data"),
-            home: self.root.path().join("home"),
-        };
+        let dirs = Dirs::under(self.root.path());
         Arc::new(Engine::load_in(Some(self.repo()), dirs).unwrap())
     }
 }

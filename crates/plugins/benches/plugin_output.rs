@@ -14,12 +14,12 @@
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
 use std::time::Instant;
 
 use podcode_plugins::*;
 use podcode_protocol::{PermissionAction, PermissionRule};
 use podcode_tools::ToolRegistry;
+use podcode_tools::testing::child_report::{peak_rss_kib, run_self};
 use podcode_tools::testing::{Setup, harness};
 use serde_json::json;
 
@@ -52,27 +52,11 @@ fn main() {
 
 fn parent() {
     let mb = megabytes();
-    let exe = std::env::current_exe().expect("bench: own executable");
-    let out = Command::new(exe)
-        .env(CHILD_ENV, "1")
-        .output()
-        .expect("bench: run child");
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "child failed: {report}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let field = |name: &str| -> String {
-        report
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}=")))
-            .unwrap_or_else(|| panic!("child did not report {name}: {report}"))
-            .to_string()
-    };
-    let rss_mib: f64 = field("peak_rss_kib").parse::<f64>().expect("rss") / 1024.0;
-    let secs: f64 = field("secs").parse().expect("secs");
-    let spill: u64 = field("spill_bytes").parse().expect("spill");
+    let report = run_self(&[(CHILD_ENV, "1")]);
+    let field = |name: &str| report.text(name);
+    let rss_mib = report.peak_rss_mib();
+    let secs = report.number("secs");
+    let spill = report.number("spill_bytes") as u64;
     assert_eq!(
         spill,
         mb * 1000 * 1000 + 7,
@@ -139,12 +123,7 @@ async fn child() {
     let start = Instant::now();
     let out = h.call("big", &json!({ "mb": mb }).to_string()).await;
     let secs = start.elapsed().as_secs_f64();
-    let peak = std::fs::read_to_string("/proc/self/status")
-        .expect("bench: /proc/self/status")
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .expect("bench: VmHWM");
+    let peak = peak_rss_kib();
     let t = out
         .truncated
         .clone()

@@ -5,20 +5,17 @@
 //! path (its folder and every folder above), so installing a missing package — or any
 //! npm install beside the plugin — invalidates the entry. The manifest cache stores each
 //! path with its stamp; `fingerprint` (in-session reloads) hashes the stamps of every path
-//! the latest load of this process watches.
+//! a load watches (`PluginTools::watched`, kept by the load's owner: one per engine, never
+//! process-wide, so engines of different workspaces in one process reload on their own).
 
 use std::collections::BTreeSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use crate::host::Dependencies;
 
 /// Source files bigger than this are stamped by size and mtime instead of content.
 const HASH_LIMIT: u64 = 4 * 1024 * 1024;
-
-/// Every path watched by the latest `load_plugin_tools` of this process.
-static WATCHED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
 
 /// A path's state: a regular file by content (an edit that keeps size and mtime still
 /// counts), a folder (a `node_modules`) by its modification time, a missing path as absent.
@@ -57,19 +54,11 @@ pub fn watch_list(main: &Path, deps: Option<&Dependencies>) -> Vec<PathBuf> {
     out.into_iter().collect()
 }
 
-/// Replaces the process-wide watch set (the latest tool set's dependencies).
-pub fn set_watched(paths: BTreeSet<PathBuf>) {
-    if let Ok(mut w) = WATCHED.lock() {
-        *w = paths;
-    }
-}
-
-/// Adds the stamps of every watched path to `h` (for `fingerprint`).
-pub fn hash_watched(h: &mut impl Hasher) {
-    let paths = WATCHED.lock().map(|w| w.clone()).unwrap_or_default();
-    for p in paths {
+/// Adds the stamps of every path in `watched` to `h` (for `fingerprint`).
+pub fn hash_watched(watched: &BTreeSet<PathBuf>, h: &mut impl Hasher) {
+    for p in watched {
         p.hash(h);
-        stamp(&p).hash(h);
+        stamp(p).hash(h);
     }
 }
 

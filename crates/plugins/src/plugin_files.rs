@@ -204,10 +204,11 @@ pub(crate) fn package_entry(dir: &Path) -> Option<PathBuf> {
 }
 
 /// A cheap summary of every tool and plugin file (paths, sizes, modification times) in the
-/// given folders, and of everything the latest plugin load of this process depended on
-/// (imported helpers, package.json files, node_modules folders on their resolution
-/// paths): when it changes, the tool set is rebuilt before the next model turn.
-pub fn fingerprint(dirs: &[PathBuf]) -> u64 {
+/// given folders, and of everything a plugin load depended on (`watched`: imported helpers,
+/// package.json files, node_modules folders on their resolution paths, as
+/// `PluginTools::watched` lists them): when it changes, the tool set is rebuilt before the
+/// next model turn.
+pub fn fingerprint(dirs: &[PathBuf], watched: &std::collections::BTreeSet<PathBuf>) -> u64 {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let mut h = DefaultHasher::new();
     for dir in dirs {
@@ -222,7 +223,7 @@ pub fn fingerprint(dirs: &[PathBuf]) -> u64 {
         }
     }
     // Helpers the plugins import and the node_modules they resolve from count too.
-    crate::plugin_deps::hash_watched(&mut h);
+    crate::plugin_deps::hash_watched(watched, &mut h);
     h.finish()
 }
 
@@ -281,13 +282,19 @@ mod tests {
         let dir = tmp.path().join("tools");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("a.ts"), "one").unwrap();
-        let before = fingerprint(std::slice::from_ref(&dir));
-        assert_eq!(before, fingerprint(std::slice::from_ref(&dir)));
+        let before = fingerprint(std::slice::from_ref(&dir), &Default::default());
+        assert_eq!(
+            before,
+            fingerprint(std::slice::from_ref(&dir), &Default::default())
+        );
         std::fs::write(dir.join("a.ts"), "two!").unwrap();
-        assert_ne!(before, fingerprint(std::slice::from_ref(&dir)));
+        assert_ne!(
+            before,
+            fingerprint(std::slice::from_ref(&dir), &Default::default())
+        );
         std::fs::write(dir.join("b.ts"), "").unwrap();
-        let with_b = fingerprint(std::slice::from_ref(&dir));
+        let with_b = fingerprint(std::slice::from_ref(&dir), &Default::default());
         std::fs::remove_file(dir.join("b.ts")).unwrap();
-        assert_ne!(with_b, fingerprint(&[dir]));
+        assert_ne!(with_b, fingerprint(&[dir], &Default::default()));
     }
 }

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::host::{ClientCall, LoadError, LoadResult, PluginHost};
 use crate::manifest_cache::ManifestCache;
-use crate::plugin_deps::{set_watched, watch_list};
+use crate::plugin_deps::watch_list;
 use crate::plugin_files::PluginFile;
 use crate::plugin_tool::{HookedFile, PluginHooks, PluginTool};
 
@@ -81,6 +81,9 @@ pub struct PluginTools {
     pub hooks: Option<PluginHooks>,
     /// One report per file.
     pub reports: Vec<FileReport>,
+    /// Every path this load depended on (imported helpers, package.json files, node_modules
+    /// folders on their resolution paths), for `fingerprint`.
+    pub watched: BTreeSet<PathBuf>,
 }
 
 /// The part of the cache key that is not a file: format, plugin config, host and runtime.
@@ -169,6 +172,7 @@ pub async fn load_plugin_tools(
         problems: Vec::new(),
         hooks: None,
         reports: Vec::new(),
+        watched: BTreeSet::new(),
     };
     let mut hooked = Vec::new();
     let environment = host.environment_stamp();
@@ -270,7 +274,7 @@ pub async fn load_plugin_tools(
         }
     }
     cache.save();
-    set_watched(watched);
+    out.watched = watched;
     if !hooked.is_empty() {
         out.hooks = Some(PluginHooks {
             host: host.clone(),

@@ -49,6 +49,7 @@ struct Run {
     registry: ToolRegistry,
     host: Arc<PluginHost>,
     reports: Vec<FileReport>,
+    watched: std::collections::BTreeSet<std::path::PathBuf>,
 }
 
 async fn load(root: &Path, data: &Path, runtime: Option<JsRuntime>, cache: &Path) -> Run {
@@ -85,6 +86,7 @@ async fn load(root: &Path, data: &Path, runtime: Option<JsRuntime>, cache: &Path
         registry,
         host,
         reports: out.reports,
+        watched: out.watched,
     }
 }
 
@@ -198,7 +200,7 @@ async fn an_edited_helper_changes_the_manifest_without_touching_the_plugin_file(
     first.host.shutdown().await;
 
     let dirs = [ws.path().join(".opencode/tools")];
-    let before = fingerprint(&dirs);
+    let before = fingerprint(&dirs, &first.watched);
     let warm = load(ws.path(), data.path(), detect_runtime(), &cache).await;
     assert_eq!(warm.host.spawn_count(), 0, "nothing changed: no sidecar");
     assert!(warm.reports[0].cached);
@@ -206,7 +208,7 @@ async fn an_edited_helper_changes_the_manifest_without_touching_the_plugin_file(
 
     std::fs::write(&helper, "export const label = (s) => `tag ${s}`\n").unwrap();
     assert_ne!(
-        fingerprint(&dirs),
+        fingerprint(&dirs, &first.watched),
         before,
         "a running session reloads when a helper changes"
     );

@@ -25,8 +25,10 @@ export const half = tool({ description: "half a surrogate pair", args: {}, async
 } })
 export const garbled = tool({ description: "writes frames that are not UTF-8", args: {}, async execute() {
   // Straight to the frame pipe, past the host: one broken answer for each id this call may have.
+  // Highest id first: the frame carrying this call's own id comes last, so when this call fails
+  // every frame naming a later id (the next call's) has been read already, with nobody waiting.
   const { writeSync } = await import("node:fs")
-  for (let id = 0; id < 200; id++) writeSync(1, Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{"output":"`), Buffer.from([0xff]), Buffer.from(`"}}\n`)]))
+  for (let id = 199; id >= 0; id--) writeSync(1, Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{"output":"`), Buffer.from([0xff]), Buffer.from(`"}}\n`)]))
   return "unreachable"
 } })
 export const ok = tool({ description: "ok", args: {}, async execute() { return "still here" } })

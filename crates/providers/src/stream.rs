@@ -38,6 +38,28 @@ pub(crate) struct Prepared {
     pub body: Vec<u8>,
 }
 
+impl Prepared {
+    /// A JSON POST of `body` to `path` under the endpoint, with its configured headers and
+    /// the protocol's own (`extra`).
+    pub(crate) fn json<T: serde::Serialize>(
+        endpoint: &Endpoint,
+        provider: &str,
+        path: &str,
+        extra: &[(&str, String)],
+        body: &T,
+    ) -> Result<Self, ProviderError> {
+        Ok(Prepared {
+            url: endpoint.url(path),
+            headers: endpoint.header_map(provider, extra)?,
+            body: serde_json::to_vec(body).map_err(|e| ProviderError::Protocol {
+                provider: provider.to_string(),
+                message: e.to_string(),
+            })?,
+            provider: provider.to_string(),
+        })
+    }
+}
+
 struct Failure {
     error: ProviderError,
     retryable: bool,

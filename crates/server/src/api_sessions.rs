@@ -18,8 +18,9 @@ use crate::dto::{
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::{AppState, Live, NewSession};
 
-/// The text of a second prompt while a turn runs (user-facing).
-pub const BUSY_TEXT: &str = "a turn is running: abort it or wait for it to finish";
+/// The text of a second prompt while a turn runs (user-facing): the engine's, which every
+/// front end gives (ACP as a JSON-RPC error).
+pub use podcode_core::BUSY_TEXT;
 /// The text of a late permission reply (user-facing).
 pub const RESOLVED_TEXT: &str = "already resolved";
 

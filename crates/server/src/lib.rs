@@ -20,6 +20,7 @@ mod dto;
 mod error;
 mod events;
 mod guard;
+pub mod launch;
 mod limit;
 mod listen;
 mod login;
@@ -232,6 +233,16 @@ impl Server {
     /// Checks the options, starts the event log and binds. A non-loopback address needs a
     /// token the user chose, and a strong one.
     pub async fn bind(engine: Arc<Engine>, opts: ServeOptions) -> Result<Server, ServerError> {
+        let sessions = Arc::new(podcode_core::SessionRegistry::for_engine(engine));
+        Self::bind_with(sessions, opts).await
+    }
+
+    /// `bind` driving the sessions of `sessions`, which other front ends of this process
+    /// (an ACP connection) may drive too: a session has one busy state whoever prompts it.
+    pub async fn bind_with(
+        sessions: Arc<podcode_core::SessionRegistry>,
+        opts: ServeOptions,
+    ) -> Result<Server, ServerError> {
         let target = format!("{}:{}", opts.host, opts.port);
         let listener = TcpListener::bind((opts.host.as_str(), opts.port))
             .await
@@ -255,7 +266,6 @@ impl Server {
             }
             None => return Err(ServerError::TokenRequired(addr)),
         };
-        let sessions = Arc::new(podcode_core::SessionRegistry::for_engine(engine));
         let log = sessions.event_log()?;
         let hosts = guard::Hosts::new(&opts.host);
         let ttl = match (opts.token_ttl, chosen.is_some()) {

@@ -2,26 +2,10 @@
 //! project (the project root's absolute path), listable and removable.
 
 use podcode_protocol::{new_id, now_millis};
+use podcode_records::ApprovalRow;
 use rusqlite::{Row, params};
-use serde::{Deserialize, Serialize};
 
 use crate::{Store, StoreError};
-
-/// A remembered "always" answer: this project allows this permission for this pattern without
-/// asking.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApprovalRow {
-    /// The row's id.
-    pub id: String,
-    /// The project root the approval applies to.
-    pub project: String,
-    /// The permission (`edit`, `bash`, a tool id).
-    pub permission: String,
-    /// The pattern approved (a path, command prefix, `*`).
-    pub pattern: String,
-    /// When the user answered, in milliseconds since the Unix epoch.
-    pub created_at: i64,
-}
 
 const COLUMNS: &str = "id, project, permission, pattern, created_at";
 

@@ -5,35 +5,13 @@
 //! `pending` when no process owns it any more was interrupted; recovery (in podcode-tools)
 //! compares the disk with old and new content and completes or rolls back each batch.
 
-use podcode_protocol::{ChangeRecord, RecordedChange, new_id, now_millis};
+use podcode_protocol::{RecordedChange, new_id, now_millis};
 use rusqlite::params;
+
+use podcode_records::{Intent, PendingChange};
 
 use crate::changes::{COLUMNS, from_row};
 use crate::{Store, StoreError};
-
-/// One change to journal as an intent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Intent {
-    /// The file, operation and old/new content the write will make.
-    pub change: ChangeRecord,
-    /// The change this one undoes, for a revert.
-    pub reverts: Option<String>,
-    /// The staged file the write renames into place (to clean up after a crash).
-    pub temp_file: Option<String>,
-}
-
-/// An intent still waiting for its write.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PendingChange {
-    /// The journaled change, with its id.
-    pub change: RecordedChange,
-    /// The batch it was journaled in; a batch completes or rolls back together.
-    pub batch: String,
-    /// The staged file the write renames into place, if it was staged.
-    pub temp_file: Option<String>,
-    /// The writing process, as `podcode-tools` identifies it (pid and start time).
-    pub owner: String,
-}
 
 impl Store {
     /// Journals `intents` as one pending batch, in one transaction that is synced to disk
@@ -152,7 +130,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use podcode_protocol::ChangeOp;
+    use podcode_protocol::{ChangeOp, ChangeRecord};
 
     fn intent(file: &str, old: Option<&str>, new: Option<&str>) -> Intent {
         Intent {

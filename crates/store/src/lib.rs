@@ -1,6 +1,7 @@
 //! Podcode's SQLite store: sessions, messages, parts, tool calls, the change journal,
 //! remembered "always" approvals and the event log of served sessions, in one WAL-mode
-//! database file.
+//! database file. It implements the `podcode-records` traits the tool pipeline writes its
+//! call log, change journal and approvals through (`records.rs`).
 //!
 //! `Store` is `Send + Sync`; every write is its own committed transaction, so whatever a
 //! method has returned survives a crash of the process right after it.
@@ -13,17 +14,21 @@ mod events;
 mod intents;
 mod messages;
 mod migrations;
+mod records;
 mod sessions;
 mod tool_calls;
 mod usage;
 mod worktrees;
 
-pub use approvals::ApprovalRow;
 pub use db::Store;
 pub use error::StoreError;
 pub use events::{EventRow, NewEvent};
-pub use intents::{Intent, PendingChange};
-pub use messages::{MessageRow, PartRow};
+pub use messages::PartRow;
 pub use sessions::{NewSession, SessionRow};
-pub use tool_calls::{NewToolCall, ToolCallEnd, ToolCallRow, ToolCallState};
-pub use worktrees::WorktreeRow;
+pub use tool_calls::ToolCallRow;
+// The rows the tool pipeline's records carry are defined beside its traits; the store
+// implements those traits (`records.rs`) and offers the rows under its own name too.
+pub use podcode_records::{
+    ApprovalRow, Intent, MessageRow, NewToolCall, PendingChange, RecordError, ToolCallEnd,
+    ToolCallState, WorktreeRow,
+};

@@ -3,6 +3,7 @@
 //! streams.
 
 use podcode_protocol::{new_id, now_millis};
+use podcode_records::MessageRow;
 use rusqlite::{Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -12,21 +13,6 @@ use crate::{Store, StoreError};
 
 /// The roles a message may have.
 const ROLES: &[&str] = &["user", "assistant", "system", "tool"];
-
-/// One stored conversation message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MessageRow {
-    /// The message's id.
-    pub id: String,
-    /// The session it belongs to.
-    pub session_id: String,
-    /// `user`, `assistant`, `system` or `tool`.
-    pub role: String,
-    /// The message body as JSON (the agent's message shape).
-    pub content: Value,
-    /// When it was stored, in milliseconds since the Unix epoch.
-    pub created_at: i64,
-}
 
 /// One part of a message (text, reasoning, a tool call, a step, an attached file), in the order the
 /// parts were added.

@@ -73,7 +73,7 @@ impl Store {
     /// Stores a new session with a fresh id and the current time.
     pub fn create_session(&self, s: &NewSession) -> Result<SessionRow, StoreError> {
         let now = now_millis();
-        let row = SessionRow {
+        self.insert_session(SessionRow {
             id: new_id("ses"),
             parent_id: s.parent_id.clone(),
             root_id: s.root_id.clone(),
@@ -84,35 +84,22 @@ impl Store {
             title: s.title.clone(),
             created_at: now,
             updated_at: now,
-        };
-        let conn = self.conn()?;
-        conn.prepare_cached(&format!(
-            "INSERT INTO sessions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
-        ))?
-        .execute(params![
-            row.id,
-            row.parent_id,
-            row.root_id,
-            row.agent,
-            row.cwd,
-            row.main_cwd,
-            row.model,
-            row.title,
-            row.created_at,
-            row.updated_at
-        ])?;
-        Ok(row)
+        })
     }
 
     /// Stores `row` again under its own id, with fresh times: a session a front end held
     /// back until its first prompt (`podcode-core`'s `drafts.rs`).
     pub fn restore_session(&self, row: &SessionRow) -> Result<SessionRow, StoreError> {
         let now = now_millis();
-        let row = SessionRow {
+        self.insert_session(SessionRow {
             created_at: now,
             updated_at: now,
             ..row.clone()
-        };
+        })
+    }
+
+    /// The one INSERT of a session row, shared by a new session and a restored one.
+    fn insert_session(&self, row: SessionRow) -> Result<SessionRow, StoreError> {
         self.conn()?
             .prepare_cached(&format!(
                 "INSERT INTO sessions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"

@@ -1,123 +1,15 @@
 //! The `tool_calls` table: one row per tool call, written when the call starts (`running`)
 //! and completed when it ends, with its result, error and spill file.
 
-use std::fmt;
-
 use podcode_protocol::now_millis;
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+use podcode_records::{NewToolCall, ToolCallEnd, ToolCallState};
+use rusqlite::types::Type;
 use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::db::{json_col, to_json};
 use crate::{Store, StoreError};
-
-/// Where a tool call is: running, or how it ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolCallState {
-    /// Started, not finished (or the process died while it ran).
-    Running,
-    /// Returned a result.
-    Completed,
-    /// Returned an error (bad arguments, the tool's own failure).
-    Failed,
-    /// Refused by a permission rule or the user.
-    Denied,
-    /// Aborted (the user stopped the turn, or the session closed).
-    Interrupted,
-    /// Stopped at its time limit (not by the user).
-    #[serde(rename = "timed_out")]
-    TimedOut,
-}
-
-impl ToolCallState {
-    /// The `state` column's value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Running => "running",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Denied => "denied",
-            Self::Interrupted => "interrupted",
-            Self::TimedOut => "timed_out",
-        }
-    }
-
-    /// Reads a `state` column back; `None` for a value this version never writes.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "running" => Some(Self::Running),
-            "completed" => Some(Self::Completed),
-            "failed" => Some(Self::Failed),
-            "denied" => Some(Self::Denied),
-            "interrupted" => Some(Self::Interrupted),
-            "timed_out" => Some(Self::TimedOut),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for ToolCallState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::TimedOut => f.write_str("timed out"),
-            other => f.write_str(other.as_str()),
-        }
-    }
-}
-
-impl ToSql for ToolCallState {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.as_str()))
-    }
-}
-
-impl FromSql for ToolCallState {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        let text = value.as_str()?;
-        Self::parse(text).ok_or_else(|| {
-            FromSqlError::Other(Box::new(StoreError::Corrupt {
-                column: "tool_calls.state",
-                value: text.to_string(),
-            }))
-        })
-    }
-}
-
-/// What `start_tool_call` records; the call id comes from the model/provider.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NewToolCall<'a> {
-    /// The call's id, from the model/provider.
-    pub id: &'a str,
-    /// The session it runs in.
-    pub session_id: &'a str,
-    /// The assistant message that asked for it, when there is one (`podcode tool call` has none).
-    pub message_id: Option<&'a str>,
-    /// The tool's id.
-    pub tool: &'a str,
-    /// The arguments as given.
-    pub args: &'a Value,
-}
-
-/// How a call ended, for `finish_tool_call`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ToolCallEnd<'a> {
-    /// How it ended.
-    pub state: ToolCallState,
-    /// The result's UI title.
-    pub title: &'a str,
-    /// The output the model received (after truncation).
-    pub output: &'a str,
-    /// The result's front-end metadata.
-    pub metadata: &'a Value,
-    /// The result's attachments as JSON (an array).
-    pub attachments: &'a Value,
-    /// The model-facing error text, for a call that did not complete.
-    pub error: Option<&'a str>,
-    /// The file holding the full output, when it was truncated.
-    pub spill_path: Option<&'a str>,
-}
 
 /// A stored tool call: what was asked and, once it ended, how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -155,6 +47,21 @@ pub struct ToolCallRow {
 const COLUMNS: &str = "id, session_id, message_id, tool, args, state, title, output, metadata, \
                        attachments, error, spill_path, started_at, ended_at";
 
+/// The `state` column, refusing a value this version never writes.
+fn state_col(row: &Row<'_>, i: usize) -> rusqlite::Result<ToolCallState> {
+    let text: String = row.get(i)?;
+    ToolCallState::parse(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            Type::Text,
+            Box::new(StoreError::Corrupt {
+                column: "tool_calls.state",
+                value: text,
+            }),
+        )
+    })
+}
+
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ToolCallRow> {
     Ok(ToolCallRow {
         id: row.get(0)?,
@@ -162,7 +69,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ToolCallRow> {
         message_id: row.get(2)?,
         tool: row.get(3)?,
         args: json_col(row, 4)?,
-        state: row.get(5)?,
+        state: state_col(row, 5)?,
         title: row.get(6)?,
         output: row.get(7)?,
         metadata: json_col(row, 8)?,
@@ -189,7 +96,7 @@ impl Store {
             call.message_id,
             call.tool,
             args,
-            ToolCallState::Running,
+            ToolCallState::Running.as_str(),
             now_millis()
         ])?;
         Ok(())
@@ -207,7 +114,7 @@ impl Store {
             )?
             .execute(params![
                 id,
-                done.state,
+                done.state.as_str(),
                 done.title,
                 done.output,
                 metadata,

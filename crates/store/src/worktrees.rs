@@ -3,30 +3,10 @@
 //! unsynced changes are measured from (`sync_base`: the fork commit, then each sync's).
 
 use podcode_protocol::now_millis;
+use podcode_records::WorktreeRow;
 use rusqlite::{OptionalExtension, Row, params};
-use serde::{Deserialize, Serialize};
 
 use crate::{Store, StoreError};
-
-/// The git worktree a worktree session works in, and what its changes are synced against.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorktreeRow {
-    /// The session working in it.
-    pub session_id: String,
-    /// The worktree directory (under the data dir).
-    pub path: String,
-    /// `podcode/<session-id>`.
-    pub branch: String,
-    /// The commit the worktree was created from: the user's HEAD plus their uncommitted and
-    /// untracked changes.
-    pub fork_commit: String,
-    /// What the worktree's changes are compared with when syncing.
-    pub sync_base: String,
-    /// The root of the user's checkout.
-    pub main_root: String,
-    /// When it was created, in milliseconds since the Unix epoch.
-    pub created_at: i64,
-}
 
 const COLUMNS: &str = "session_id, path, branch, fork_commit, sync_base, main_root, created_at";
 

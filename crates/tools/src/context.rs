@@ -3,21 +3,22 @@
 //! updates become events, `ask()` goes through hooks and the permission engine,
 //! `record_change()` writes the change journal, `apply_changes()` writes files through it
 //! (journal first, then an atomic rename), `messages()` reads the conversation from the
-//! store only the first time it is touched, and `write_output()` streams output into the
+//! records only the first time it is touched, and `write_output()` streams output into the
 //! call's truncating sink.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use podcode_protocol::{ChangeRecord, Event, PermissionAction, PermissionRequest, RecordedChange};
-use podcode_store::{MessageRow, Store};
+use podcode_records::{MessageRow, WorktreeRecords};
 use serde_json::Value;
 use tokio::sync::{OnceCell, broadcast};
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{HookCall, ToolHook};
-use crate::journaled::{FileWrite, WriteError, apply_journaled};
+use crate::journal::{FileWrite, WriteError, apply_journaled};
 use crate::permission::{AskRequest, PermissionEngine};
+use crate::records::Records;
 use crate::tool::ToolError;
 use crate::truncate::OutputSink;
 
@@ -49,7 +50,7 @@ pub struct CallIdentity {
 
 /// Runtime services every context shares.
 pub(crate) struct Shared {
-    pub store: Arc<Store>,
+    pub records: Records,
     pub events: broadcast::Sender<Event>,
     pub permissions: PermissionEngine,
     /// Swapped as a whole when plugins reload; a call in flight keeps the set it started with.
@@ -171,9 +172,9 @@ impl ToolContext {
     pub fn sandbox(&self) -> Option<&Arc<podcode_sandbox::Sandbox>> {
         self.inner.shared.sandbox.as_ref()
     }
-    /// The store, for tools that read the session's records.
-    pub fn store(&self) -> &Arc<Store> {
-        &self.inner.shared.store
+    /// The worktree records, for tools that sync a worktree session (`sync_to_main`).
+    pub fn worktrees(&self) -> &dyn WorktreeRecords {
+        self.inner.shared.records.worktrees.as_ref()
     }
     /// The project key approvals are remembered under.
     pub fn project(&self) -> &str {
@@ -258,12 +259,12 @@ impl ToolContext {
         let recorded = self
             .inner
             .shared
-            .store
+            .records
+            .journal
             .record_change(
                 &self.inner.id.session_id,
                 Some(&self.inner.id.call_id),
                 &change,
-                None,
             )
             .map_err(|e| {
                 ToolError::failed(format!(
@@ -286,7 +287,7 @@ impl ToolContext {
     /// this session and call; each change is reported like `record_change`.
     pub fn apply_changes(&self, writes: &[FileWrite]) -> Result<Vec<RecordedChange>, WriteError> {
         let applied = apply_journaled(
-            &self.inner.shared.store,
+            self.inner.shared.records.journal.as_ref(),
             &self.inner.id.session_id,
             Some(&self.inner.id.call_id),
             writes,
@@ -316,8 +317,9 @@ impl ToolContext {
             .get_or_try_init(|| async {
                 self.inner
                     .shared
-                    .store
-                    .messages(&self.inner.id.session_id)
+                    .records
+                    .conversation
+                    .messages_of(&self.inner.id.session_id)
                     .map(Arc::new)
                     .map_err(|e| ToolError::failed(format!("could not read the conversation: {e}")))
             })

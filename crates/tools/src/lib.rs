@@ -1,7 +1,11 @@
 //! The tool runtime: what a tool is (`Tool`), where tools are merged (`ToolRegistry`), and the
 //! one pipeline every call goes through (`ToolRuntime::call`): resolve ▸ parse ▸ validate ▸
 //! before-hooks ▸ permission ▸ execute ▸ after-hooks ▸ truncate+spill ▸ record, one module
-//! per stage under `pipeline/`. The runtime is also the only writer of the `tool_calls` record.
+//! per stage under `pipeline/`. The runtime is also the only writer of the call log.
+//!
+//! Nothing here opens a database: what the pipeline keeps (the call log, the change journal,
+//! remembered approvals) goes through the small traits of `podcode-records` (`Records`), and
+//! journaled writes, revert and crash recovery live together in `journal/`.
 //!
 //! No concrete tools live here; built-ins, plugins, MCP and executables implement `Tool`.
 
@@ -9,12 +13,11 @@ mod confine;
 mod context;
 mod fsafe;
 mod hooks;
-mod journaled;
+mod journal;
 mod permission;
 mod pipeline;
-mod recover;
+mod records;
 mod registry;
-mod revert;
 mod schema;
 mod texts;
 mod tool;
@@ -26,7 +29,10 @@ pub mod testing;
 pub use confine::Confinement;
 pub use context::{CallIdentity, ToolContext};
 pub use hooks::{BeforeDecision, HookCall, ToolHook};
-pub use journaled::{Applied, FileWrite, WriteError, apply_journaled};
+pub use journal::{
+    Applied, FileWrite, RevertError, RevertOptions, RevertOutcome, RevertTarget, WriteError,
+    apply_journaled, recover_interrupted_writes, revert, unified_diff,
+};
 pub use permission::{
     AskRequest, Asker, FixedAsker, PermissionEngine, PermissionError, wildcard_match,
 };
@@ -34,12 +40,15 @@ pub use pipeline::{
     CallOutcome, CallRequest, CallStatus, PreparedCall, RawArgs, RuntimeOptions, ToolRuntime,
 };
 pub use podcode_protocol::{PromptSection, PromptText, argument_lines, prompt_text};
-pub use recover::recover_interrupted_writes;
+pub use podcode_records::{
+    ApprovalRow, Approvals, CallLog, ChangeJournal, Conversation, Intent, MessageRow,
+    PendingChange, RecordError, WorktreeRecords, WorktreeRow,
+};
+pub use records::Records;
 pub use registry::{
     LoadProblem, PROTECTED_TOOL_IDS, ProblemLevel, RegisteredTool, SourceKind, SwitchedOff,
     ToolOrigin, ToolRegistry, is_protected,
 };
-pub use revert::{RevertError, RevertOptions, RevertOutcome, RevertTarget, revert, unified_diff};
 pub use schema::{ArgIssue, apply_defaults, validate_args};
 pub use texts::*;
 pub use tool::{Tool, ToolError};

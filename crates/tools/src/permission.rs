@@ -10,7 +10,7 @@ use globset::{Glob, GlobMatcher};
 use podcode_protocol::{
     PermissionAction, PermissionReply, PermissionRequest, PermissionRule, new_id,
 };
-use podcode_store::Store;
+use podcode_records::Approvals;
 
 use crate::texts::{denied_text, rejected_text, rejected_with_feedback_text};
 
@@ -128,7 +128,7 @@ pub fn wildcard_match(pattern: &str, text: &str) -> bool {
 /// then the asker.
 pub struct PermissionEngine {
     rules: Vec<CompiledRule>,
-    store: Arc<Store>,
+    approvals: Arc<dyn Approvals>,
     project: String,
     asker: Arc<dyn Asker>,
 }
@@ -137,7 +137,7 @@ impl PermissionEngine {
     /// `rules` in increasing precedence; `project` keys the remembered approvals.
     pub fn new(
         rules: Vec<PermissionRule>,
-        store: Arc<Store>,
+        approvals: Arc<dyn Approvals>,
         project: String,
         asker: Arc<dyn Asker>,
     ) -> Self {
@@ -153,7 +153,7 @@ impl PermissionEngine {
             .collect();
         Self {
             rules,
-            store,
+            approvals,
             project,
             asker,
         }
@@ -201,8 +201,8 @@ impl PermissionEngine {
                 PermissionAction::Ask => {
                     if approvals.is_none() {
                         approvals = Some(
-                            self.store
-                                .approvals(Some(&self.project))
+                            self.approvals
+                                .approvals_of(&self.project)
                                 .map_err(|e| PermissionError::Store(e.to_string()))?,
                         );
                     }
@@ -238,8 +238,8 @@ impl PermissionEngine {
             PermissionReply::Once => Ok(()),
             PermissionReply::Always => {
                 for pattern in &shown.request.always {
-                    self.store
-                        .add_approval(&self.project, &req.permission, pattern)
+                    self.approvals
+                        .remember(&self.project, &req.permission, pattern)
                         .map_err(|e| PermissionError::Store(e.to_string()))?;
                 }
                 Ok(())

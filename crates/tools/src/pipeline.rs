@@ -10,7 +10,7 @@
 //!    errors and panics become texts.
 //! 6. **after-hooks** (`output`): see the full result of a completed call.
 //! 7. **truncate + spill** (`output`): keep the tool's end, spill the rest, tell the model.
-//! 8. **record** (`record`): the `tool_calls` row and the `ToolStarted` / `ToolFinished` /
+//! 8. **record** (`record`): the call log's record (`CallLog`) and the `ToolStarted` / `ToolFinished` /
 //!    `ToolFailed` events. This crate is the only writer of that row: calls the agent settles
 //!    without running go through `ToolRuntime::record_settled`.
 //!
@@ -24,7 +24,6 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use podcode_protocol::{Event, new_id};
-use podcode_store::Store;
 use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -32,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::{CallIdentity, Shared};
 use crate::hooks::ToolHook;
 use crate::permission::{AskRequest, PermissionEngine, PermissionError};
+use crate::records::Records;
 use crate::registry::ToolRegistry;
 use crate::truncate::clean_spill_dir;
 
@@ -60,7 +60,7 @@ impl ToolRuntime {
     /// A runtime over `registry`; starts a background sweep of spill files older than a week.
     pub fn new(
         registry: ToolRegistry,
-        store: Arc<Store>,
+        records: Records,
         permissions: PermissionEngine,
         hooks: Vec<Arc<dyn ToolHook>>,
         opts: RuntimeOptions,
@@ -71,7 +71,7 @@ impl ToolRuntime {
         Self {
             registry: RwLock::new(Arc::new(registry)),
             shared: Arc::new(Shared {
-                store,
+                records,
                 events,
                 permissions,
                 hooks: std::sync::RwLock::new(Arc::new(hooks)),
@@ -184,11 +184,6 @@ impl ToolRuntime {
             }
         }
         output
-    }
-
-    /// The store calls are recorded in.
-    pub fn store(&self) -> &Arc<Store> {
-        &self.shared.store
     }
 
     /// Puts an event on the runtime's stream (the agent loop's own events share it, so

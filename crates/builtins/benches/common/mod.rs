@@ -41,13 +41,3 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .build()
         .expect("bench: runtime")
 }
-
-/// This process's peak resident memory (VmHWM) in KiB.
-pub fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .expect("bench: /proc/self/status")
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("bench: VmHWM")
-}

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Args;
 use podcode_acp::{AcpOptions, serve};
+use podcode_core::{EngineError, EngineFactory, SessionRegistry};
 
-use crate::start::{engine, tokio_runtime};
+use crate::start::{engine_in, tokio_runtime};
 
 pub const ACP_HELP: &str = "The editor starts `podcode acp` and talks to it over stdin/stdout (JSON-RPC,\n\
     one message per line); stdout carries protocol messages only, notes go to stderr.\n\
@@ -41,8 +42,17 @@ pub fn run(cwd: Option<PathBuf>, args: AcpArgs) -> Result<ExitCode> {
             "podcode acp: --cwd is not used: each session works in the directory the editor names"
         );
     }
+    // Read once: every directory's engine gets the same places. The process's own directory
+    // is the registry's home (where the store is read from); each session runs in the engine
+    // of its own directory.
+    let dirs = podcode_core::Dirs::from_env();
+    let home = Arc::new(engine_in(None, dirs.clone())?);
+    let factory: EngineFactory = Arc::new(move |dir: &std::path::Path| {
+        engine_in(Some(dir.to_path_buf()), dirs.clone())
+            .map_err(|e| EngineError::Io(format!("{e:#}")))
+    });
     let opts = AcpOptions {
-        factory: Arc::new(|dir| engine(Some(dir.to_path_buf())).map_err(|e| format!("{e:#}"))),
+        sessions: Arc::new(SessionRegistry::new(home, factory)),
         agent: args.agent,
         model: args.model,
     };

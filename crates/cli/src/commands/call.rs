@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Subcommand;
 use podcode_core::CallStatus;
-use podcode_protocol::{Event, sanitize_for_terminal as clean};
-use serde_json::json;
+use podcode_core::call_text::{Progress, outcome_json, outcome_notes, progress};
+use podcode_protocol::sanitize_for_terminal as clean;
 use tokio_util::sync::CancellationToken;
 
 use crate::asker::{Answerer, answer_asks};
@@ -48,10 +48,7 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
     };
     let engine = trusted_engine(cwd)?;
     tokio_runtime()?.block_on(async move {
-        // Load problems are startup warnings: the call still runs with what did load.
-        for (message, source) in engine.tool_errors().await {
-            eprintln!("warning: {}", clean(&format!("{message} ({source})")));
-        }
+        crate::start::warn_tool_errors(&engine).await;
         let tools = engine
             .open_tool_session("cli", &format!("podcode tool call {id}"), &[])
             .await?;
@@ -60,20 +57,10 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
         let mut events = tools.subscribe();
         let printer = tokio::spawn(async move {
             while let Ok(event) = events.recv().await {
-                match event {
-                    Event::ToolMetadata { title, metadata, .. } => {
-                        let mut line = String::from("…");
-                        if let Some(t) = title {
-                            line.push_str(&format!(" {t}"));
-                        }
-                        if let Some(m) = metadata {
-                            line.push_str(&format!(" {m}"));
-                        }
-                        eprintln!("{}", clean(&line));
-                    }
-                    Event::Warning { message } => eprintln!("warning: {}", clean(&message)),
-                    Event::ToolFinished { .. } | Event::ToolFailed { .. } => break,
-                    _ => {}
+                match progress(&event) {
+                    Progress::Line(line) => eprintln!("{line}"),
+                    Progress::Done => break,
+                    Progress::Nothing => {}
                 }
             }
         });
@@ -90,23 +77,8 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
         engine.shutdown().await;
 
         if json_out {
-            let value = json!({
-                "call_id": outcome.call_id,
-                "session_id": session,
-                "tool": outcome.tool,
-                "status": outcome.status,
-                "output": outcome.model_text,
-                "title": outcome.result.title,
-                "metadata": outcome.result.metadata,
-                "attachments": outcome.result.attachments,
-                "truncated": outcome.truncated.as_ref().map(|t| json!({
-                    "spill_path": t.spill_error.is_none().then_some(&t.spill_path), "total_lines": t.total_lines, "total_bytes": t.total_bytes,
-                    "cut_lines": t.cut_lines, "cut_bytes": t.cut_bytes, "spill_error": t.spill_error,
-                })),
-                "changes": outcome.changes,
-                "duration_ms": outcome.duration.as_millis() as u64,
-            });
-            println!("{}", podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&value)?));
+            let value = outcome_json(&outcome, &session);
+            crate::print::json(&value)?;
         } else if outcome.status == CallStatus::Completed {
             if !outcome.result.title.is_empty() {
                 eprintln!("● {} — {}", outcome.tool, clean(&outcome.result.title));
@@ -118,37 +90,14 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
             } else {
                 println!("{text}");
             }
-            if let Some(t) = &outcome.truncated
-                && let Some(why) = &t.spill_error
-            {
-                eprintln!(
-                    "truncated: {} of {} lines cut; the full output could not be saved: {why}",
-                    t.cut_lines, t.total_lines
-                );
-            } else if let Some(t) = &outcome.truncated {
-                eprintln!(
-                    "truncated: {} of {} lines cut; full output in {}",
-                    t.cut_lines,
-                    t.total_lines,
-                    t.spill_path.display()
-                );
-            }
-            for a in &outcome.result.attachments {
-                eprintln!("attachment: {} ({} bytes of URL)", a.mime, a.url.len());
-            }
-            if !outcome.result.metadata.is_null() {
-                eprintln!("metadata: {}", podcode_protocol::sanitize_json(&outcome.result.metadata.to_string()));
-            }
-            if !outcome.changes.is_empty() {
-                eprintln!("changes: {} (see `podcode changes --session {session}`)", clean(&outcome.changes.join(", ")));
+            for note in outcome_notes(&outcome, &session) {
+                eprintln!("{note}");
             }
         } else {
             eprintln!("{}", clean(&outcome.model_text));
         }
-        let code = match outcome.status {
-            CallStatus::Completed => ExitCode::SUCCESS,
-            _ => ExitCode::FAILURE,
-        };
-        Ok(code)
+        Ok(ExitCode::from(u8::from(
+            outcome.status != CallStatus::Completed,
+        )))
     })
 }

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use podcode_core::{conflict_text, unified_diff};
-use podcode_protocol::{RecordedChange, RevertTarget};
+use podcode_core::change_text::{change_diff, revert_lines};
+use podcode_protocol::RevertTarget;
 
 use crate::start::engine;
 
@@ -55,70 +55,24 @@ pub struct RevertArgs {
     force: bool,
 }
 
-fn diffstat(c: &RecordedChange) -> (usize, usize) {
-    let old: &str = &podcode_protocol::display_text(c.old_content.as_deref());
-    let new: &str = &podcode_protocol::display_text(c.new_content.as_deref());
-    let diff = similar::TextDiff::from_lines(old, new);
-    let (mut add, mut del) = (0, 0);
-    for change in diff.iter_all_changes() {
-        match change.tag() {
-            similar::ChangeTag::Insert => add += 1,
-            similar::ChangeTag::Delete => del += 1,
-            similar::ChangeTag::Equal => {}
-        }
-    }
-    (add, del)
-}
-
 pub fn run_changes(cwd: Option<PathBuf>, args: ChangesArgs) -> Result<ExitCode> {
     let engine = engine(cwd)?;
     if let Some(ChangesCommand::Show { id }) = args.command {
         let Some(c) = engine.change(&id)? else {
             bail!("no change with id {id} (see `podcode changes`)")
         };
-        print!(
-            "{}",
-            podcode_protocol::sanitize_for_terminal(&unified_diff(
-                &c.file,
-                &podcode_protocol::display_text(c.old_content.as_deref()),
-                &podcode_protocol::display_text(c.new_content.as_deref())
-            ))
-        );
+        print!("{}", change_diff(&c));
         return Ok(ExitCode::SUCCESS);
     }
     let changes = engine.changes(args.session.as_deref(), args.call.as_deref())?;
     if args.json {
-        println!(
-            "{}",
-            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&changes)?)
-        );
-        return Ok(ExitCode::SUCCESS);
+        return crate::print::json(&changes);
     }
     if changes.is_empty() {
         println!("No changes journaled.");
         return Ok(ExitCode::SUCCESS);
     }
-    for c in &changes {
-        let (add, del) = diffstat(c);
-        let when = humantime::format_rfc3339_seconds(
-            std::time::UNIX_EPOCH + std::time::Duration::from_millis(c.time.max(0) as u64),
-        );
-        let mut note = String::new();
-        if let Some(r) = &c.reverts {
-            note = format!("  (reverts {r})");
-        } else if let Some(by) = engine.reverted_by(&c.id)? {
-            note = format!("  (reverted by {by})");
-        }
-        println!(
-            "{}  {when}  {:6}  +{add} -{del}  {}  {}  call {}{note}",
-            c.id,
-            c.op.as_str(),
-            c.file,
-            c.session_id,
-            c.call_id.as_deref().unwrap_or("-")
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::print::lines(engine.change_lines(&changes)?))
 }
 
 pub fn run_revert(cwd: Option<PathBuf>, args: RevertArgs) -> Result<ExitCode> {
@@ -132,29 +86,11 @@ pub fn run_revert(cwd: Option<PathBuf>, args: RevertArgs) -> Result<ExitCode> {
     };
     let session_id = engine.session_of(&target)?;
     let report = engine.revert(&session_id, &target, args.force);
-    if let Some(conflict) = &report.conflict {
-        eprintln!(
-            "{}",
-            podcode_protocol::sanitize_for_terminal(&conflict_text(conflict))
-        );
-        return Ok(ExitCode::FAILURE);
+    match revert_lines(&report) {
+        Ok(lines) => Ok(crate::print::lines(lines)),
+        Err(text) => {
+            eprintln!("{text}");
+            Ok(ExitCode::FAILURE)
+        }
     }
-    if let Some(e) = &report.error {
-        eprintln!("{e}");
-        return Ok(ExitCode::FAILURE);
-    }
-    if report.reverted.is_empty() {
-        println!(
-            "Nothing to revert{}.",
-            if report.skipped.is_empty() {
-                ""
-            } else {
-                " (already reverted)"
-            }
-        );
-    }
-    for c in &report.reverted {
-        println!("restored {} ({} → {})", c.file, c.op.as_str(), c.id);
-    }
-    Ok(ExitCode::SUCCESS)
 }

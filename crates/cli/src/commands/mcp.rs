@@ -15,9 +15,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Subcommand;
-use podcode_protocol::{
-    Event, Op, PermissionAction, PermissionReply, PermissionRequest, PermissionRule, prompt_text,
-};
+use podcode_core::list_text::mcp_lines;
 
 use crate::start::{engine, tokio_runtime};
 
@@ -38,37 +36,6 @@ pub enum McpCommand {
     },
 }
 
-/// What a client's model reads when a call needed an ask no `--allow` rule opened.
-pub const SERVE_REJECT_FEEDBACK: &str = "podcode mcp serve rejects permission asks that no --allow rule opened; ask the user to restart the server with --allow for this permission";
-
-/// What the client's model reads for a rejected ask: the reason, what was asked (the same
-/// text as the CLI prompt, arguments included) and how the user can open it.
-fn serve_rejection(tool: &str, request: &PermissionRequest) -> String {
-    let p = prompt_text(tool, request);
-    let mut text = format!("{SERVE_REJECT_FEEDBACK}. Asked: {}", p.title);
-    if let Some(warning) = &p.warning {
-        text.push_str(&format!("\n{warning}"));
-    }
-    for section in &p.sections {
-        text.push_str(&format!("\n{}:", section.label));
-        for line in &section.lines {
-            text.push_str(&format!("\n  {line}"));
-        }
-    }
-    text
-}
-
-/// `--allow` values as rules: `PERMISSION` or `PERMISSION:PATTERN`.
-pub fn allow_rules(allow: &[String]) -> Vec<PermissionRule> {
-    allow
-        .iter()
-        .map(|a| {
-            let (permission, pattern) = a.split_once(':').unwrap_or((a.as_str(), "*"));
-            PermissionRule::new(permission, pattern, PermissionAction::Allow)
-        })
-        .collect()
-}
-
 pub fn run(cwd: Option<PathBuf>, command: McpCommand) -> Result<ExitCode> {
     match command {
         McpCommand::List { json } => list(cwd, json),
@@ -78,33 +45,9 @@ pub fn run(cwd: Option<PathBuf>, command: McpCommand) -> Result<ExitCode> {
 
 fn serve(cwd: Option<PathBuf>, allow: &[String]) -> Result<ExitCode> {
     let engine = Arc::new(engine(cwd)?);
-    let rules = allow_rules(allow);
     tokio_runtime()?.block_on(async {
-        let tools = engine
-            .open_tool_session("mcp", "MCP client connection", &rules)
-            .await?;
+        let tools = engine.open_mcp_serve_session(allow).await?;
         let session = tools.id().to_string();
-        // The policy answers every ask that no rule opened: rejected, with the reason.
-        let port = tools.port();
-        let mut events = port.subscribe();
-        tokio::spawn(async move {
-            while let Ok(event) = events.recv().await {
-                if let Event::PermissionAsked {
-                    request_id,
-                    tool,
-                    request,
-                    ..
-                } = event
-                {
-                    port.send(Op::PermissionReply {
-                        request_id,
-                        reply: PermissionReply::Reject {
-                            feedback: Some(serve_rejection(&tool, &request)),
-                        },
-                    });
-                }
-            }
-        });
         eprintln!(
             "podcode mcp serve: changes are journaled under session {session} (undo with `podcode revert --session {session}`)"
         );
@@ -119,13 +62,7 @@ fn list(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
     let engine = engine(cwd)?;
     let status = tokio_runtime()?.block_on(engine.mcp_status());
     if json_out {
-        println!(
-            "{}",
-            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(
-                &serde_json::json!({ "servers": status })
-            )?)
-        );
-        return Ok(ExitCode::SUCCESS);
+        return crate::print::json(&serde_json::json!({ "servers": status }));
     }
     if status.is_empty() {
         println!(
@@ -133,28 +70,5 @@ fn list(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let width = status
-        .iter()
-        .map(|s| s.name.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    println!(
-        "{:width$}  {:8}  {:>5}  TRANSPORT",
-        "SERVER", "STATE", "TOOLS"
-    );
-    for s in &status {
-        println!(
-            "{:width$}  {:8}  {:>5}  {}",
-            s.name,
-            s.state.as_str(),
-            s.tools,
-            s.transport
-        );
-        if let Some(e) = &s.last_error {
-            let e = podcode_protocol::sanitize_for_terminal(e);
-            println!("{:width$}  last error: {e}", "");
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::print::lines(mcp_lines(&status)))
 }

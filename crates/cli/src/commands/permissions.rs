@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::Subcommand;
+use podcode_core::list_text::approval_lines;
 
 use crate::start::engine;
 
@@ -35,27 +36,14 @@ pub fn run(cwd: Option<PathBuf>, cmd: PermissionsCommand) -> Result<ExitCode> {
         PermissionsCommand::List { all, json } => {
             let rows = engine.approvals(all)?;
             if json {
-                println!(
-                    "{}",
-                    podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&rows)?)
-                );
+                crate::print::json(&rows)?;
             } else if rows.is_empty() {
                 println!(
                     "No remembered approvals{}.",
                     if all { "" } else { " for this project" }
                 );
             } else {
-                for r in rows {
-                    let when = humantime::format_rfc3339_seconds(
-                        std::time::UNIX_EPOCH
-                            + std::time::Duration::from_millis(r.created_at.max(0) as u64),
-                    );
-                    let line = format!(
-                        "{}  {} {}  ({}, {when})",
-                        r.id, r.permission, r.pattern, r.project
-                    );
-                    println!("{}", podcode_protocol::sanitize_for_terminal(&line));
-                }
+                crate::print::lines(approval_lines(&rows));
             }
         }
         PermissionsCommand::Reset { id, all } => {

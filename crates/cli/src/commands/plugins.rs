@@ -25,11 +25,7 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool, refresh: bool) -> Result<ExitCo
         report
     });
     if let Some(json) = json {
-        println!(
-            "{}",
-            podcode_protocol::sanitize_json(&serde_json::to_string_pretty(&json)?)
-        );
-        return Ok(ExitCode::SUCCESS);
+        return crate::print::json(&json);
     }
     for line in lines {
         println!("{}", podcode_protocol::sanitize_for_terminal(&line));

@@ -54,27 +54,24 @@ impl ModelClient for AnthropicClient {
         request: ChatRequest,
         abort: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
-        let provider = self.model.provider.clone();
+        let provider = &self.model.provider;
         let body = request_body(&self.model, &request);
         let mut protocol_headers = vec![("anthropic-version", "2023-06-01".to_string())];
         if let Some(key) = &self.endpoint.api_key {
             protocol_headers.push(("x-api-key", key.clone()));
         }
-        let prepared = Prepared {
-            url: self.endpoint.url("messages"),
-            headers: self.endpoint.header_map(&provider, &protocol_headers)?,
-            body: serde_json::to_vec(&body).map_err(|e| ProviderError::Protocol {
-                provider: provider.clone(),
-                message: e.to_string(),
-            })?,
+        let prepared = Prepared::json(
+            &self.endpoint,
             provider,
-        };
-        let name = self.model.provider.clone();
+            "messages",
+            &protocol_headers,
+            &body,
+        )?;
         stream::start(
             &self.http,
             &self.endpoint,
             prepared,
-            || decode::AnthropicDecoder::new(&name),
+            || decode::AnthropicDecoder::new(provider),
             abort,
         )
         .await

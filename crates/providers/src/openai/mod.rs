@@ -49,7 +49,7 @@ impl ModelClient for OpenAiClient {
         request: ChatRequest,
         abort: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
-        let provider = self.model.provider.clone();
+        let provider = &self.model.provider;
         let body = request_body(&self.model, &request);
         let auth: Vec<(&str, String)> = self
             .endpoint
@@ -57,21 +57,12 @@ impl ModelClient for OpenAiClient {
             .iter()
             .map(|k| ("authorization", format!("Bearer {k}")))
             .collect();
-        let prepared = Prepared {
-            url: self.endpoint.url("chat/completions"),
-            headers: self.endpoint.header_map(&provider, &auth)?,
-            body: serde_json::to_vec(&body).map_err(|e| ProviderError::Protocol {
-                provider: provider.clone(),
-                message: e.to_string(),
-            })?,
-            provider,
-        };
-        let name = self.model.provider.clone();
+        let prepared = Prepared::json(&self.endpoint, provider, "chat/completions", &auth, &body)?;
         stream::start(
             &self.http,
             &self.endpoint,
             prepared,
-            || decode::OpenAiDecoder::new(&name),
+            || decode::OpenAiDecoder::new(provider),
             abort,
         )
         .await

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use podcode_protocol::{Event, ToolResult};
-use podcode_store::{NewToolCall, ToolCallEnd, ToolCallState};
+use podcode_records::{NewToolCall, ToolCallEnd, ToolCallState};
 use serde_json::Value;
 
 use super::{CallOutcome, CallStatus, ToolRuntime};
@@ -45,7 +45,7 @@ impl ToolRuntime {
             tool,
             args,
         };
-        if let Err(e) = self.shared.store.start_tool_call(&call) {
+        if let Err(e) = self.shared.records.calls.start_call(&call) {
             self.shared
                 .warn(format!("could not record tool call {}: {e}", id.call_id));
         }
@@ -98,7 +98,7 @@ impl ToolRuntime {
             error: (out.status != CallStatus::Completed).then_some(out.model_text.as_str()),
             spill_path: spill.as_deref(),
         };
-        if let Err(e) = self.shared.store.finish_tool_call(&out.call_id, &end) {
+        if let Err(e) = self.shared.records.calls.finish_call(&out.call_id, &end) {
             self.shared.warn(format!(
                 "could not record the end of tool call {}: {e}",
                 out.call_id

@@ -134,7 +134,13 @@ pub fn harness(registry: ToolRegistry, setup: Setup) -> Harness {
         &opts.spill_dir,
     )));
     (setup.opts)(&mut opts);
-    let runtime = ToolRuntime::new(registry, store.clone(), engine, setup.hooks, opts);
+    let runtime = ToolRuntime::new(
+        registry,
+        Records::all(store.clone()),
+        engine,
+        setup.hooks,
+        opts,
+    );
     let session = store
         .create_session(&NewSession {
             parent_id: None,

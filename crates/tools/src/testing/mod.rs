@@ -8,6 +8,7 @@
 // fails at that line, as `#[test]` code does.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod child_report;
 mod harness;
 mod sandbox;
 pub use harness::{Harness, ScriptedUser, Setup, harness, registry};

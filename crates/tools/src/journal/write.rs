@@ -1,4 +1,4 @@
-//! Journal-first file writes, shared by the built-in editing tools and `revert`.
+//! Journal-first file writes (through `ChangeJournal`), shared by the built-in editing tools and `revert`.
 //!
 //! `apply_journaled` takes every file one call changes and: (1) re-reads each file without
 //! following links and refuses when it no longer holds the text the caller based the change
@@ -13,7 +13,7 @@ use std::io;
 use std::path::PathBuf;
 
 use podcode_protocol::{ChangeOp, ChangeRecord, RecordedChange};
-use podcode_store::{Intent, Store, StoreError};
+use podcode_records::{ChangeJournal, Intent, RecordError};
 
 use crate::fsafe::{self, Staged};
 
@@ -52,9 +52,9 @@ pub enum WriteError {
     Journal {
         /// The file whose change could not be journaled.
         file: PathBuf,
-        /// The store's error.
+        /// The journal's error.
         #[source]
-        source: StoreError,
+        source: RecordError,
     },
     /// Staging or renaming failed; the files are as they were, except where `unrestored`
     /// names a file whose old content could not be put back (its intent stays pending for
@@ -78,7 +78,7 @@ pub struct Applied {
     /// The journaled changes, in the order given.
     pub records: Vec<RecordedChange>,
     /// Set when the batch could not be marked done (the next start completes it).
-    pub pending_error: Option<StoreError>,
+    pub pending_error: Option<RecordError>,
 }
 
 fn op_of(old: &Option<String>, new: &Option<String>) -> ChangeOp {
@@ -104,8 +104,8 @@ fn io_error(file: &std::path::Path, source: io::Error) -> WriteError {
 }
 
 /// Applies `writes` all or nothing, journaled under `session`/`call` (see the module doc).
-pub fn apply_journaled(
-    store: &Store,
+pub fn apply_journaled<J: ChangeJournal + ?Sized>(
+    journal: &J,
     session: &str,
     call: Option<&str>,
     writes: &[FileWrite],
@@ -137,7 +137,7 @@ pub fn apply_journaled(
             temp_file: temp.as_ref().map(|t| t.to_string_lossy().into_owned()),
         })
         .collect();
-    let (records, _batch) = store
+    let records = journal
         .begin_changes(session, call, &intents, &owner())
         .map_err(|source| WriteError::Journal {
             file: writes.first().map(|w| w.file.clone()).unwrap_or_default(),
@@ -161,7 +161,7 @@ pub fn apply_journaled(
             Err(e) => {
                 staged.iter().for_each(Staged::discard);
                 fsafe::remove_created(&created);
-                let _ = store.discard_intents(&ids);
+                let _ = journal.discard_intents(&ids);
                 return Err(io_error(&w.file, e));
             }
         }
@@ -178,7 +178,7 @@ pub fn apply_journaled(
             }
             fsafe::remove_created(&created);
             if unrestored.is_empty() {
-                let _ = store.discard_intents(&ids);
+                let _ = journal.discard_intents(&ids);
             }
             return Err(match io_error(&writes[i].file, e) {
                 WriteError::Io { file, source, .. } => WriteError::Io {
@@ -191,7 +191,7 @@ pub fn apply_journaled(
         }
     }
 
-    let pending_error = store.complete_changes(&ids).err();
+    let pending_error = journal.complete_changes(&ids).err();
     Ok(Applied {
         records,
         pending_error,

@@ -7,10 +7,10 @@
 
 use std::path::Path;
 
-use podcode_store::{PendingChange, Store};
+use podcode_records::{ChangeJournal, PendingChange};
 
+use super::write::owner_alive;
 use crate::fsafe;
-use crate::journaled::owner_alive;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum OnDisk {
@@ -32,8 +32,8 @@ fn on_disk(p: &PendingChange) -> OnDisk {
 /// Settles every interrupted write (see the module doc). Returns one line per thing the
 /// user should know about: batches completed or rolled back, files left alone, failures.
 /// Batches whose writer is still running are not touched.
-pub fn recover_interrupted_writes(store: &Store) -> Vec<String> {
-    let pending = match store.pending_changes() {
+pub fn recover_interrupted_writes<J: ChangeJournal + ?Sized>(journal: &J) -> Vec<String> {
+    let pending = match journal.pending_changes() {
         Ok(p) => p,
         Err(e) => return vec![format!("could not check for interrupted writes: {e}")],
     };
@@ -49,12 +49,12 @@ pub fn recover_interrupted_writes(store: &Store) -> Vec<String> {
         if batch.iter().any(|p| owner_alive(&p.owner)) {
             continue;
         }
-        notes.extend(settle(store, &batch));
+        notes.extend(settle(journal, &batch));
     }
     notes
 }
 
-fn settle(store: &Store, batch: &[PendingChange]) -> Vec<String> {
+fn settle<J: ChangeJournal + ?Sized>(journal: &J, batch: &[PendingChange]) -> Vec<String> {
     for p in batch {
         if let Some(temp) = &p.temp_file {
             fsafe::remove_temp(Path::new(temp));
@@ -64,7 +64,7 @@ fn settle(store: &Store, batch: &[PendingChange]) -> Vec<String> {
     let files: Vec<&str> = batch.iter().map(|p| p.change.file.as_str()).collect();
     let ids: Vec<String> = batch.iter().map(|p| p.change.id.clone()).collect();
     if states.iter().all(|s| *s == OnDisk::New) {
-        return match store.complete_changes(&ids) {
+        return match journal.complete_changes(&ids) {
             Ok(()) => vec![format!(
                 "an interrupted write was completed: {} (it reached the disk before Podcode stopped)",
                 files.join(", ")
@@ -98,7 +98,7 @@ fn settle(store: &Store, batch: &[PendingChange]) -> Vec<String> {
             }
         }
     }
-    match store.discard_intents(&settled) {
+    match journal.discard_intents(&settled) {
         Ok(()) => notes.insert(
             0,
             format!(
@@ -118,7 +118,8 @@ fn settle(store: &Store, batch: &[PendingChange]) -> Vec<String> {
 mod tests {
     use super::*;
     use podcode_protocol::{ChangeOp, ChangeRecord};
-    use podcode_store::Intent;
+    use podcode_records::Intent;
+    use podcode_store::Store;
 
     fn intent(file: &Path, old: Option<&str>, new: Option<&str>) -> Intent {
         Intent {
@@ -164,7 +165,7 @@ mod tests {
                 "s",
                 Some("k3"),
                 &[intent(&a, Some("a0"), Some("x"))],
-                &crate::journaled::owner(),
+                &crate::journal::write::owner(),
             )
             .unwrap();
 

@@ -1,0 +1,181 @@
+//! What the listing commands print: `podcode agents` (profiles, then agent files that could
+//! not be used), `podcode tools` (the tool set as the model sees it, what the config switched
+//! off, load problems), `podcode permissions list` (remembered approvals) and `podcode mcp
+//! list` (each server's state). Text lines pass the terminal sanitiser here; JSON values
+//! pass `sanitize_json` in the front end when printed.
+
+use podcode_agent::AgentCatalog;
+use podcode_mcp::ServerStatus;
+use podcode_protocol::{Truncation, sanitize_for_terminal as clean};
+use podcode_store::ApprovalRow;
+use podcode_tools::ProblemLevel;
+use serde_json::{Value, json};
+
+use crate::listing::ToolListing;
+
+/// `podcode agents --json`: the profiles and the problems.
+pub fn agents_json(catalog: &AgentCatalog) -> Value {
+    let agents: Vec<_> = catalog
+        .entries()
+        .iter()
+        .map(|e| {
+            let p = &e.profile;
+            json!({
+                "name": p.name,
+                "mode": p.mode.as_str(),
+                "source": e.source,
+                "description": p.description,
+                "model": p.model,
+                "hidden": p.hidden,
+                "disabled": e.disabled,
+            })
+        })
+        .collect();
+    let problems: Vec<_> = catalog
+        .problems()
+        .iter()
+        .map(|p| json!({"file": p.file, "message": p.message}))
+        .collect();
+    json!({"agents": agents, "problems": problems})
+}
+
+/// `podcode agents`: one line per profile (its description's first line under it), then
+/// one per unusable agent file.
+pub fn agent_lines(catalog: &AgentCatalog) -> Vec<String> {
+    let width = catalog
+        .entries()
+        .iter()
+        .map(|e| e.profile.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    for e in catalog.entries() {
+        let p = &e.profile;
+        let mut flags = String::new();
+        if e.disabled {
+            flags.push_str(" (disabled)");
+        }
+        if p.hidden {
+            flags.push_str(" (hidden)");
+        }
+        out.push(format!(
+            "{:<width$}  {:<8}  {}{}",
+            clean(&p.name),
+            p.mode.as_str(),
+            clean(&e.source),
+            flags
+        ));
+        if let Some(d) = &p.description {
+            out.push(format!(
+                "{:<width$}  {}",
+                "",
+                clean(d.lines().next().unwrap_or(""))
+            ));
+        }
+    }
+    for p in catalog.problems() {
+        out.push(format!("⚠ {}: {}", clean(&p.file), clean(&p.message)));
+    }
+    out
+}
+
+/// `podcode tools`: a header, two lines per tool (id, flags, source; its description's
+/// first line), then what was switched off and the load problems.
+pub fn tool_lines(listing: &ToolListing) -> Vec<String> {
+    let width = listing
+        .tools
+        .iter()
+        .map(|t| t.id.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = vec![format!("{:width$}  {:22}  SOURCE", "TOOL", "FLAGS")];
+    for t in &listing.tools {
+        let mut flags = Vec::new();
+        if t.protected {
+            flags.push("protected");
+        }
+        if t.idempotent {
+            flags.push("read-only");
+        }
+        if t.truncation == Truncation::Tail {
+            flags.push("tail");
+        }
+        let mut source = t.source.name.clone();
+        if let Some(r) = &t.replaced {
+            source.push_str(&format!(" (replaces {r})"));
+        }
+        out.push(format!("{:width$}  {:22}  {source}", t.id, flags.join(",")));
+        let first = t.description.lines().next().unwrap_or_default();
+        out.push(format!("{:width$}  {}", "", clean(first)));
+        if let Some(note) = &t.note {
+            out.push(format!("{:width$}  note: {note}", ""));
+        }
+    }
+    if !listing.switched_off.is_empty() {
+        out.push(
+            "\nSwitched off by config (tools.disable, or opencode's \"tools\": {\"name\": false}):"
+                .into(),
+        );
+        for t in &listing.switched_off {
+            let text = format!("{} (from {}; entry \"{}\")", t.id, t.source, t.by);
+            out.push(format!("  {}", clean(&text)));
+        }
+    }
+    if !listing.problems.is_empty() {
+        out.push("\nProblems:".into());
+        for p in &listing.problems {
+            let level = match p.level {
+                ProblemLevel::Error => "error",
+                ProblemLevel::Warning => "warning",
+            };
+            let text = format!("{} ({})", p.message, p.source);
+            out.push(format!("  {level}: {}", clean(&text)));
+        }
+    }
+    out
+}
+
+/// `podcode permissions list`: one line per remembered approval.
+pub fn approval_lines(rows: &[ApprovalRow]) -> Vec<String> {
+    rows.iter()
+        .map(|r| {
+            let when = humantime::format_rfc3339_seconds(
+                std::time::UNIX_EPOCH
+                    + std::time::Duration::from_millis(r.created_at.max(0) as u64),
+            );
+            let line = format!(
+                "{}  {} {}  ({}, {when})",
+                r.id, r.permission, r.pattern, r.project
+            );
+            clean(&line).into_owned()
+        })
+        .collect()
+}
+
+/// `podcode mcp list`: a header and one line per server (its last error under it).
+pub fn mcp_lines(status: &[ServerStatus]) -> Vec<String> {
+    let width = status
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let mut out = vec![format!(
+        "{:width$}  {:8}  {:>5}  TRANSPORT",
+        "SERVER", "STATE", "TOOLS"
+    )];
+    for s in status {
+        out.push(format!(
+            "{:width$}  {:8}  {:>5}  {}",
+            s.name,
+            s.state.as_str(),
+            s.tools,
+            s.transport
+        ));
+        if let Some(e) = &s.last_error {
+            out.push(format!("{:width$}  last error: {}", "", clean(e)));
+        }
+    }
+    out
+}

@@ -1,0 +1,186 @@
+//! `podcode sandbox status` as text and JSON: what this kernel enforces and what each kind
+//! of spawned process gets under the current `[sandbox]` settings (what it may write and
+//! read, `/proc`, the protected paths, the network, the hidden variables). The front end
+//! prints what this returns.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::sandbox::{LandlockSupport, NamespaceSupport, PROTECTED_NAMES, SandboxReport};
+
+/// What the report says in words, shared by the text and the JSON.
+struct Rules {
+    confined: bool,
+    write_rule: String,
+    proc_rule: &'static str,
+    protected_rule: Option<&'static str>,
+}
+
+impl SandboxReport {
+    fn rules(&self) -> Rules {
+        let r = self;
+        let confined = r.mode != "full";
+        let write_rule = match r.mode.as_str() {
+            "read-only" => "writes nothing (only /dev/null and the terminal)".to_string(),
+            "workspace-write" => {
+                "writes only the workspace, the session directory, its temp dir and the roots below"
+                    .to_string()
+            }
+            _ => "writes anywhere you can (mode full: no sandbox)".to_string(),
+        };
+        let isolated = r.kernel.namespaces == NamespaceSupport::Available;
+        let proc_rule = if !confined {
+            "every process you can see, and the environment and memory of yours (mode full)"
+        } else if isolated {
+            "only the sandbox's own processes (own PID namespace and /proc): not Podcode's nor any other of yours"
+        } else {
+            "every process you can see, and the environment of those of yours it may trace (no PID namespace here)"
+        };
+        let protected_rule = if r.mode != "workspace-write" {
+            None
+        } else if isolated {
+            Some(
+                "read-only (own mount namespace); a write there asks to run the command outside the sandbox",
+            )
+        } else {
+            Some("WRITABLE like the rest of the workspace: no mount namespace here")
+        };
+        Rules {
+            confined,
+            write_rule,
+            proc_rule,
+            protected_rule,
+        }
+    }
+
+    /// `podcode sandbox status --json`.
+    pub fn status_json(&self) -> Value {
+        let r = self;
+        let Rules {
+            confined,
+            proc_rule,
+            protected_rule,
+            ..
+        } = self.rules();
+        let landlock = match r.kernel.landlock {
+            LandlockSupport::Available(abi) => serde_json::json!({"available": true, "abi": abi}),
+            other => serde_json::json!({"available": false, "reason": other.to_string()}),
+        };
+        serde_json::json!({
+            "landlock": landlock,
+            "seccomp": r.kernel.seccomp,
+            "mode": r.mode,
+            "bash": {"sandboxed": confined, "network": !confined || r.command_network},
+            "executables": {"sandboxed": confined, "network": !confined || r.command_network},
+            "plugins": {"sandboxed": confined, "network": !confined || r.plugin_network},
+            "mcp_servers": {"sandboxed": confined, "network": !confined || r.plugin_network},
+            "writable": r.writable,
+            "temp_root": r.temp_root,
+            "hidden_env": r.hidden_env,
+            "namespaces": r.kernel.namespaces.to_string(),
+            "reads": if confined { "every file you can read" } else { "everything you can" },
+            "proc": proc_rule,
+            "protected": {"names": PROTECTED_NAMES, "found": r.protected, "rule": protected_rule},
+            "missing": r.kernel.missing_protection(),
+        })
+    }
+
+    /// `podcode sandbox status`: the report's lines; `project` is the workspace.
+    pub fn status_lines(&self, project: &Path) -> Vec<String> {
+        let r = self;
+        let Rules {
+            confined,
+            write_rule,
+            proc_rule,
+            protected_rule,
+        } = self.rules();
+        let net = |on: bool| {
+            if !confined || on {
+                "network on"
+            } else {
+                "network off"
+            }
+        };
+        let mut out = Vec::new();
+        out.push("Kernel".into());
+        out.push(format!("  Landlock  {}", r.kernel.landlock));
+        out.push(format!(
+            "  seccomp   {}",
+            if r.kernel.seccomp {
+                "available"
+            } else {
+                "not available"
+            }
+        ));
+        out.push(format!("  namespaces {}", r.kernel.namespaces));
+        out.push(String::new());
+        out.push(format!(
+            "Mode {} (set `[sandbox] mode` in the config: read-only, workspace-write, full)",
+            r.mode
+        ));
+        out.push(format!(
+            "  bash               {write_rule}; {}",
+            net(r.command_network)
+        ));
+        out.push(format!(
+            "  executable tools   {write_rule}; {}",
+            net(r.command_network)
+        ));
+        out.push(format!(
+            "  plugin host        {write_rule}; {}",
+            net(r.plugin_network)
+        ));
+        out.push(
+            "  MCP servers        stdio ones as the plugin host, and may write ~/.npm, ~/.cache (package caches); `sandbox = false` under [mcp.NAME] opts one out"
+                .to_string(),
+        );
+        if confined && r.mode == "workspace-write" {
+            out.push(String::new());
+            out.push("Always writable".into());
+            out.push(format!("  {}  (the workspace)", project.display()));
+            for w in &r.writable {
+                out.push(format!("  {}", w.display()));
+            }
+            out.push(format!(
+                "  {}/<session>  (each session's TMPDIR)",
+                r.temp_root.display()
+            ));
+        }
+        out.push(String::new());
+        out.push("What a sandboxed command can read".into());
+        out.push(
+            "  files      every file you can read (the `sensitive` ask guards key files)".into(),
+        );
+        out.push(format!("  /proc      {proc_rule}"));
+        if let Some(rule) = protected_rule {
+            out.push(String::new());
+            out.push(format!(
+                ".git, .podcode and .opencode in the workspace: {rule}"
+            ));
+            out.push("  (in a linked worktree also the git dirs its .git file names)".into());
+            for p in &r.protected {
+                out.push(format!("  {}", p.display()));
+            }
+            out.push(
+                "  In a --worktree session only the worktree is writable, not your checkout."
+                    .into(),
+            );
+        }
+        if !r.hidden_env.is_empty() {
+            out.push(String::new());
+            out.push(format!(
+                "Hidden from commands and plugins (and masked in tool output): {}",
+                r.hidden_env.join(", ")
+            ));
+        }
+        let missing = r.kernel.missing_protection();
+        if confined && !missing.is_empty() {
+            out.push(String::new());
+            for m in missing {
+                out.push(format!("warning: {m}"));
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,238 @@
+//! The texts `podcode run` prints about a turn: the one-line card of a tool call, a
+//! sub-agent's lines, and the closing summary (steps, tokens and cost with what sub-agents
+//! spent, changed files, how to review, undo and continue). Pure functions over events and
+//! summaries; the front end prints them and sanitises what it prints.
+
+use std::collections::HashMap;
+
+use podcode_protocol::{
+    Event, StepUsage, TurnEnd, TurnSummary, compacted_text, sanitize_for_terminal as clean,
+    toast_text,
+};
+
+use crate::engine::Engine;
+
+/// The lines a turn's events add beside the streamed answer, with the titles of the calls
+/// seen so far (a call's card shows the title its metadata gave when its result has none).
+#[derive(Default)]
+pub struct TurnNotes {
+    titles: HashMap<String, String>,
+}
+
+impl TurnNotes {
+    /// The line `event` adds on stderr, if any, and whether it ends a line of streamed text
+    /// first (all but warnings do). `engine` says how a failed call ended.
+    pub fn note(&mut self, event: &Event, engine: &Engine) -> Option<(String, bool)> {
+        let line = match event {
+            Event::ToolMetadata {
+                call_id,
+                title: Some(t),
+                ..
+            } => {
+                self.titles.insert(call_id.clone(), t.clone());
+                return None;
+            }
+            Event::ToolFinished {
+                tool,
+                result,
+                duration_ms,
+                call_id,
+                ..
+            } => {
+                let title = if result.title.is_empty() {
+                    self.titles.remove(call_id).unwrap_or_default()
+                } else {
+                    result.title.clone()
+                };
+                clean(&tool_card("✓", tool, &title, "completed", *duration_ms)).into_owned()
+            }
+            Event::ToolFailed {
+                call_id,
+                tool,
+                error,
+                duration_ms,
+            } => {
+                let state = engine
+                    .call_state(call_id)
+                    .unwrap_or_else(|| "failed".into());
+                let first = error.lines().next().unwrap_or("");
+                let title = self
+                    .titles
+                    .remove(call_id)
+                    .unwrap_or_else(|| clip(first, 80));
+                clean(&tool_card("✗", tool, &title, &state, *duration_ms)).into_owned()
+            }
+            Event::StepRetry { attempt, error, .. } => {
+                let error = clean(error);
+                format!("↻ the response was cut off ({error}); retrying (attempt {attempt})")
+            }
+            Event::Warning { message } => {
+                return Some((format!("warning: {}", clean(message)), false));
+            }
+            Event::Toast {
+                title,
+                message,
+                variant,
+            } => clean(&toast_text(title, message, variant)).into_owned(),
+            Event::Compacted {
+                reason,
+                pruned,
+                summarized,
+                tokens_before,
+                tokens_after,
+                ..
+            } => compacted_text(reason, *pruned, *summarized, *tokens_before, *tokens_after),
+            Event::Subagent { .. } => clean(&subagent_line(event, "")?).into_owned(),
+            _ => return None,
+        };
+        Some((line, true))
+    }
+}
+
+/// A sub-agent's start, tool calls and end, one line each on stderr (its text stays in its
+/// own session: `podcode sessions show <id>`).
+pub fn subagent_line(event: &Event, outer: &str) -> Option<String> {
+    let Event::Subagent {
+        session_id,
+        agent,
+        description,
+        event,
+        ..
+    } = event
+    else {
+        return None;
+    };
+    let who = format!("{outer}↳ {agent} · {description}");
+    match event.as_ref() {
+        Event::TurnStarted { .. } => Some(format!("{who}: started ({session_id})")),
+        Event::ToolFinished {
+            tool,
+            result,
+            duration_ms,
+            ..
+        } => Some(format!(
+            "{who}: {}",
+            tool_card("✓", tool, &result.title, "completed", *duration_ms)
+        )),
+        Event::ToolFailed {
+            tool,
+            error,
+            duration_ms,
+            ..
+        } => {
+            let first = clip(error.lines().next().unwrap_or(""), 80);
+            Some(format!(
+                "{who}: {}",
+                tool_card("✗", tool, &first, "failed", *duration_ms)
+            ))
+        }
+        Event::TurnFinished { summary, .. } => Some(format!(
+            "{who}: finished · {} step{} · {} tool call{}",
+            summary.steps,
+            plural(summary.steps as usize),
+            summary.tool_calls,
+            plural(summary.tool_calls as usize)
+        )),
+        inner @ Event::Subagent { .. } => subagent_line(inner, &format!("{outer}  ")),
+        _ => None,
+    }
+}
+
+/// `s` cut to `max` characters (`max` ≥ 1), ending in `…` when cut.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
+
+/// One line per tool call: mark, tool, title, status, duration.
+pub fn tool_card(mark: &str, tool: &str, title: &str, status: &str, ms: u64) -> String {
+    let dur = if ms >= 1000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{ms}ms")
+    };
+    if title.is_empty() {
+        format!("{mark} {tool} · {status} · {dur}")
+    } else {
+        format!("{mark} {tool} — {title} · {status} · {dur}")
+    }
+}
+
+/// The closing summary. Tokens and cost are the turn's with what its sub-agents spent
+/// (`sub_agents`); when they spent any, the session's own figures follow in parentheses.
+pub fn summary_lines(
+    s: &TurnSummary,
+    sub_agents: &StepUsage,
+    cwd: &std::path::Path,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let tokens_cost = |u: &StepUsage| {
+        let tokens = if u.input_tokens + u.output_tokens == 0 {
+            "tokens not reported".to_string()
+        } else {
+            format!("{} in / {} out tokens", u.input_tokens, u.output_tokens)
+        };
+        let cost = u.cost.map(|c| format!(" · ${c:.4}")).unwrap_or_default();
+        format!("{tokens}{cost}")
+    };
+    let mut total = s.usage;
+    total.add(sub_agents);
+    let mut spent = tokens_cost(&total);
+    if *sub_agents != StepUsage::default() {
+        spent.push_str(&format!(
+            " (this session {}; sub-agents {})",
+            tokens_cost(&s.usage),
+            tokens_cost(sub_agents)
+        ));
+    }
+    let end = match s.end {
+        TurnEnd::Answered => "done",
+        TurnEnd::MaxSteps => "stopped at the step limit",
+        TurnEnd::Aborted => "aborted",
+        TurnEnd::Error => "failed",
+    };
+    out.push(format!(
+        "\n── {end}: {} step{} · {} tool call{} · {spent}",
+        s.steps,
+        plural(s.steps as usize),
+        s.tool_calls,
+        plural(s.tool_calls as usize)
+    ));
+    if let Some(e) = &s.error {
+        out.push(format!("error: {}", clean(e)));
+    }
+    if !s.files.is_empty() {
+        let files: Vec<String> = s
+            .files
+            .iter()
+            .map(|f| {
+                let p = std::path::Path::new(f);
+                p.strip_prefix(cwd).unwrap_or(p).display().to_string()
+            })
+            .collect();
+        out.push(format!(
+            "changed {} file{}: {}",
+            files.len(),
+            plural(files.len()),
+            files.join(", ")
+        ));
+        out.push(format!(
+            "review with `podcode changes --session {id}`, undo with `podcode revert --session {id}`",
+            id = s.session_id
+        ));
+    }
+    out.push(format!(
+        "session {} (continue with `podcode run --continue \"…\"`)",
+        s.session_id
+    ));
+    out
+}
+
+/// `"s"` unless `n` is 1.
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

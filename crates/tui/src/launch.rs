@@ -1,0 +1,99 @@
+//! Starting the full-screen UI on an engine (`podcode`, `podcode tui`): open the session
+//! (a new one is held back until its first prompt stores and titles it:
+//! `Engine::first_prompt` runs before each prompt is sent), fill the transcript of a
+//! resumed one, forward the UI's ops to the session, run the UI, then close the session and
+//! stop the engine.
+
+use std::sync::Arc;
+
+use podcode_core::{Drafts, Engine, SessionOptions, SessionPick};
+use podcode_protocol::Op;
+
+use crate::{AppState, EngineServices, Entry, TuiError, TuiParams};
+
+/// What to open.
+pub struct LaunchOptions {
+    /// A new session, the newest one, or one by id.
+    pub pick: SessionPick,
+    /// The agent profile.
+    pub agent: String,
+    /// The model as `provider/model-id`, if not the config's or the profile's.
+    pub model: Option<String>,
+    /// Work in a new git worktree.
+    pub worktree: bool,
+    /// `NO_COLOR` is set (the front end reads the environment).
+    pub no_color: bool,
+}
+
+/// Opens the session and runs the UI until the user quits.
+pub async fn launch(engine: Arc<Engine>, opts: LaunchOptions) -> Result<(), TuiError> {
+    let LaunchOptions {
+        pick,
+        agent,
+        model,
+        worktree,
+        no_color,
+    } = opts;
+    let resumed = !matches!(pick, SessionPick::New { .. });
+    let session = engine
+        .open_session(SessionOptions {
+            pick: pick.clone(),
+            agent: agent.clone(),
+            model,
+            max_steps: None,
+            worktree,
+        })
+        .await?;
+    // A new session is stored when its first prompt is sent, and titled from it.
+    let drafts = Arc::new(Drafts::new());
+    if matches!(pick, SessionPick::New { .. }) {
+        engine.hold_until_prompted(&drafts, session.id())?;
+    }
+    let model_name = session.model().await;
+    let cwd_text = session.directory().to_string_lossy().into_owned();
+    let mut state = AppState::new(&model_name, &agent, &cwd_text, session.id());
+    state.status.title = session.title().to_string();
+    if resumed {
+        let (entries, _) = crate::transcript_entries(&engine, session.id())?;
+        state.transcript.entries = entries;
+        let totals = engine.totals(session.id())?;
+        state.status.set_totals(totals.own, totals.tree);
+    }
+    state.no_color = no_color;
+    for (message, source) in engine.tool_errors().await {
+        state
+            .transcript
+            .entries
+            .push(Entry::Notice(format!("⚠ {message} ({source})")));
+    }
+    state.tools_info = engine.tool_lines().await;
+    let port = session.port();
+    let (ops, mut op_rx) = tokio::sync::mpsc::unbounded_channel();
+    let forward = port.clone();
+    let (prompted, held) = (engine.clone(), drafts.clone());
+    tokio::spawn(async move {
+        while let Some(op) = op_rx.recv().await {
+            if let Op::Prompt {
+                session_id, text, ..
+            } = &op
+            {
+                // When the store cannot be written the prompt goes on anyway: the
+                // turn then fails on the same store and the UI shows its error.
+                prompted.first_prompt(&held, session_id, text).ok();
+            }
+            forward.send(op);
+        }
+    });
+    let services = Arc::new(EngineServices::new(engine.clone(), model_name).with_drafts(drafts));
+    let result = crate::run(TuiParams {
+        state,
+        events: port.subscribe(),
+        open_asks: port.open_asks(),
+        ops,
+        services,
+    })
+    .await;
+    session.close().await;
+    engine.shutdown().await;
+    result
+}
