@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use podcode_protocol::{Event, PermissionReply};
-use podcode_tools::{AskRequest, Asker};
-use tokio::sync::{broadcast, oneshot};
+use podcode_tools::{AskRequest, Asker, EventSink};
+use tokio::sync::oneshot;
 
 #[derive(Default)]
 struct Pending {
@@ -21,9 +21,9 @@ struct Pending {
 
 pub struct EventAsker {
     pending: Mutex<Pending>,
-    /// Where asks and their resolutions are published: the session's runtime channel once
-    /// one is built (`route_through`), so an ask is ordered with the call's own events.
-    events: std::sync::RwLock<broadcast::Sender<Event>>,
+    /// Where asks and their resolutions are published: the session's one writer, so an
+    /// ask is ordered with the call's own events.
+    publish: EventSink,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -34,27 +34,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl EventAsker {
-    pub fn new(events: broadcast::Sender<Event>) -> Arc<Self> {
+    pub fn new(publish: EventSink) -> Arc<Self> {
         Arc::new(Self {
             pending: Mutex::new(Pending::default()),
-            events: std::sync::RwLock::new(events),
+            publish,
         })
-    }
-
-    /// Publishes from now on into `events` (the runtime's channel, which the session
-    /// forwards): asks then reach front ends in order with the tool events around them.
-    pub(crate) fn route_through(&self, events: broadcast::Sender<Event>) {
-        match self.events.write() {
-            Ok(mut e) => *e = events,
-            Err(poisoned) => *poisoned.into_inner() = events,
-        }
-    }
-
-    fn sender(&self) -> broadcast::Sender<Event> {
-        match self.events.read() {
-            Ok(e) => e.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
     }
 
     /// Settles an open ask; `false` when it was already settled or never existed.
@@ -67,7 +51,7 @@ impl EventAsker {
         let Some((tx, _)) = entry else {
             return false;
         };
-        let _ = self.sender().send(Event::PermissionResolved {
+        (self.publish)(Event::PermissionResolved {
             request_id: request_id.to_string(),
             reply: Some(reply.clone()),
         });
@@ -91,7 +75,7 @@ impl EventAsker {
             p.waiting.remove(request_id).is_some()
         };
         if removed {
-            let _ = self.sender().send(Event::PermissionResolved {
+            (self.publish)(Event::PermissionResolved {
                 request_id: request_id.to_string(),
                 reply: None,
             });
@@ -132,7 +116,7 @@ impl Asker for EventAsker {
             asker: self,
             request_id: &request.request_id,
         };
-        let _ = self.sender().send(event);
+        (self.publish)(event);
         rx.await.unwrap_or(PermissionReply::Reject {
             feedback: Some(
                 "the session closed before anyone answered the permission prompt".into(),

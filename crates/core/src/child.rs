@@ -23,7 +23,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::asker::EventAsker;
-use crate::session::resolve_model;
+use crate::session::{resolve_model, runtime_sink};
 use crate::task::{EventSink, TaskHost, foreign_task_text, tools_for};
 
 /// What a `task` call asks for.
@@ -47,7 +47,6 @@ pub(crate) struct Child {
     /// The directory it works in.
     pub cwd: PathBuf,
     agent: Agent,
-    forwarder: tokio::task::JoinHandle<()>,
     store: Arc<Store>,
 }
 
@@ -137,10 +136,10 @@ impl TaskHost {
                     asker,
                     &profile.permission,
                     &profile.name,
+                    runtime_sink(sink, engine.bus()),
                 )
                 .map_err(failed)?,
         );
-        let forwarder = forward(&runtime, sink, engine.bus().clone());
         let cwd = PathBuf::from(&parent.cwd);
         let mut opts = AgentOptions::new(cwd.clone(), podcode_config::project_root(&cwd));
         opts.main_cwd = PathBuf::from(&parent.main_cwd);
@@ -159,32 +158,23 @@ impl TaskHost {
             id: child_id,
             cwd,
             agent,
-            forwarder,
             store,
         })
     }
 }
 
 impl Child {
-    /// Runs one turn of the child with `prompt` under `abort`, and waits until its last
-    /// events have reached the parent.
+    /// Runs one turn of the child with `prompt` under `abort`. Its events reached the
+    /// parent's writer as they happened, so all of them come before the `task` result.
     pub(crate) async fn run(
         self,
         prompt: &str,
         abort: CancellationToken,
     ) -> Result<ChildTurn, ToolError> {
         let Child {
-            id,
-            agent,
-            forwarder,
-            store,
-            ..
+            id, agent, store, ..
         } = self;
         let summary = agent.run_turn(&id, prompt, abort).await.map_err(failed)?;
-        // The runtime's sender goes with the agent; the forwarder then delivers what is
-        // left, so the child's last events reach the parent before the `task` result.
-        drop(agent);
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), forwarder).await;
         let answer = final_answer(&store, &id);
         Ok(ChildTurn { summary, answer })
     }
@@ -230,31 +220,4 @@ fn final_answer(store: &Store, session_id: &str) -> String {
                 .to_string()
         })
         .unwrap_or_default()
-}
-
-/// Copies a child runtime's events into `sink` (and the engine's bus, for plugins' `event`
-/// hooks); ends when the runtime is dropped.
-fn forward(
-    runtime: &podcode_tools::ToolRuntime,
-    sink: EventSink,
-    bus: tokio::sync::broadcast::Sender<Event>,
-) -> tokio::task::JoinHandle<()> {
-    use tokio::sync::broadcast::error::RecvError;
-    let mut events = runtime.subscribe();
-    tokio::spawn(async move {
-        loop {
-            match events.recv().await {
-                Ok(e) => {
-                    if bus.receiver_count() > 0 {
-                        let _ = bus.send(e.clone());
-                    }
-                    sink(e);
-                }
-                Err(RecvError::Lagged(n)) => sink(Event::Warning {
-                    message: format!("{n} events of the sub-agent were dropped"),
-                }),
-                Err(RecvError::Closed) => break,
-            }
-        }
-    })
 }

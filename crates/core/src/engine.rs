@@ -368,6 +368,7 @@ impl Engine {
         asker: Arc<dyn Asker>,
         extra_rules: &[PermissionRule],
         agent: &str,
+        events: podcode_tools::EventSink,
     ) -> Result<ToolRuntime, EngineError> {
         let store = self.store()?;
         let mut rules = podcode_builtins::default_rules();
@@ -386,6 +387,7 @@ impl Engine {
         opts.default_timeout = std::time::Duration::from_secs(self.config.tool.timeout);
         opts.sandbox = self.command_sandbox(agent);
         opts.secrets = self.secrets();
+        opts.events = Some(events);
         // The pipeline keeps its call log and change journal in the store, through the
         // narrow traits of `podcode-records` (it never holds the store itself).
         let records = podcode_tools::Records::all(store);

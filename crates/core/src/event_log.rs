@@ -2,8 +2,9 @@
 //! store (`events` table), so a client that reconnects replays exactly what it missed.
 //!
 //! Flow: `Engine::event_log` starts it once; from then on each session `open_session`
-//! opens is attached: a small task drains the session's broadcast into one unbounded
-//! queue, tagged with the session id (so it never lags behind a busy turn). One writer task
+//! opens is attached: the session's writer (`sequence.rs`) puts each event it numbers into
+//! one unbounded queue, tagged with the session id (so nothing is dropped and the order is
+//! the session's own; there is no forwarding task that could lag). One writer task
 //! takes whatever is queued, appends it to the store in one transaction (off the async
 //! threads, so the agent loop is never slowed by SQLite), and only then publishes each
 //! event with its `seq` on the live stream. Publishing after the commit, by one writer, in
@@ -77,29 +78,10 @@ impl EventLog {
         self.head.load(Ordering::SeqCst)
     }
 
-    /// Logs every event of a session's stream from now on.
-    pub(crate) fn attach(&self, session_id: &str, port: &Port) {
-        let mut events = port.subscribe();
-        let queue = self.queue.clone();
-        let id = session_id.to_string();
-        tokio::spawn(async move {
-            loop {
-                match events.recv().await {
-                    Ok(e) => {
-                        if queue.send((id.clone(), e)).is_err() {
-                            break;
-                        }
-                    }
-                    // Only possible if this task was starved for a whole buffer of events:
-                    // say so in the log itself rather than pretend nothing was lost.
-                    Err(broadcast::error::RecvError::Lagged(n)) => {
-                        let message = format!("{n} events of this session were not logged");
-                        let _ = queue.send((id.clone(), Event::Warning { message }));
-                    }
-                    Err(broadcast::error::RecvError::Closed) => break,
-                }
-            }
-        });
+    /// Logs every event of a session's stream from now on: its writer queues each one
+    /// here as it numbers it, so the log holds exactly what the live stream delivered.
+    pub(crate) fn attach(&self, port: &Port) {
+        port.log_into(self.queue.clone());
     }
 
     /// Logged events as they are written, in `seq` order. A receiver that lags gets

@@ -29,6 +29,7 @@ mod registry;
 mod revert_note;
 mod sandbox;
 mod sandbox_status;
+mod sequence;
 mod serving;
 mod session;
 mod session_list;
@@ -65,6 +66,7 @@ pub mod sandbox_helper {
 pub use listing::{ToolInfo, ToolListing};
 pub use registry::{EngineFactory, LiveSession, Resume, SessionRegistry};
 pub use revert_note::revert_note_line;
+pub use sequence::Numbered;
 pub use session::{BUSY_TEXT, Port, Session, SessionOptions, SessionPick};
 pub use sources::{
     Builtins, Executables, Mcp, PluginSettings, PluginState, Plugins, SourceLoad, ToolSource,

@@ -1,8 +1,9 @@
 //! Sessions: a `Session` drives one conversation with a model. It takes `Op`s (prompt,
 //! abort, permission reply, revert, set model/agent) and yields one ordered stream of
 //! `Event`s. Each agent profile has its own permission rules, so switching agents builds a
-//! new tool runtime; every runtime's events are forwarded into the session's stream and the
-//! engine's bus. Several sessions can run at once in one engine.
+//! new tool runtime; every runtime hands its events, as they happen, to the session's one
+//! writer (`sequence.rs`), which numbers them with the asks, sub-agents' events and the
+//! driver's own. Several sessions can run at once in one engine.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,13 +16,13 @@ pub const BUSY_TEXT: &str =
 use podcode_agent::{Agent, AgentOptions, AgentProfile, filter_registry};
 use podcode_protocol::{Event, Op, PermissionReply, StepUsage, TurnEnd, TurnSummary};
 use podcode_providers::{ModelClient, ProviderError};
-use podcode_tools::ToolRuntime;
 use tokio::sync::{Mutex, broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::asker::EventAsker;
 use crate::engine::{Engine, NewSessionSpec};
 use crate::error::EngineError;
+use crate::sequence::{Numbered, Sequencer};
 use crate::toolset::ToolSets;
 use crate::worktree::Place;
 
@@ -62,7 +63,8 @@ pub struct SessionOptions {
 /// The ends of a session a front end holds: its event stream and where ops go.
 #[derive(Clone)]
 pub struct Port {
-    events: broadcast::Sender<Event>,
+    /// The session's one writer: everything the session says goes through it.
+    writer: Arc<Sequencer>,
     asker: Arc<EventAsker>,
     ops: Option<mpsc::UnboundedSender<Op>>,
     /// The session this port drives (its turns' `TurnFinished` settle `turns`).
@@ -78,9 +80,10 @@ impl Port {
         events: broadcast::Sender<Event>,
         ops: Option<mpsc::UnboundedSender<Op>>,
     ) -> Self {
-        let asker = EventAsker::new(events.clone());
+        let writer = Sequencer::new(events);
+        let asker = EventAsker::new(writer.sink());
         Self {
-            events,
+            writer,
             asker,
             ops,
             id: id.into(),
@@ -145,18 +148,24 @@ impl Port {
         {
             self.turn_done();
         }
-        let _ = self.events.send(event);
+        self.writer.publish(event);
     }
-    /// `emit` as a shareable function (a `task` call's sub-agents report through it).
-    pub(crate) fn sink(&self) -> crate::task::EventSink {
-        let events = self.events.clone();
-        Arc::new(move |event| {
-            let _ = events.send(event);
-        })
+    /// `emit` as a shareable function (the tool runtime and sub-agents report through it).
+    pub(crate) fn sink(&self) -> podcode_tools::EventSink {
+        self.writer.sink()
+    }
+    /// Queues the session's events from now on for the event log.
+    pub(crate) fn log_into(&self, queue: crate::sequence::LogQueue) {
+        self.writer.log_into(&self.id, queue);
     }
     /// A receiver of the session's events from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.events.subscribe()
+        self.writer.subscribe()
+    }
+    /// A receiver of the session's events from now on, each with its number in the
+    /// session's one sequence (gapless from the session's opening).
+    pub fn subscribe_numbered(&self) -> broadcast::Receiver<Arc<Numbered>> {
+        self.writer.subscribe_numbered()
     }
     /// Sends an op; a permission reply is settled at once (the first reply wins). A prompt
     /// for this session while a turn runs waits for it (turns never overlap on one history).
@@ -265,7 +274,7 @@ impl Engine {
         let (ops, op_rx) = mpsc::unbounded_channel();
         let port = Port::new(&id, events, Some(ops));
         if let Some(log) = self.event_log.get() {
-            log.attach(&id, &port);
+            log.attach(&port);
         }
         let driver = Arc::new(Driver {
             engine: self.clone(),
@@ -575,9 +584,8 @@ impl Driver {
             self.port.asker(),
             &cur.profile.permission,
             &cur.profile.name,
+            runtime_sink(self.port.sink(), self.engine.bus()),
         )?);
-        self.port.asker().route_through(runtime.sender());
-        forward_events(&runtime, &self.port, self.engine.bus());
         let engine = &self.engine;
         let mut opts = AgentOptions::new(place.directory.clone(), place.root.clone());
         opts.main_cwd = place.main_cwd.clone();
@@ -608,29 +616,19 @@ impl Driver {
     }
 }
 
-/// Copies a runtime's events into the session's stream and the engine's bus; ends when the
-/// runtime (and with it its sender) is dropped.
-pub(crate) fn forward_events(runtime: &ToolRuntime, port: &Port, bus: &broadcast::Sender<Event>) {
-    let mut events = runtime.subscribe();
-    let port = port.clone();
+/// A runtime's events go to `sink` (the session's writer, or a child's wrapping sink) as
+/// they happen, and to the engine's bus when a plugin's `event` hook listens.
+pub(crate) fn runtime_sink(
+    sink: podcode_tools::EventSink,
+    bus: &broadcast::Sender<Event>,
+) -> podcode_tools::EventSink {
     let bus = bus.clone();
-    tokio::spawn(async move {
-        loop {
-            match events.recv().await {
-                Ok(e) => {
-                    // The bus has readers only when a plugin's `event` hook listens.
-                    if bus.receiver_count() > 0 {
-                        let _ = bus.send(e.clone());
-                    }
-                    port.emit(e);
-                }
-                Err(broadcast::error::RecvError::Lagged(n)) => port.emit(Event::Warning {
-                    message: format!("{n} events were dropped (the front end could not keep up)"),
-                }),
-                Err(broadcast::error::RecvError::Closed) => break,
-            }
+    Arc::new(move |event| {
+        if bus.receiver_count() > 0 {
+            let _ = bus.send(event.clone());
         }
-    });
+        sink(event);
+    })
 }
 
 /// The driver's place now.

@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicU64;
 
 use async_trait::async_trait;
 use podcode_agent::{AgentCatalog, AgentProfile, ReloadedTools, ToolReloader};
-use podcode_protocol::{Event, PermissionRequest, ToolResult, ToolSpec};
+use podcode_protocol::{PermissionRequest, ToolResult, ToolSpec};
 use podcode_providers::ModelClient;
 use podcode_store::Store;
 use podcode_tools::{SourceKind, Tool, ToolContext, ToolError, ToolOrigin, ToolRegistry};
@@ -27,7 +27,7 @@ use crate::engine::Engine;
 use crate::toolset::{SessionTools, ToolSet, ToolSets};
 
 /// Where a session's events go; a child's sink wraps each event and passes it up.
-pub(crate) type EventSink = Arc<dyn Fn(Event) + Send + Sync>;
+pub(crate) use podcode_tools::EventSink;
 
 /// A sub-agent may work for hours; the configured per-call timeout is for ordinary tools.
 const TASK_TIMEOUT_MS: u64 = 6 * 60 * 60 * 1000;

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::{Engine, NewSessionSpec};
 use crate::error::EngineError;
-use crate::session::{Port, SESSION_EVENTS, forward_events};
+use crate::session::{Port, SESSION_EVENTS, runtime_sink};
 
 /// A session for running single tool calls outside the agent loop (`podcode tool call`, `mcp
 /// serve`): the same pipeline and events, no model.
@@ -46,9 +46,8 @@ impl Engine {
             port.asker(),
             extra_rules,
             agent,
+            runtime_sink(port.sink(), self.bus()),
         )?);
-        port.asker().route_through(runtime.sender());
-        forward_events(&runtime, &port, self.bus());
         let identity = CallIdentity {
             session_id: id.clone(),
             message_id: String::new(),

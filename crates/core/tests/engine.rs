@@ -314,3 +314,147 @@ async fn config_prices_reach_usage_events_and_compact_summarises_on_request() {
         1_000_010
     );
 }
+
+/// The position of the first event `want` accepts.
+fn at(events: &[Event], want: impl Fn(&Event) -> bool) -> usize {
+    events
+        .iter()
+        .position(want)
+        .unwrap_or_else(|| panic!("no such event in {events:#?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_sessions_events_carry_one_gapless_sequence_under_concurrent_calls_a_sub_agent_and_an_ask()
+ {
+    let server = ScriptedModel::start(vec![]).await;
+    let ws = ScratchWorkspace::new(
+        &server.base_url(),
+        "[[permission]]\npermission = \"bash\"\npattern = \"*\"\naction = \"allow\"\n",
+    )
+    .unwrap();
+    let file = ws.repo().join("notes.txt");
+    std::fs::write(&file, "v0\n").unwrap();
+    let bash = |id: &str, command: &str| {
+        (
+            id.to_string(),
+            serde_json::json!({"command": command, "description": "step"}).to_string(),
+        )
+    };
+    let (b1, b1_args) = bash("b1", "for i in 1 2 3; do echo parent-$i; done");
+    let (b2, b2_args) = bash("b2", "echo from-child");
+    // One step calls three tools at once: a write that asks, a bash run and a sub-agent
+    // (which runs its own bash call).
+    server.push(
+        write_call("c1", &file, "v1\n")
+            .tool_call(&b1, "bash", b1_args)
+            .tool_call(
+                "t1",
+                "task",
+                serde_json::json!({"description": "Echo", "prompt": "echo", "subagent_type": "general"})
+                    .to_string(),
+            ),
+    );
+    server.push(Reply::new().tool_call(&b2, "bash", b2_args));
+    server.push(Reply::new().text("child done"));
+    server.push(Reply::new().text("All done."));
+    let engine = ws.engine().unwrap();
+    let session = open(&engine).await;
+    let port = session.port();
+    let mut numbered = port.subscribe_numbered();
+    let mut live = session.subscribe();
+
+    prompt(&port, &session, "do three things");
+    let mut seen = Vec::new();
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(60), live.recv())
+            .await
+            .expect("an event within 60 s")
+            .expect("the live stream keeps up");
+        if let Event::PermissionAsked { request_id, .. } = &e {
+            port.send(Op::PermissionReply {
+                request_id: request_id.clone(),
+                reply: PermissionReply::Once,
+            });
+        }
+        let done =
+            matches!(&e, Event::TurnFinished { session_id, .. } if session_id == session.id());
+        seen.push(e);
+        if done {
+            break;
+        }
+    }
+
+    // The numbered stream is the live stream, numbered 1, 2, 3, … with nothing missing.
+    let mut numbers = Vec::new();
+    while let Ok(n) = numbered.try_recv() {
+        numbers.push(n);
+    }
+    assert_eq!(numbers.len(), seen.len(), "{seen:#?}");
+    for (i, (n, e)) in numbers.iter().zip(&seen).enumerate() {
+        assert_eq!(n.seq, i as u64 + 1);
+        assert_eq!(&n.event, e, "event {} differs", n.seq);
+    }
+
+    // What happened in order is in order: the ask before its answer, the answer before the
+    // write's change and end; every event of the sub-agent inside its `task` call.
+    let call_of = |tool: &str| {
+        seen.iter()
+            .find_map(|e| match e {
+                Event::ToolRequested {
+                    call_id, tool: t, ..
+                } if t == tool => Some(call_id.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no {tool} call in {seen:#?}"))
+    };
+    let (c1, t1) = (call_of("write"), call_of("task"));
+    let asked = at(
+        &seen,
+        |e| matches!(e, Event::PermissionAsked { call_id, .. } if *call_id == c1),
+    );
+    let resolved = at(&seen, |e| matches!(e, Event::PermissionResolved { .. }));
+    let changed = at(
+        &seen,
+        |e| matches!(e, Event::ChangeRecorded { call_id: Some(c), .. } if *c == c1),
+    );
+    let written = at(
+        &seen,
+        |e| matches!(e, Event::ToolFinished { call_id, .. } if *call_id == c1),
+    );
+    assert!(
+        asked < resolved && resolved < changed && changed < written,
+        "{seen:#?}"
+    );
+    let task_start = at(
+        &seen,
+        |e| matches!(e, Event::ToolStarted { call_id, .. } if *call_id == t1),
+    );
+    let task_end = at(
+        &seen,
+        |e| matches!(e, Event::ToolFinished { call_id, .. } if *call_id == t1),
+    );
+    let child: Vec<usize> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, Event::Subagent { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(
+        child.len() >= 4,
+        "the sub-agent's turn, step, call and end: {seen:#?}"
+    );
+    assert!(
+        child.iter().all(|i| task_start < *i && *i < task_end),
+        "{seen:#?}"
+    );
+    let child_finished = seen.iter().rposition(|e| {
+        matches!(e, Event::Subagent { event, .. } if matches!(**event, Event::TurnFinished { .. }))
+    });
+    assert!(
+        child_finished.is_some(),
+        "the sub-agent's end reached the parent before the task result"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v1\n");
+    session.close().await;
+    engine.shutdown().await;
+}

@@ -262,10 +262,7 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
         .next()
         .unwrap_or_default()
         .to_string();
-    let other = browser
-        .new_page(bare.as_str())
-        .await
-        .expect("open without a token");
+    let other = new_tab(&browser, &bare).await;
     let login = wait_for(
         &other,
         "!document.getElementById('login').hidden && document.getElementById('login').innerText",
@@ -285,7 +282,7 @@ async fn a_prompt_streams_asks_edits_and_the_changes_panel_reverts_it() {
 async fn on_a_phone_sized_screen_the_prompt_and_the_changes_toggle_are_on_screen() {
     let env = Env::start(vec![], "").await;
     let (browser, pump, _profile) = chromium().await;
-    let page = browser.new_page("about:blank").await.expect("a tab");
+    let page = new_tab(&browser, "about:blank").await;
     page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 3.0, true))
         .await
         .expect("phone viewport");
@@ -557,7 +554,7 @@ async fn two_tabs_follow_one_session_and_one_answer_closes_both_prompts() {
     let session = eval(&a, "location.search").await;
     let (base, token) = env.open_url.split_once('#').expect("a fragment");
     let b_url = format!("{base}{}#{token}", session.as_str().unwrap_or_default());
-    let b = browser.new_page(b_url.as_str()).await.expect("tab B");
+    let b = new_tab(&browser, &b_url).await;
     wait_for(
         &b,
         "document.getElementById('transcript').innerText.includes('first answer')",
@@ -610,10 +607,7 @@ async fn a_spent_sign_in_link_leads_to_the_form_which_takes_the_token() {
     assert_secretless(&first, &env).await;
     // Another browser (no cookie) that got hold of the same link afterwards gets nothing.
     browser.clear_cookies().await.expect("clear cookies");
-    let later = browser
-        .new_page(env.open_url.as_str())
-        .await
-        .expect("open the spent link");
+    let later = new_tab(&browser, &env.open_url).await;
     wait_for(
         &later,
         "!document.getElementById('login').hidden",

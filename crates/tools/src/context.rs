@@ -52,6 +52,8 @@ pub struct CallIdentity {
 pub(crate) struct Shared {
     pub records: Records,
     pub events: broadcast::Sender<Event>,
+    /// Takes every event instead of `events` when set (a session's writer).
+    pub sink: Option<crate::pipeline::EventSink>,
     pub permissions: PermissionEngine,
     /// Swapped as a whole when plugins reload; a call in flight keeps the set it started with.
     pub hooks: std::sync::RwLock<Arc<Vec<Arc<dyn ToolHook>>>>,
@@ -69,8 +71,13 @@ impl Shared {
     }
 
     pub fn emit(&self, event: Event) {
-        // No subscribers is fine: events are for front ends that want them.
-        let _ = self.events.send(event);
+        match &self.sink {
+            Some(sink) => sink(event),
+            // No subscribers is fine: events are for front ends that want them.
+            None => {
+                let _ = self.events.send(event);
+            }
+        }
     }
 
     pub fn warn(&self, message: String) {

@@ -37,7 +37,8 @@ pub use permission::{
     AskRequest, Asker, FixedAsker, PermissionEngine, PermissionError, wildcard_match,
 };
 pub use pipeline::{
-    CallOutcome, CallRequest, CallStatus, PreparedCall, RawArgs, RuntimeOptions, ToolRuntime,
+    CallOutcome, CallRequest, CallStatus, EventSink, PreparedCall, RawArgs, RuntimeOptions,
+    ToolRuntime,
 };
 pub use podcode_protocol::{PromptSection, PromptText, argument_lines, prompt_text};
 pub use podcode_records::{

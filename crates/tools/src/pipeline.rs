@@ -43,7 +43,7 @@ mod request;
 mod resolve;
 mod state;
 
-pub use request::{CallOutcome, CallRequest, CallStatus, RawArgs, RuntimeOptions};
+pub use request::{CallOutcome, CallRequest, CallStatus, EventSink, RawArgs, RuntimeOptions};
 pub use resolve::PreparedCall;
 
 use state::CallState;
@@ -73,6 +73,7 @@ impl ToolRuntime {
             shared: Arc::new(Shared {
                 records,
                 events,
+                sink: opts.events.clone(),
                 permissions,
                 hooks: std::sync::RwLock::new(Arc::new(hooks)),
                 spill_dir: opts.spill_dir.clone(),
@@ -137,15 +138,10 @@ impl ToolRuntime {
         self.finish(out)
     }
 
-    /// A receiver of the runtime's events (calls and the agent loop's own).
+    /// A receiver of the runtime's events (calls and the agent loop's own), when they are
+    /// not sent to a sink (`RuntimeOptions::events`): a sink gets every event instead.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.shared.events.subscribe()
-    }
-
-    /// The runtime's event channel, for a publisher whose events must be ordered with the
-    /// calls' own (the session's permission asks).
-    pub fn sender(&self) -> broadcast::Sender<Event> {
-        self.shared.events.clone()
     }
 
     /// The current tool set.

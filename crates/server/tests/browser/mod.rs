@@ -103,7 +103,11 @@ pub fn watchdog() -> std::sync::mpsc::Sender<()> {
         .to_string();
     std::thread::spawn(move || {
         if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(TEST_LIMIT) {
-            eprintln!(
+            // Straight to the process's stderr: libtest captures `eprintln!` of test threads
+            // (and of threads they spawn) and would drop it when the process exits here.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr().lock(),
                 "{name} ran over {} s: stopping the test binary",
                 TEST_LIMIT.as_secs()
             );
@@ -151,7 +155,7 @@ pub async fn chromium() -> (Browser, tokio::task::JoinHandle<()>, Profile) {
 
 /// Opens `url` in a new tab and waits until the page has loaded (its model picker is filled).
 pub async fn open_page(browser: &Browser, url: &str) -> Page {
-    let page = browser.new_page(url).await.expect("open the page");
+    let page = new_tab(browser, url).await;
     wait_for(
         &page,
         "document.getElementById('model-picker').options.length",
@@ -159,6 +163,14 @@ pub async fn open_page(browser: &Browser, url: &str) -> Page {
     )
     .await;
     page
+}
+
+/// Opens `url` in a new tab, bounded (a navigation that never ends fails here, naming it).
+pub async fn new_tab(browser: &Browser, url: &str) -> Page {
+    tokio::time::timeout(Duration::from_secs(60), browser.new_page(url))
+        .await
+        .unwrap_or_else(|_| panic!("open {url}: the tab did not load in 60 s"))
+        .unwrap_or_else(|e| panic!("open {url}: {e}"))
 }
 
 /// The page signed in with a cookie no script can read (HttpOnly), sent only to this site
@@ -209,9 +221,12 @@ pub async fn send_prompt(page: &Page, text: &str) -> Element {
 }
 
 /// Evaluates `expr` (an expression) in the page.
+/// Bounded: a page whose renderer stopped answering fails the test here, naming the
+/// expression, instead of waiting for the watchdog.
 pub async fn eval(page: &Page, expr: &str) -> Value {
-    page.evaluate(expr)
+    tokio::time::timeout(Duration::from_secs(60), page.evaluate(expr))
         .await
+        .unwrap_or_else(|_| panic!("evaluate {expr}: no answer from the page in 60 s"))
         .unwrap_or_else(|e| panic!("evaluate {expr}: {e}"))
         .into_value::<Value>()
         .unwrap_or(Value::Null)

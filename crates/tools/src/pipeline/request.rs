@@ -13,7 +13,7 @@ use crate::context::CallIdentity;
 use crate::truncate::Truncated;
 
 /// Limits and settings every call of a runtime runs with.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RuntimeOptions {
     /// Most output lines the model gets.
     pub max_lines: usize,
@@ -34,7 +34,14 @@ pub struct RuntimeOptions {
     pub sandbox: Option<std::sync::Arc<podcode_sandbox::Sandbox>>,
     /// Values masked in every model-facing output (provider API keys).
     pub secrets: Vec<podcode_sandbox::Secret>,
+    /// Where the runtime's events go, called in the order they happen: a session's one
+    /// writer, which numbers them with everything else the session says. `None` keeps
+    /// them on the runtime's own channel (`ToolRuntime::subscribe`).
+    pub events: Option<EventSink>,
 }
+
+/// A function that takes events in order (called synchronously by whoever emits).
+pub type EventSink = std::sync::Arc<dyn Fn(podcode_protocol::Event) + Send + Sync>;
 
 impl RuntimeOptions {
     /// The defaults (2000 lines, 50 KiB, 300 s, 2 retries), spilling to `spill_dir`.
@@ -49,6 +56,7 @@ impl RuntimeOptions {
             max_retries: 2,
             sandbox: None,
             secrets: Vec::new(),
+            events: None,
         }
     }
 }
