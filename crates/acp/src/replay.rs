@@ -30,7 +30,7 @@ pub fn replay(engine: &Engine, conn: &Connection, session_id: &str) -> Result<()
 
 fn updates(engine: &Engine, item: TranscriptItem) -> Vec<SessionUpdate> {
     match item {
-        TranscriptItem::User { text, files } => {
+        TranscriptItem::User { text, files, .. } => {
             let mut out = Vec::new();
             if !text.is_empty() {
                 out.push(SessionUpdate::UserMessageChunk(ContentChunk::new(

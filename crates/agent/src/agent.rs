@@ -176,6 +176,12 @@ impl Agent {
         let (rec, mut history, system) = self.open_conversation(session_id).await?;
         let user_text = self.chat_message_hook(session_id, user_text).await;
         let message_id = self.user_message(&rec, &mut history, &user_text, false)?;
+        rec.emit(Event::UserMessage {
+            session_id: session_id.to_string(),
+            message_id: message_id.clone(),
+            text: user_text.clone(),
+            files: files.to_vec(),
+        });
         rec.emit(Event::TurnStarted {
             session_id: session_id.to_string(),
             agent: self.profile.name.clone(),

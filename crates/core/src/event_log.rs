@@ -12,8 +12,8 @@
 //! subscribes first, reads the store after its last id, then skips live events it already
 //! replayed.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use podcode_protocol::Event;
 use podcode_store::{NewEvent, Store};
@@ -52,8 +52,57 @@ pub struct EventLog {
     store: Arc<Store>,
     queue: mpsc::UnboundedSender<(String, Event)>,
     live: broadcast::Sender<Arc<LoggedEvent>>,
-    /// The newest `seq` published live (set after it was sent).
-    head: Arc<AtomicI64>,
+    /// The newest `seq` published live (set after it was sent), with each session's open
+    /// turn as of that event: read together, they say where a client resumes.
+    head: Arc<Mutex<Head>>,
+}
+
+/// The log's position and what it says about open turns at that position.
+#[derive(Default)]
+struct Head {
+    seq: i64,
+    /// Per top-level session: the `seq` of its running turn's `UserMessage`, and that
+    /// message's id. Gone when the turn's `TurnFinished` is logged.
+    open_turns: HashMap<String, (i64, String)>,
+}
+
+impl Head {
+    fn advance(&mut self, e: &LoggedEvent) {
+        self.seq = e.seq;
+        match &e.event {
+            Event::UserMessage {
+                session_id,
+                message_id,
+                ..
+            } if *session_id == e.session_id => {
+                self.open_turns
+                    .insert(session_id.clone(), (e.seq, message_id.clone()));
+            }
+            Event::TurnFinished { session_id, .. } if *session_id == e.session_id => {
+                self.open_turns.remove(session_id);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn lock(head: &Mutex<Head>) -> MutexGuard<'_, Head> {
+    match head.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// Where a client showing a session picks up: the stored transcript before `before` (all of
+/// it when `None`), then the log's events after `after`. A running turn is replayed whole
+/// from the log — its prompt, every delta, every call — so a page reloaded mid-answer shows
+/// the answer exactly once, however much of it the store holds yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResumePoint {
+    /// The log position to stream after (an SSE `Last-Event-ID`).
+    pub after: i64,
+    /// Show stored messages only up to (not including) this one.
+    pub before: Option<String>,
 }
 
 impl EventLog {
@@ -61,7 +110,10 @@ impl EventLog {
     pub(crate) fn start(store: Arc<Store>) -> Result<Arc<EventLog>, EngineError> {
         let (queue, rx) = mpsc::unbounded_channel();
         let (live, _) = broadcast::channel(LIVE_EVENTS);
-        let head = Arc::new(AtomicI64::new(store.last_event_seq()?));
+        let head = Arc::new(Mutex::new(Head {
+            seq: store.last_event_seq()?,
+            open_turns: HashMap::new(),
+        }));
         tokio::spawn(write(store.clone(), rx, live.clone(), head.clone()));
         Ok(Arc::new(EventLog {
             store,
@@ -75,7 +127,24 @@ impl EventLog {
     /// subscribes, then replays `since(head)` from the store misses nothing: an event
     /// published in between is committed, so the store has it.
     pub fn head(&self) -> i64 {
-        self.head.load(Ordering::SeqCst)
+        lock(&self.head).seq
+    }
+
+    /// Where a client that shows `session_id` from now on resumes (see `ResumePoint`).
+    /// Read before the transcript: a message stored after this point is either before
+    /// `before` or its events come after `after`.
+    pub fn resume_point(&self, session_id: &str) -> ResumePoint {
+        let head = lock(&self.head);
+        match head.open_turns.get(session_id) {
+            Some((seq, message_id)) => ResumePoint {
+                after: seq - 1,
+                before: Some(message_id.clone()),
+            },
+            None => ResumePoint {
+                after: head.seq,
+                before: None,
+            },
+        }
     }
 
     /// Logs every event of a session's stream from now on: its writer queues each one
@@ -117,7 +186,7 @@ async fn write(
     store: Arc<Store>,
     mut rx: mpsc::UnboundedReceiver<(String, Event)>,
     live: broadcast::Sender<Arc<LoggedEvent>>,
-    head: Arc<AtomicI64>,
+    head: Arc<Mutex<Head>>,
 ) {
     while let Some(first) = rx.recv().await {
         let mut batch = vec![first];
@@ -140,12 +209,13 @@ async fn write(
         match written {
             Ok(Ok(seqs)) => {
                 for (seq, (session_id, event)) in seqs.into_iter().zip(batch) {
-                    let _ = live.send(Arc::new(LoggedEvent {
+                    let e = Arc::new(LoggedEvent {
                         seq,
                         session_id,
                         event,
-                    }));
-                    head.store(seq, Ordering::SeqCst);
+                    });
+                    let _ = live.send(e.clone());
+                    lock(&head).advance(&e);
                 }
             }
             // Events without a place in the log cannot be replayed or numbered; the turn

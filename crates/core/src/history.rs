@@ -17,6 +17,8 @@ use crate::error::EngineError;
 pub enum TranscriptItem {
     /// A prompt the user wrote, with the files attached to it.
     User {
+        /// The stored user message (as `Event::UserMessage` names it).
+        message_id: String,
         /// The prompt text.
         text: String,
         /// Paths of the attached files.
@@ -109,10 +111,23 @@ impl Engine {
         &self,
         session_id: &str,
     ) -> Result<(Vec<TranscriptItem>, StepUsage), EngineError> {
+        self.transcript_before(session_id, None)
+    }
+
+    /// `transcript` up to (not including) the message `before` (a running turn's prompt, which
+    /// a client replays from the event log instead: see `EventLog::resume_point`).
+    pub fn transcript_before(
+        &self,
+        session_id: &str,
+        before: Option<&str>,
+    ) -> Result<(Vec<TranscriptItem>, StepUsage), EngineError> {
         let store = self.store()?;
         let mut items = Vec::new();
         let mut usage = StepUsage::default();
         for m in store.messages(session_id)? {
+            if before == Some(m.id.as_str()) {
+                break;
+            }
             let synthetic = m.content.get("synthetic").and_then(|v| v.as_bool()) == Some(true);
             if m.role == "user" && synthetic {
                 continue;
@@ -161,6 +176,7 @@ impl Engine {
             }
             if !user_text.is_empty() || !files.is_empty() {
                 items.push(TranscriptItem::User {
+                    message_id: m.id.clone(),
                     text: user_text,
                     files,
                 });

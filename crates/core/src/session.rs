@@ -150,9 +150,11 @@ impl Port {
         }
         self.writer.publish(event);
     }
-    /// `emit` as a shareable function (the tool runtime and sub-agents report through it).
+    /// `emit` as a shareable function (the tool runtime and sub-agents report through it):
+    /// the turn's own `TurnFinished` settles the busy state on its way to the writer.
     pub(crate) fn sink(&self) -> podcode_tools::EventSink {
-        self.writer.sink()
+        let port = self.clone();
+        Arc::new(move |event| port.emit(event))
     }
     /// Queues the session's events from now on for the event log.
     pub(crate) fn log_into(&self, queue: crate::sequence::LogQueue) {

@@ -130,17 +130,24 @@ async fn a_session_is_driven_by_ops_and_answers_asks_through_events() {
         "tool_started",
         "turn_finished",
         "turn_started",
+        "user_message",
     ];
     expected.sort();
     assert_eq!(sorted, expected, "{seen:?}");
     let loop_events: Vec<&str> = seen
         .iter()
         .map(String::as_str)
-        .filter(|k| k.starts_with("turn_") || k.starts_with("step_") || *k == "tool_requested")
+        .filter(|k| {
+            k.starts_with("turn_")
+                || k.starts_with("step_")
+                || *k == "tool_requested"
+                || *k == "user_message"
+        })
         .collect();
     assert_eq!(
         loop_events,
         [
+            "user_message",
             "turn_started",
             "step_started",
             "tool_requested",
@@ -154,7 +161,7 @@ async fn a_session_is_driven_by_ops_and_answers_asks_through_events() {
     let call_events: Vec<&str> = seen
         .iter()
         .map(String::as_str)
-        .filter(|k| !(k.starts_with("turn_") || k.starts_with("step_")))
+        .filter(|k| !(k.starts_with("turn_") || k.starts_with("step_") || *k == "user_message"))
         .collect();
     assert_eq!(
         call_events,

@@ -177,7 +177,20 @@ pub enum Event {
         /// `id · source` per tool, then one line per load problem.
         tools: Vec<String>,
     },
-    /// The agent loop took a user prompt and is about to ask the model.
+    /// The agent loop took a user prompt and stored it: every front end (and a replay of
+    /// the event log) shows the prompt from this, whoever sent it.
+    UserMessage {
+        /// The session prompted.
+        session_id: String,
+        /// The stored user message (the transcript's `message_id` for it).
+        message_id: String,
+        /// The prompt as the model reads it (after plugins' `chat.message` hooks).
+        text: String,
+        /// Paths of the files attached to it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<String>,
+    },
+    /// A turn began (right after its `UserMessage`).
     TurnStarted {
         /// The session whose turn started.
         session_id: String,

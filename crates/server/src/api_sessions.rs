@@ -123,7 +123,12 @@ pub async fn get_session(
     Path(id): Path<String>,
 ) -> ApiResult<Json<SessionDetail>> {
     let session = session_info(&state, &id).await?;
-    let (items, _) = state.engine.transcript(&id)?;
+    // Where the log stands first, then the store: whatever is stored after this read is
+    // either cut off here (the running turn) or streamed after `resume_after`.
+    let resume = state.log.resume_point(&id);
+    let (items, _) = state
+        .engine
+        .transcript_before(&id, resume.before.as_deref())?;
     let totals = state.engine.totals(&id)?;
     let asks = match state.live(&id).await {
         Some(live) => open_asks(&live),
@@ -134,6 +139,7 @@ pub async fn get_session(
         usage: totals.own.into(),
         tree_usage: totals.tree.into(),
         transcript: items.into_iter().map(Into::into).collect(),
+        resume_after: resume.after,
         asks,
     }))
 }

@@ -95,6 +95,7 @@ impl From<StepUsage> for Usage {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Transcript {
     User {
+        message_id: String,
         text: String,
         files: Vec<String>,
     },
@@ -125,7 +126,15 @@ pub enum Transcript {
 impl From<TranscriptItem> for Transcript {
     fn from(item: TranscriptItem) -> Self {
         match item {
-            TranscriptItem::User { text, files } => Self::User { text, files },
+            TranscriptItem::User {
+                message_id,
+                text,
+                files,
+            } => Self::User {
+                message_id,
+                text,
+                files,
+            },
             TranscriptItem::Assistant { message_id, text } => Self::Assistant { message_id, text },
             TranscriptItem::Reasoning { message_id, text } => Self::Reasoning { message_id, text },
             TranscriptItem::Tool(ToolCallView {
@@ -163,7 +172,12 @@ pub struct SessionDetail {
     /// calls' children, at any depth): what the whole piece of work spent. Equal to `usage`
     /// when it started no sub-agent.
     pub tree_usage: Usage,
+    /// The stored conversation, up to the running turn's prompt when a turn runs.
     pub transcript: Vec<Transcript>,
+    /// The event log position to stream this session's events after (`Last-Event-ID`):
+    /// the events of the running turn, replayed whole, then what follows. A client that
+    /// shows `transcript` and then streams from here shows every event exactly once.
+    pub resume_after: i64,
     /// Open permission asks (`permission_asked` events), oldest first.
     #[schema(value_type = Vec<Object>)]
     pub asks: Vec<Value>,

@@ -214,6 +214,11 @@ async fn a_prompt_streams_over_sse_in_order_and_a_second_prompt_waits_its_turn()
     assert_eq!(body["error"], podcode_server::BUSY_TEXT);
     let (_, info) = server.get(&format!("/api/sessions/{id}")).await;
     assert_eq!(info["session"]["busy"], true);
+    // Mid-turn, the snapshot stops before the running turn's prompt, and the stream is to
+    // resume right before it: the whole turn comes from the log, once.
+    assert_eq!(info["transcript"], json!([]));
+    assert_eq!(first[0].event, "user_message");
+    assert_eq!(info["resume_after"].as_i64(), Some(first[0].id - 1));
 
     gate.open();
     let rest = sse.until("turn_finished").await;
@@ -233,6 +238,7 @@ async fn a_prompt_streams_over_sse_in_order_and_a_second_prompt_waits_its_turn()
     assert_eq!(
         kinds,
         [
+            "user_message",
             "turn_started",
             "step_started",
             "step_finished",
@@ -249,10 +255,12 @@ async fn a_prompt_streams_over_sse_in_order_and_a_second_prompt_waits_its_turn()
     assert_eq!(
         detail["transcript"],
         json!([
-            {"kind": "user", "text": "say hello", "files": []},
-            {"kind": "assistant", "message_id": all[1].data["message_id"], "text": "Hello world"}
+            {"kind": "user", "message_id": all[0].data["message_id"], "text": "say hello", "files": []},
+            {"kind": "assistant", "message_id": all[2].data["message_id"], "text": "Hello world"}
         ])
     );
+    // Idle: the stored transcript is all of it, and the stream goes on after the last event.
+    assert_eq!(detail["resume_after"].as_i64(), all.last().map(|m| m.id));
     assert_eq!(detail["usage"]["input_tokens"], 10);
     assert_eq!(detail["asks"], json!([]));
     server.stop().await;

@@ -285,6 +285,7 @@ async fn a_stream_dropped_mid_turn_resumes_from_last_event_id_without_loss_or_du
     assert_eq!(
         kinds,
         [
+            "user_message",
             "turn_started",
             "step_started",
             "step_finished",

@@ -406,6 +406,126 @@ async fn a_dropped_event_stream_reconnects_and_loses_nothing() {
     env.stop().await;
 }
 
+/// How many times each of the 40 paragraphs shows in the transcript, and whether they come
+/// in order: `[counts..., in_order]` as JSON.
+const PARAGRAPHS: &str = "(() => { const t = document.getElementById('transcript').innerText; \
+    const at = []; const n = []; \
+    for (let i = 1; i <= 40; i++) { const k = `Paragraph ${String(i).padStart(2, '0')} ends.`; \
+      n.push(t.split(k).length - 1); at.push(t.indexOf(k)); } \
+    const shown = at.filter((x) => x >= 0); \
+    return JSON.stringify({ n, ordered: shown.every((x, i) => i === 0 || x > shown[i - 1]), \
+      looking: t.split('Looking first.').length - 1, cards: document.querySelectorAll('.card[data-call]').length, \
+      prompts: document.querySelectorAll('.msg.user').length }); })()";
+
+async fn paragraphs(page: &Page) -> Value {
+    let v = eval(page, PARAGRAPHS).await;
+    serde_json::from_str(v.as_str().unwrap_or("null")).unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_mid_answer_shows_every_paragraph_once() {
+    // A turn of two steps: a read call, then a long answer held after its 20th paragraph
+    // until the page has been reloaded.
+    let rest = Gate::new();
+    let mut answer = Reply::new();
+    for i in 1..=40 {
+        answer = answer.text(format!("Paragraph {i:02} ends.\n\n"));
+    }
+    let env = Env::start(
+        vec![
+            Reply::new().text("Looking first.").tool_call(
+                "r1",
+                "read",
+                r#"{"filePath": "notes.txt"}"#,
+            ),
+            answer.hold_after(21, &rest),
+        ],
+        "",
+    )
+    .await;
+    env.write("notes.txt", "hello\n");
+    let (browser, pump, _profile) = chromium().await;
+    let page = open_page(&browser, &env.open_url).await;
+    send_prompt(&page, "write forty paragraphs").await;
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('Paragraph 20 ends.')",
+        "the first twenty paragraphs",
+    )
+    .await;
+
+    // Reloaded mid-answer: what was streamed shows once, from the start of the turn.
+    page.reload().await.expect("reload");
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('Paragraph 20 ends.')",
+        "the twenty paragraphs after the reload",
+    )
+    .await;
+    let seen = paragraphs(&page).await;
+    let n = seen["n"].as_array().expect("counts");
+    assert!(n[..20].iter().all(|c| c == 1), "{seen}");
+    assert!(n[20..].iter().all(|c| c == 0), "{seen}");
+    assert_eq!(seen["ordered"], true, "{seen}");
+    assert_eq!(
+        (
+            seen["looking"].as_u64(),
+            seen["cards"].as_u64(),
+            seen["prompts"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1)),
+        "{seen}"
+    );
+
+    // The rest streams into the same bubble: all forty, once each, in order.
+    rest.open();
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('Paragraph 40 ends.')",
+        "the whole answer",
+    )
+    .await;
+    let seen = paragraphs(&page).await;
+    assert!(
+        seen["n"].as_array().expect("counts").iter().all(|c| c == 1),
+        "{seen}"
+    );
+    assert_eq!(seen["ordered"], true, "{seen}");
+    assert_eq!(seen["prompts"].as_u64(), Some(1), "{seen}");
+
+    // And once more after the turn: the stored transcript says the same.
+    wait_for(
+        &page,
+        "document.getElementById('status').textContent === ''",
+        "the turn's end",
+    )
+    .await;
+    page.reload().await.expect("reload");
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('Paragraph 40 ends.')",
+        "the stored answer",
+    )
+    .await;
+    let seen = paragraphs(&page).await;
+    assert!(
+        seen["n"].as_array().expect("counts").iter().all(|c| c == 1),
+        "{seen}"
+    );
+    assert_eq!(
+        (
+            seen["looking"].as_u64(),
+            seen["cards"].as_u64(),
+            seen["prompts"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1)),
+        "{seen}"
+    );
+
+    close(browser, pump).await;
+    env.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escape_stops_a_running_turn() {
     // The model never answers: only a stop ends this turn.

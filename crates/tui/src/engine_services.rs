@@ -21,7 +21,7 @@ pub fn transcript_entries(
     let mut entries = Vec::new();
     for item in items {
         match item {
-            TranscriptItem::User { text, files } => {
+            TranscriptItem::User { text, files, .. } => {
                 if !text.is_empty() {
                     entries.push(Entry::User(text));
                 }

@@ -53,11 +53,12 @@ export async function api(method, path, body) {
  * so the server replays what we missed and nothing is lost or shown twice.
  */
 export class EventStream {
-  constructor(sessionId, onEvent, onState) {
+  /** `after`: the log position to start after (a session snapshot's `resume_after`). */
+  constructor(sessionId, onEvent, onState, after = null) {
     this.sessionId = sessionId;
     this.onEvent = onEvent;
     this.onState = onState;
-    this.lastId = null;
+    this.lastId = after;
     this.closed = false;
     this.retry = 500;
     // When the device says the network is gone (a phone changing networks, a laptop
@@ -109,7 +110,7 @@ export class EventStream {
 }
 
 const EVENT_TYPES = [
-  "turn_started", "step_started", "text_delta", "reasoning_delta", "tool_requested",
+  "user_message", "turn_started", "step_started", "text_delta", "reasoning_delta", "tool_requested",
   "tool_started", "tool_metadata", "tool_finished", "tool_failed", "permission_asked",
   "permission_resolved", "change_recorded", "reverted", "step_finished", "step_retry",
   "usage", "compacted", "turn_finished", "configured", "tools_reloaded", "warning", "subagent",

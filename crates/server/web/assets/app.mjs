@@ -17,9 +17,8 @@ const ui = {
 };
 const phone = matchMedia("(max-width: 760px)");
 
-// `sending`: this page sent the prompt whose `turn_started` is awaited; `replaying`: events
-// held while the stored transcript loaded are being applied.
-const state = { sessions: [], current: null, stream: null, busy: false, defaults: {}, sending: false, replaying: false };
+// `sending`: the bubbles of prompts this page sent whose `user_message` has not come back yet.
+const state = { sessions: [], current: null, stream: null, busy: false, defaults: {}, sending: [] };
 const transcript = new Transcript($("transcript"));
 const permissions = new Permissions($("permissions"), showError);
 const changes = new ChangesPanel({
@@ -128,18 +127,12 @@ async function newSession() {
 async function openSession(id) {
   state.stream?.close();
   state.current = id;
+  state.sending = [];
   renderSessions();
   if (phone.matches) showSessions(false);
   history.replaceState(null, "", `?session=${encodeURIComponent(id)}`);
-  // Listen first and hold what arrives until the stored transcript is drawn, so nothing
-  // that happens in between is missed.
-  const held = [];
-  let ready = false;
-  const stream = new EventStream(id, (ev) => (ready ? onEvent(ev) : held.push(ev)), onConn);
-  state.stream = stream;
   let snap;
   try { snap = await api("GET", `/api/sessions/${encodeURIComponent(id)}`); } catch (e) {
-    stream.close();
     if (state.current === id) closeSession();
     showError(e);
     return;
@@ -156,15 +149,9 @@ async function openSession(id) {
   ui.usage.textContent = treeUsageLine(state.usage.own, state.usage.tree);
   setBusy(!!snap.session.busy);
   changes.show(id);
-  const known = new Set((snap.transcript || []).filter((t) => t.message_id).map((t) => t.message_id));
-  ready = true;
-  // Held events may repeat what the stored transcript already shows (its prompt, its text).
-  state.replaying = true;
-  for (const ev of held) {
-    if ((ev.type === "text_delta" || ev.type === "reasoning_delta") && known.has(ev.message_id)) continue;
-    onEvent(ev);
-  }
-  state.replaying = false;
+  // The snapshot ends where the stream starts: a running turn is replayed whole from the
+  // event log (its prompt, every delta, every call), so a reload mid-answer shows it once.
+  state.stream = new EventStream(id, onEvent, onConn, snap.resume_after ?? null);
 }
 
 function onConn(s) {
@@ -175,12 +162,14 @@ function onConn(s) {
 function onEvent(ev) {
   transcript.event(ev);
   switch (ev.type) {
-    case "turn_started":
-      setBusy(true);
-      // Another client (or tab) sent this prompt: show it too.
-      if (!state.sending && !state.replaying) otherPrompt(ev.session_id);
-      state.sending = false;
+    case "user_message":
+      if (ev.session_id !== state.current || transcript.hasUser(ev.message_id)) break;
+      // This page's own prompt is on screen already (shown when sent): give it its id.
+      if (state.sending.length) transcript.named(state.sending.shift(), ev.message_id);
+      // Another client (or tab) sent it, or the running turn is being replayed: show it.
+      else transcript.user(ev.text, ev.files, ev.message_id);
       break;
+    case "turn_started": setBusy(true); break;
     case "turn_finished": setBusy(false); loadSessions(); break;
     case "permission_asked": permissions.ask(ev, ev.session || state.current); break;
     case "permission_resolved": permissions.resolved(ev.request_id); break;
@@ -219,17 +208,6 @@ function subtract(tree, own) {
 }
 
 /** A placeholder now (so it sits before the answer), the stored text when it is read. */
-async function otherPrompt(id) {
-  if (id !== state.current) return;
-  const box = transcript.user("…");
-  try {
-    const snap = await api("GET", `/api/sessions/${encodeURIComponent(id)}`);
-    const users = (snap.transcript || []).filter((t) => t.kind === "user");
-    const last = users[users.length - 1];
-    if (last) setText(box, last.text); else box.remove();
-  } catch { box.remove(); }
-}
-
 function contextLine(ev) {
   if (!ev.context_window) return "";
   return ` · context ${Math.round((100 * ev.context_tokens) / ev.context_window)}%`;
@@ -247,14 +225,14 @@ async function send() {
     const id = state.current || (await newSession());
     // Shown before the request: the turn's first events can arrive before its answer.
     bubble = transcript.user(text);
-    state.sending = true;
+    state.sending.push(bubble);
     setBusy(true);
     await api("POST", `/api/sessions/${encodeURIComponent(id)}/prompt`, { text });
     ui.prompt.value = "";
     autosize();
   } catch (e) {
     bubble?.remove();
-    state.sending = false;
+    state.sending = state.sending.filter((b) => b !== bubble);
     setBusy(false);
     showError(e);
   } finally { ui.send.disabled = false; }

@@ -9,6 +9,7 @@ export class Transcript {
     this.messages = new Map(); // message_id -> {el, text, kind}
     this.cards = new Map(); // call_id -> card parts
     this.subagents = new Map(); // child session id -> sub-agent card parts
+    this.users = new Set(); // message ids of the prompts shown
     this.dirty = new Set();
     this.frame = 0;
   }
@@ -18,6 +19,7 @@ export class Transcript {
     this.messages.clear();
     this.cards.clear();
     this.subagents.clear();
+    this.users.clear();
   }
 
   /** Whether the view is scrolled to (near) the bottom, so new text keeps it there. */
@@ -31,7 +33,7 @@ export class Transcript {
   load(items) {
     this.clear();
     for (const it of items) {
-      if (it.kind === "user") this.user(it.text, it.files);
+      if (it.kind === "user") this.user(it.text, it.files, it.message_id);
       else if (it.kind === "assistant" || it.kind === "reasoning") {
         this.append(it.message_id, it.text, it.kind);
       } else if (it.kind === "tool") {
@@ -47,13 +49,28 @@ export class Transcript {
     this.follow(true);
   }
 
-  user(text, files) {
+  /** A prompt; `messageId` once it is stored (`user_message`). */
+  user(text, files, messageId) {
     const stick = this.atBottom();
     const box = el("div", { class: "msg user" }, text);
+    if (messageId) this.named(box, messageId);
     if (files && files.length) box.append(el("div", { class: "note" }, `attached: ${files.join(", ")}`));
     this.root.append(box);
     this.follow(stick);
     return box;
+  }
+
+  restart(messageId) {
+    for (const kind of ["assistant", "reasoning"]) {
+      const m = this.messages.get(`${kind}:${messageId}`);
+      if (m) { m.text = ""; this.dirty.add(m); }
+    }
+  }
+  hasUser(messageId) { return this.users.has(messageId); }
+  /** Marks a prompt on screen as the stored message `messageId`. */
+  named(box, messageId) {
+    box.dataset.message = messageId;
+    this.users.add(messageId);
   }
 
   note(text, error = false) {
@@ -126,6 +143,8 @@ export class Transcript {
   /** Applies one event of this session; returns true when it changed the transcript. */
   event(ev) {
     switch (ev.type) {
+      // A step streamed again from the log replaces whatever the store showed of it.
+      case "step_started": this.restart(ev.message_id); return false;
       case "text_delta": this.append(ev.message_id, ev.text); return true;
       case "reasoning_delta": this.append(ev.message_id, ev.text, "reasoning"); return true;
       case "tool_requested": this.card(ev.call_id, ev.tool); return true;
