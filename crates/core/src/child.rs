@@ -22,6 +22,7 @@ use podcode_tools::{AskRequest, Asker, ToolError};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::active::{ActiveSessions, Driver};
 use crate::asker::EventAsker;
 use crate::session::{resolve_model, runtime_sink};
 use crate::task::{EventSink, TaskHost, foreign_task_text, tools_for};
@@ -48,6 +49,7 @@ pub(crate) struct Child {
     pub cwd: PathBuf,
     agent: Agent,
     store: Arc<Store>,
+    active: Arc<ActiveSessions>,
 }
 
 /// How the child's turn went: its summary and its last answer.
@@ -159,6 +161,7 @@ impl TaskHost {
             cwd,
             agent,
             store,
+            active: engine.active.clone(),
         })
     }
 }
@@ -172,8 +175,17 @@ impl Child {
         abort: CancellationToken,
     ) -> Result<ChildTurn, ToolError> {
         let Child {
-            id, agent, store, ..
+            id,
+            agent,
+            store,
+            active,
+            ..
         } = self;
+        // A client may be prompting this session itself (a `task_id` names an earlier
+        // child): one turn at a time, whoever drives it.
+        let Some(_turn) = active.hold(&id, Driver::Task) else {
+            return Err(ToolError::failed(busy_child_text(&id)));
+        };
         let summary = agent.run_turn(&id, prompt, abort).await.map_err(failed)?;
         let answer = final_answer(&store, &id);
         Ok(ChildTurn { summary, answer })
@@ -220,4 +232,12 @@ fn final_answer(store: &Store, session_id: &str) -> String {
                 .to_string()
         })
         .unwrap_or_default()
+}
+
+/// The `task` result when the child session it resumes has a turn running (a client is
+/// prompting it).
+pub fn busy_child_text(id: &str) -> String {
+    format!(
+        "the sub-agent session {id} is answering a prompt sent to it directly: wait for it to finish, or start a new sub-agent without task_id"
+    )
 }

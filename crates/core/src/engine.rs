@@ -41,6 +41,8 @@ pub struct Engine {
     agents: OnceLock<Arc<AgentCatalog>>,
     /// The event log (`event_log.rs`), started by the first `serving::event_log` call.
     pub(crate) event_log: OnceLock<Arc<crate::event_log::EventLog>>,
+    /// Sessions with a turn running now, whoever drives them (`active.rs`).
+    pub(crate) active: Arc<crate::active::ActiveSessions>,
 }
 
 /// What a session records about where it runs.
@@ -87,6 +89,7 @@ impl Engine {
             bus,
             agents: OnceLock::new(),
             event_log: OnceLock::new(),
+            active: Arc::default(),
         })
     }
 

@@ -8,6 +8,7 @@
 //! policy answers them. Stored history and the change journal are read through the engine
 //! too, so front ends depend on this crate and `podcode-protocol` only.
 
+mod active;
 pub mod answer;
 mod asker;
 pub mod call_text;
@@ -63,6 +64,7 @@ pub mod sandbox_helper {
     /// Where `podcode-sandbox-helper` is installed beside a `podcode` executable, if it is.
     pub use podcode_sandbox::helper_beside;
 }
+pub use child::busy_child_text;
 pub use listing::{ToolInfo, ToolListing};
 pub use registry::{EngineFactory, LiveSession, Resume, SessionRegistry};
 pub use revert_note::revert_note_line;

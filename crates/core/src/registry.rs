@@ -11,7 +11,10 @@
 //! refused. Engines are kept per directory (and per set of editor-given MCP servers) until
 //! `shutdown`. One registry may be shared by several front ends of one process (the HTTP
 //! server and an ACP connection): a session then has one busy state across them. A `task`
-//! call's sub-agent is a child session its parent opens in its own engine (`child.rs`).
+//! call's sub-agent is a child session its parent opens in its own engine (`child.rs`); the
+//! engine's running turns (`active.rs`) make a child busy for a client that opens it here
+//! while its parent runs it, and refuse a `task` call resuming a child a client is prompting.
+//! A client opening a child goes on as its sub-agent profile.
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -19,6 +19,7 @@ use podcode_providers::{ModelClient, ProviderError};
 use tokio::sync::{Mutex, broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use crate::active::{ActiveSessions, Driver as ActiveDriver};
 use crate::asker::EventAsker;
 use crate::engine::{Engine, NewSessionSpec};
 use crate::error::EngineError;
@@ -72,6 +73,9 @@ pub struct Port {
     /// Prompts accepted and not yet finished (the one running plus those queued): the
     /// session's one busy state, shared by every front end holding this port.
     turns: Arc<AtomicU64>,
+    /// The engine's running turns: a sub-agent's session run by its parent's `task` call
+    /// is busy for this port too.
+    active: Arc<ActiveSessions>,
 }
 
 impl Port {
@@ -79,6 +83,7 @@ impl Port {
         id: &str,
         events: broadcast::Sender<Event>,
         ops: Option<mpsc::UnboundedSender<Op>>,
+        active: Arc<ActiveSessions>,
     ) -> Self {
         let writer = Sequencer::new(events);
         let asker = EventAsker::new(writer.sink());
@@ -88,22 +93,28 @@ impl Port {
             ops,
             id: id.into(),
             turns: Arc::new(AtomicU64::new(0)),
+            active,
         }
     }
 
     /// True from the moment a prompt is accepted until its turn (and every queued one) has
-    /// finished.
+    /// finished, and while a parent's `task` call runs this (sub-agent) session.
     pub fn busy(&self) -> bool {
-        self.turns.load(Ordering::SeqCst) > 0
+        self.turns.load(Ordering::SeqCst) > 0 || self.run_by_task()
+    }
+
+    fn run_by_task(&self) -> bool {
+        self.active.driver(&self.id) == Some(ActiveDriver::Task)
     }
 
     /// Starts a turn unless one runs or waits: the answer every front end gives a second
     /// prompt (`EngineError::Busy`). `send(Op::Prompt)` queues instead (the TUI).
     pub fn prompt(&self, text: String, files: Vec<String>) -> Result<(), EngineError> {
-        if self
-            .turns
-            .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
+        if self.run_by_task()
+            || self
+                .turns
+                .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
         {
             return Err(EngineError::Busy(BUSY_TEXT.to_string()));
         }
@@ -260,7 +271,17 @@ impl Engine {
         self: &Arc<Self>,
         opts: SessionOptions,
     ) -> Result<Session, EngineError> {
-        let profile = self.agents().resolve_primary(&opts.agent)?;
+        // A sub-agent's session (a `task` call's child) opened by a client goes on as that
+        // sub-agent, with its own tools and rules; any other session needs a primary agent.
+        let child = match &opts.pick {
+            SessionPick::Id(id) => self.session(id).is_ok_and(|s| s.parent_id.is_some()),
+            _ => false,
+        };
+        let profile = if child {
+            self.agents().resolve(&opts.agent)?
+        } else {
+            self.agents().resolve_primary(&opts.agent)?
+        };
         let wanted = opts.model.clone().or_else(|| profile.model.clone());
         let model = resolve_model(self, wanted.as_deref())?;
         let model_name = model.model().to_string();
@@ -274,7 +295,7 @@ impl Engine {
         let sets = self.tool_sets().await;
         let (events, _) = broadcast::channel(SESSION_EVENTS);
         let (ops, op_rx) = mpsc::unbounded_channel();
-        let port = Port::new(&id, events, Some(ops));
+        let port = Port::new(&id, events, Some(ops), self.active.clone());
         if let Some(log) = self.event_log.get() {
             log.attach(&port);
         }
@@ -472,8 +493,23 @@ impl Driver {
                 return;
             }
         };
+        // One running turn per session, whoever drives it: a parent's `task` call may be
+        // running this (sub-agent) session right now.
+        let Some(turn) = self.engine.active.hold(&session_id, ActiveDriver::Own) else {
+            if let Some(t) = self.current.lock().await.turn.take() {
+                t.cancel();
+            }
+            port.emit(Event::TurnFinished {
+                session_id: session_id.clone(),
+                summary: failed_summary(&session_id, BUSY_TEXT.to_string()),
+            });
+            return;
+        };
         tokio::spawn(async move {
+            // Dropped in reverse order: the session is free before the next queued turn
+            // takes the gate.
             let _gate = gate;
+            let _turn = turn;
             let out = agent
                 .run_turn_with_files(&session_id, &text, &files, token)
                 .await;

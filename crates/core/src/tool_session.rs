@@ -39,7 +39,7 @@ impl Engine {
             model: None,
         })?;
         let (events, _) = broadcast::channel(SESSION_EVENTS);
-        let port = Port::new(&id, events, None);
+        let port = Port::new(&id, events, None, self.active.clone());
         let runtime = Arc::new(self.runtime(
             podcode_agent::filter_registry(&set.registry, &podcode_agent::AgentProfile::build()),
             set.hooks.clone(),

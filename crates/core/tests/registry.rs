@@ -156,3 +156,85 @@ async fn a_stored_session_runs_in_the_workspace_it_was_started_in() {
     }
     sessions.shutdown().await;
 }
+
+/// The first sub-agent session the parent's stream names.
+async fn first_child(events: &mut broadcast::Receiver<Event>) -> String {
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(120), events.recv())
+            .await
+            .expect("the sub-agent starts")
+            .expect("the stream stays open");
+        if let Event::Subagent { session_id, .. } = e {
+            return session_id;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agent_s_session_has_one_running_turn_whether_its_parent_or_a_client_drives_it() {
+    let child_held = Gate::new();
+    let direct_held = Gate::new();
+    let task = |task_id: Option<&str>| {
+        let mut args = serde_json::json!({"description": "Look", "prompt": "look around", "subagent_type": "general"});
+        if let Some(id) = task_id {
+            args["task_id"] = id.into();
+        }
+        Reply::new().tool_call("t1", "task", args.to_string())
+    };
+    let server = ScriptedModel::start(vec![
+        task(None),
+        Reply::new().text("child done").hold_after(1, &child_held),
+        Reply::new().text("parent done"),
+        Reply::new()
+            .text("direct answer")
+            .hold_after(1, &direct_held),
+    ])
+    .await;
+    let ws = ScratchWorkspace::new(&server.base_url(), "").unwrap();
+    let sessions = registry(&ws);
+    let parent = sessions.create(None, &[], new_session()).await.unwrap();
+    let parent_id = parent.session.id().to_string();
+    let mut events = parent.port().subscribe();
+    parent.port().prompt("delegate".into(), Vec::new()).unwrap();
+
+    // While the parent's `task` call runs the child, a client opening the child's session
+    // finds it busy, and its prompt is refused, not run as a second turn.
+    let child_id = first_child(&mut events).await;
+    let child = sessions.open(&child_id, Resume::default()).await.unwrap();
+    assert!(child.busy());
+    match child.port().prompt("me too".into(), Vec::new()) {
+        Err(EngineError::Busy(text)) => assert_eq!(text, BUSY_TEXT),
+        other => panic!("the child's session is busy, got {other:?}"),
+    }
+    child_held.open();
+    finished(&mut events, &parent_id).await;
+    assert!(!child.busy());
+
+    // Now a client drives the child; a `task` call resuming it meanwhile is refused.
+    let mut child_events = child.port().subscribe();
+    child.port().prompt("go on".into(), Vec::new()).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while server.requests().len() < 4 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the child's direct request"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.push(task(Some(&child_id)));
+    server.push(Reply::new().text("noted"));
+    parent.port().prompt("again".into(), Vec::new()).unwrap();
+    finished(&mut events, &parent_id).await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 6, "no request of a second child turn");
+    assert!(
+        requests[5]
+            .to_string()
+            .contains(&podcode_core::busy_child_text(&child_id)),
+        "{}",
+        requests[5]
+    );
+    direct_held.open();
+    finished(&mut child_events, &child_id).await;
+    sessions.shutdown().await;
+}
