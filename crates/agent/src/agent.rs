@@ -19,7 +19,7 @@ use crate::calls::{CallDone, Calls, DoomTracker};
 use crate::compaction::Reason;
 use crate::error::AgentError;
 use crate::history::{History, PartKind, StepStatus, TextData};
-use crate::profile::{AgentProfile, filter_registry};
+use crate::profile::{AgentProfile, offered_registry};
 use crate::record::Recorder;
 use crate::step::StepOutput;
 use crate::texts::{max_steps_text, no_tools_text};
@@ -112,8 +112,9 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// Narrows the runtime's registry to the tools `profile` offers (the agent owns the
-    /// runtime's registry from here on; reloads are narrowed the same way).
+    /// Narrows the runtime's registry to the tools `profile` offers and the rules do not deny
+    /// outright (the agent owns the runtime's registry from here on; reloads are narrowed the
+    /// same way).
     pub fn new(
         runtime: Arc<ToolRuntime>,
         model: Arc<dyn ModelClient>,
@@ -121,7 +122,7 @@ impl Agent {
         profile: AgentProfile,
         opts: AgentOptions,
     ) -> Self {
-        runtime.set_registry(filter_registry(&runtime.registry(), &profile));
+        runtime.set_registry(offered_registry(&runtime.registry(), &profile, &runtime));
         let budget = Mutex::new(Budget::new(&opts.model_info, &opts.compaction));
         Self {
             runtime,
@@ -376,7 +377,7 @@ impl Agent {
         if let Some(r) = &self.reloader
             && let Some(reloaded) = r.reload().await
         {
-            let offered = filter_registry(&reloaded.registry, &self.profile);
+            let offered = offered_registry(&reloaded.registry, &self.profile, &self.runtime);
             let tools = offered.listing();
             self.runtime.set_registry(offered);
             self.runtime.set_hooks(reloaded.hooks);

@@ -213,10 +213,27 @@ pub fn resolve_profile(config: &Config, name: &str) -> Result<AgentProfile, Agen
 /// A registry holding only the tools `profile` offers, so a call to any other tool fails
 /// in the pipeline exactly like an unknown one (naming the closest offered tools).
 pub fn filter_registry(full: &ToolRegistry, profile: &AgentProfile) -> ToolRegistry {
+    filter_with(full, |id| profile.offers(id))
+}
+
+/// `filter_registry` without the tools `runtime`'s permission rules deny outright (the last
+/// rule for the tool's permission is a deny of every pattern): as opencode does, the model
+/// is not offered a tool it could only ever be refused.
+pub fn offered_registry(
+    full: &ToolRegistry,
+    profile: &AgentProfile,
+    runtime: &podcode_tools::ToolRuntime,
+) -> ToolRegistry {
+    filter_with(full, |id| {
+        profile.offers(id) && !runtime.denies_outright(id)
+    })
+}
+
+fn filter_with(full: &ToolRegistry, keep: impl Fn(&str) -> bool) -> ToolRegistry {
     let mut out = ToolRegistry::new();
     let mut seen = HashSet::new();
     for t in full.tools() {
-        if !profile.offers(t.id()) || !seen.insert(t.id().to_string()) {
+        if !keep(t.id()) || !seen.insert(t.id().to_string()) {
             continue;
         }
         if t.source.kind == SourceKind::Builtin {

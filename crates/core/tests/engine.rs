@@ -465,3 +465,45 @@ async fn one_sessions_events_carry_one_gapless_sequence_under_concurrent_calls_a
     session.close().await;
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_the_rules_deny_outright_are_not_offered_to_the_model() {
+    let server = ScriptedModel::start(vec![Reply::new().text("ok")]).await;
+    let rule = |permission: &str, pattern: &str, action: &str| {
+        format!(
+            "[[permission]]\npermission = \"{permission}\"\npattern = \"{pattern}\"\naction = \"{action}\"\n"
+        )
+    };
+    let config = [
+        rule("edit", "*", "deny"),
+        rule("glob", "*", "deny"),
+        // Denied, then allowed for some commands: still offered.
+        rule("bash", "*", "deny"),
+        rule("bash", "git *", "allow"),
+        // Allowed again after a deny of everything: offered.
+        rule("webfetch", "*", "deny"),
+        rule("webfetch", "*", "ask"),
+    ]
+    .concat();
+    let ws = ScratchWorkspace::new(&server.base_url(), &config).unwrap();
+    let engine = ws.engine().unwrap();
+    let session = open(&engine).await;
+    let mut events = session.subscribe();
+    prompt(&session.port(), &session, "hello");
+    until(&mut events, |e| matches!(e, Event::TurnFinished { .. })).await;
+    let request = &server.requests()[0];
+    let offered: Vec<&str> = request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    for gone in ["write", "edit", "apply_patch", "glob"] {
+        assert!(!offered.contains(&gone), "{gone} in {offered:?}");
+    }
+    for kept in ["read", "grep", "bash", "webfetch"] {
+        assert!(offered.contains(&kept), "{kept} not in {offered:?}");
+    }
+    session.close().await;
+    engine.shutdown().await;
+}

@@ -34,7 +34,8 @@ pub use journal::{
     apply_journaled, recover_interrupted_writes, revert, unified_diff,
 };
 pub use permission::{
-    AskRequest, Asker, FixedAsker, PermissionEngine, PermissionError, wildcard_match,
+    AskRequest, Asker, FixedAsker, PermissionEngine, PermissionError, tool_permission,
+    wildcard_match,
 };
 pub use pipeline::{
     CallOutcome, CallRequest, CallStatus, EventSink, PreparedCall, RawArgs, RuntimeOptions,

@@ -124,6 +124,16 @@ pub fn wildcard_match(pattern: &str, text: &str) -> bool {
         || pattern.strip_suffix(" *").is_some_and(|bare| bare == text)
 }
 
+/// The permission that switches a tool off, as opencode names them: the file-editing tools
+/// share `edit`, the browser tools `browser`; every other tool is named by its id.
+pub fn tool_permission(tool_id: &str) -> &str {
+    match tool_id {
+        "write" | "edit" | "apply_patch" | "multiedit" | "patch" => "edit",
+        id if id.starts_with("browser_") => "browser",
+        id => id,
+    }
+}
+
 /// Decides each permission request: rules (last match wins), then remembered "always" approvals,
 /// then the asker.
 pub struct PermissionEngine {
@@ -172,6 +182,16 @@ impl PermissionEngine {
             .find(|r| r.permission.is_match(permission) && r.pattern.is_match(pattern))
             .map(|r| r.rule.action)
             .unwrap_or(PermissionAction::Ask)
+    }
+
+    /// Whether the rules refuse `permission` for every pattern: the last rule naming it is
+    /// a deny of `*` (a narrower rule after it, say an allow of `git *`, leaves it usable).
+    pub fn denies_outright(&self, permission: &str) -> bool {
+        self.rules
+            .iter()
+            .rev()
+            .find(|r| r.permission.is_match(permission))
+            .is_some_and(|r| r.rule.action == PermissionAction::Deny && r.rule.pattern == "*")
     }
 
     /// Decides a request; asks the user for what rules and approvals leave open.

@@ -144,6 +144,14 @@ impl ToolRuntime {
         self.shared.events.subscribe()
     }
 
+    /// Whether the rules deny the tool `tool_id` outright (`PermissionEngine::denies_outright`
+    /// of its `tool_permission`), so it is not offered to the model.
+    pub fn denies_outright(&self, tool_id: &str) -> bool {
+        self.shared
+            .permissions
+            .denies_outright(crate::permission::tool_permission(tool_id))
+    }
+
     /// The current tool set.
     pub fn registry(&self) -> Arc<ToolRegistry> {
         match self.registry.read() {
