@@ -129,8 +129,15 @@ pub fn plugin_lines(registry: &ToolRegistry, state: Option<&PluginState>) -> Vec
                         fate(registry, &name, id)
                     ));
                 }
-                if !hooks.is_empty() {
-                    out.push(format!("           hooks: {}", hooks.join(", ")));
+                let (called, ignored): (Vec<&String>, Vec<&String>) = hooks
+                    .iter()
+                    .partition(|h| podcode_plugins::CALLED_HOOKS.contains(&h.as_str()));
+                if !called.is_empty() {
+                    let called: Vec<&str> = called.iter().map(|h| h.as_str()).collect();
+                    out.push(format!("           hooks: {}", called.join(", ")));
+                }
+                for hook in ignored {
+                    out.push(format!("           warning: {}", uncalled_hook_text(hook)));
                 }
             }
             FileStatus::Failed { message } => {
@@ -153,6 +160,12 @@ pub fn plugin_lines(registry: &ToolRegistry, state: Option<&PluginState>) -> Vec
         }
     }
     out
+}
+
+/// The warning for a hook a plugin defines that Podcode never calls: the plugin loads, but
+/// that part of it does nothing here.
+pub fn uncalled_hook_text(hook: &str) -> String {
+    format!("hook {hook} is not called by Podcode: what the plugin does there never happens")
 }
 
 /// What each opencode config file gave, for the end of the `podcode plugins` report.

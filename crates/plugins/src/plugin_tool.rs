@@ -140,10 +140,28 @@ fn result_from_json(v: Value) -> Result<ToolResult, ToolError> {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string(),
-        metadata: v.get("metadata").cloned().unwrap_or(Value::Null),
+        // opencode hands every hook an object here; a tool that set none gets `{}`.
+        metadata: v
+            .get("metadata")
+            .filter(|m| m.is_object())
+            .cloned()
+            .unwrap_or_else(|| json!({})),
         attachments,
     })
 }
+
+/// The hooks Podcode calls; a plugin's other hooks (opencode's `auth`,
+/// `experimental.text.complete`, …) never run, and `podcode plugins` says so.
+pub const CALLED_HOOKS: &[&str] = &[
+    "tool.execute.before",
+    "tool.execute.after",
+    "permission.ask",
+    "shell.env",
+    "event",
+    "config",
+    "chat.message",
+    "chat.params",
+];
 
 /// One plugin file's hooks.
 #[derive(Clone)]
@@ -280,12 +298,30 @@ impl ToolHook for PluginHooks {
         }
     }
 
-    async fn after(&self, call: &HookCall, result: &mut ToolResult) -> Result<(), String> {
-        let input =
-            json!({"tool": call.tool, "sessionID": call.session_id, "callID": call.call_id});
+    fn sees_results(&self) -> bool {
+        self.handles("tool.execute.after")
+    }
+
+    async fn after(
+        &self,
+        call: &HookCall,
+        args: &Value,
+        result: &mut ToolResult,
+    ) -> Result<(), String> {
+        let input = json!({
+            "tool": call.tool, "sessionID": call.session_id, "callID": call.call_id, "args": args,
+        });
+        // opencode titles a bash call with its command; Podcode's own title (the
+        // description) stays unless a hook changes the title.
+        let sent_title = match (call.tool.as_str(), args.get("command")) {
+            ("bash", Some(Value::String(command))) => command.clone(),
+            _ => result.title.clone(),
+        };
+        let mut title = sent_title.clone();
         let mut errors = Vec::new();
         for f in &self.files {
-            let output = json!({"title": result.title, "output": result.output, "metadata": result.metadata});
+            let output =
+                json!({"title": title, "output": result.output, "metadata": result.metadata});
             match self
                 .run(f, "tool.execute.after", input.clone(), output)
                 .await
@@ -293,17 +329,20 @@ impl ToolHook for PluginHooks {
                 None => {}
                 Some(Ok(out)) => {
                     if let Some(t) = out.get("title").and_then(Value::as_str) {
-                        result.title = t.to_string();
+                        title = t.to_string();
                     }
                     if let Some(o) = out.get("output").and_then(Value::as_str) {
                         result.output = o.to_string();
                     }
-                    if let Some(m) = out.get("metadata") {
+                    if let Some(m) = out.get("metadata").filter(|m| m.is_object()) {
                         result.metadata = m.clone();
                     }
                 }
                 Some(Err(message)) => errors.push(message),
             }
+        }
+        if title != sent_title {
+            result.title = title;
         }
         if errors.is_empty() {
             Ok(())

@@ -354,7 +354,12 @@ impl ToolHook for Rewriter {
         }
         Ok(BeforeDecision::Continue)
     }
-    async fn after(&self, _call: &HookCall, result: &mut ToolResult) -> Result<(), String> {
+    async fn after(
+        &self,
+        _call: &HookCall,
+        _args: &Value,
+        result: &mut ToolResult,
+    ) -> Result<(), String> {
         result.output.push_str(" (seen)");
         Ok(())
     }
