@@ -320,8 +320,9 @@ impl ToolHook for PluginHooks {
         let mut title = sent_title.clone();
         let mut errors = Vec::new();
         for f in &self.files {
+            // In the order opencode's bash result has them.
             let output =
-                json!({"title": title, "output": result.output, "metadata": result.metadata});
+                json!({"title": title, "metadata": result.metadata, "output": result.output});
             match self
                 .run(f, "tool.execute.after", input.clone(), output)
                 .await
