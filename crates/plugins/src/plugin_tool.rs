@@ -2,7 +2,9 @@
 //! the plugin's own Zod schema and executes in the sidecar, bridging `ctx` both ways; an
 //! abort is forwarded, and a plugin that ignores it for 2 s gets its sidecar restarted so
 //! the next call finds a healthy host. `PluginHooks` runs the plugins' `tool.execute.*`,
-//! `permission.ask` and `shell.env` hooks.
+//! `permission.ask`, `shell.env` and conversation hooks in opencode's shapes
+//! (`tool.execute.after` gets the call's `args` and `{title, metadata, output}` with a bash
+//! call titled by its command); `CALLED_HOOKS` names every hook Podcode calls.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
