@@ -131,5 +131,37 @@ mod tests {
             Some("host/a/b")
         );
         assert_eq!(remote_key("file:///tmp/repo"), None);
+        assert_eq!(remote_key("/srv/git/repo.git"), None);
+    }
+
+    fn git_in(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn the_project_id_falls_back_from_the_stored_id_to_the_root_commit_to_global() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = project(dir.path());
+        assert_eq!((&p["id"], &p["vcs"]), (&json!("global"), &Value::Null));
+        let keys: Vec<&String> = p.as_object().unwrap().keys().collect();
+        assert_eq!(keys.len(), 5, "{p}");
+
+        git_in(dir.path(), &["init", "-q"]);
+        git_in(dir.path(), &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let root = git(dir.path(), &["rev-parse", "HEAD"]).unwrap();
+        let p = project(dir.path());
+        assert_eq!((&p["id"], &p["vcs"]), (&json!(root), &json!("git")));
+
+        std::fs::write(dir.path().join(".git/opencode"), "stored-id\n").unwrap();
+        assert_eq!(project(dir.path())["id"], "stored-id");
     }
 }

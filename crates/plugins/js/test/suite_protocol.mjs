@@ -207,6 +207,21 @@ export function protocolSuite(runtime, skip) {
       });
     });
 
+    test("hooks names every hook a plugin defines, the object-valued auth and provider too", async () => {
+      const dir = tempPluginDir();
+      const file = writePlugin(dir, "mixed.mjs", [
+        "export const Mixed = async () => ({",
+        "  'tool.execute.before': async () => {},",
+        "  'experimental.text.complete': async () => {},",
+        "  auth: { provider: 'example', methods: [] },",
+        "  provider: { id: 'example' },",
+        "  tool: {},",
+        "})",
+      ].join("\n"));
+      const r = await load(client, file, "opencode-plugin");
+      assert.deepEqual(r.hooks.sort(), ["auth", "experimental.text.complete", "provider", "tool.execute.before"]);
+    });
+
     test("a syntax error is a load error with its line (.mjs and .ts)", async () => {
       const dir = tempPluginDir();
       const mjs = writePlugin(dir, "broken.mjs", "export const a = 1\nexport const b = {\n  x: 1,,\n}\n");
