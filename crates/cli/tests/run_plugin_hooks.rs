@@ -306,4 +306,10 @@ fn podcode_plugins_warns_about_each_hook_podcode_does_not_call() {
         );
         assert!(lines.contains(&warning.as_str()), "{report}");
     }
+    let out = env.run(&["plugins", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["files"][0]["uncalled_hooks"],
+        json!(["experimental.text.complete", "auth"])
+    );
 }

@@ -199,14 +199,20 @@ pub fn plugin_json(registry: &ToolRegistry, state: Option<&PluginState>) -> Valu
         .iter()
         .map(|r| {
             let name = r.file.path.display().to_string();
-            let tools: Vec<_> = match &r.status {
-                FileStatus::Loaded { tools, .. } => tools
-                    .iter()
-                    .map(|id| json!({"id": id, "status": fate(registry, &name, id)}))
-                    .collect(),
-                _ => Vec::new(),
+            let (tools, uncalled): (Vec<_>, Vec<_>) = match &r.status {
+                FileStatus::Loaded { tools, hooks, .. } => (
+                    tools
+                        .iter()
+                        .map(|id| json!({"id": id, "status": fate(registry, &name, id)}))
+                        .collect(),
+                    hooks
+                        .iter()
+                        .filter(|h| !podcode_plugins::CALLED_HOOKS.contains(&h.as_str()))
+                        .collect(),
+                ),
+                _ => (Vec::new(), Vec::new()),
             };
-            json!({"report": r, "tools": tools})
+            json!({"report": r, "tools": tools, "uncalled_hooks": uncalled})
         })
         .collect();
     json!({
