@@ -113,6 +113,7 @@ export const Sampling: Plugin = async ({ directory }) => ({
     output.temperature = 0.42
     output.topP = 0.9
     output.options = { ...output.options, foo: 1, reasoningEffort: "low" }
+    output.maxOutputTokens = Math.min(output.maxOutputTokens, 1234)
   },
 })
 "#;
@@ -131,6 +132,7 @@ fn chat_params_gets_opencodes_input_and_its_sampling_and_options_reach_the_reque
     assert_eq!(req["top_p"].as_f64(), Some(0.9));
     assert_eq!(req["foo"], 1);
     assert_eq!(req["reasoning_effort"], "low");
+    assert_eq!(req["max_tokens"], 1234);
 
     let seen = recorded(&env, "params.jsonl");
     let session = env.last_session();
@@ -168,6 +170,12 @@ fn chat_params_gets_opencodes_input_and_its_sampling_and_options_reach_the_reque
     assert_eq!(
         output_keys,
         ["temperature", "topP", "topK", "maxOutputTokens", "options"]
+    );
+    // A number to compute with: the model's reply limit when none is configured.
+    assert!(
+        seen[0]["output"]["maxOutputTokens"]
+            .as_u64()
+            .is_some_and(|m| m > 1234)
     );
 }
 

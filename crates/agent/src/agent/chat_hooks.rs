@@ -55,11 +55,17 @@ impl Agent {
     /// The `chat.params` hook may set the sampling, the reply limit and provider options
     /// of the next request; what it leaves unset keeps the configured value.
     pub(super) async fn chat_params_hook(&self, session_id: &str) -> ChatParams {
+        // A number, as opencode gives (plugins compute with it): the configured limit, else
+        // the model's; only a changed value is sent.
+        let max_shown = self
+            .opts
+            .max_tokens
+            .map_or(self.opts.model_info.output, u64::from);
         let output = json!({
             "temperature": self.opts.temperature,
             "topP": null,
             "topK": null,
-            "maxOutputTokens": self.opts.max_tokens,
+            "maxOutputTokens": max_shown,
             "options": {},
         });
         let out = self
@@ -75,6 +81,7 @@ impl Agent {
                 .map(|k| k.round() as u64),
             max_tokens: out["maxOutputTokens"]
                 .as_u64()
+                .filter(|m| *m > 0 && *m != max_shown)
                 .and_then(|m| u32::try_from(m).ok())
                 .or(self.opts.max_tokens),
             options: out["options"].as_object().cloned().unwrap_or_default(),
