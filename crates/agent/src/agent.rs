@@ -24,6 +24,7 @@ use crate::record::Recorder;
 use crate::step::StepOutput;
 use crate::texts::{max_steps_text, no_tools_text};
 
+mod chat_hooks;
 mod context;
 
 /// A rebuilt tool set: the complete (unfiltered) registry and the hooks of the plugins
@@ -62,7 +63,7 @@ pub struct AgentOptions {
     /// Reply token limit sent with each request; `None`: the provider client's default.
     pub max_tokens: Option<u32>,
     /// Sampling temperature; `None`: the provider's default.
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     /// The model's context window, reply limit and prices (`podcode_providers::model_info`).
     pub model_info: ModelInfo,
     /// When the conversation is compacted (`[compaction]`).
@@ -109,6 +110,9 @@ pub struct Agent {
     budget: Mutex<Budget>,
     /// The unknown-model warning was shown.
     warned: AtomicBool,
+    /// The turn's user message (id, created in ms): `chat.params` hooks get it as opencode's
+    /// `message`.
+    turn_message: Mutex<Option<(String, i64)>>,
 }
 
 impl Agent {
@@ -133,6 +137,7 @@ impl Agent {
             reloader: None,
             budget,
             warned: AtomicBool::new(false),
+            turn_message: Mutex::new(None),
         }
     }
 
@@ -306,47 +311,6 @@ impl Agent {
         Ok(summary)
     }
 
-    fn hook_input(&self, session_id: &str) -> serde_json::Value {
-        let model = self.model.model();
-        json!({
-            "sessionID": session_id,
-            "agent": self.profile.name,
-            "model": {"providerID": model.provider, "modelID": model.model},
-        })
-    }
-
-    /// The `chat.message` hook may rewrite the user's text (its text parts, joined).
-    async fn chat_message_hook(&self, session_id: &str, text: &str) -> String {
-        let output =
-            json!({"message": {"role": "user"}, "parts": [{"type": "text", "text": text}]});
-        let out = self
-            .runtime
-            .chat_hook("chat.message", self.hook_input(session_id), output)
-            .await;
-        let texts: Vec<&str> = out["parts"]
-            .as_array()
-            .map(|parts| parts.iter().filter_map(|p| p["text"].as_str()).collect())
-            .unwrap_or_default();
-        if texts.is_empty() {
-            text.to_string()
-        } else {
-            texts.join("\n")
-        }
-    }
-
-    /// The `chat.params` hook may set the sampling temperature of the next request.
-    async fn chat_params_hook(&self, session_id: &str) -> Option<f32> {
-        let output = json!({"temperature": self.opts.temperature, "topP": null, "options": {}});
-        let out = self
-            .runtime
-            .chat_hook("chat.params", self.hook_input(session_id), output)
-            .await;
-        out["temperature"]
-            .as_f64()
-            .map(|t| t as f32)
-            .or(self.opts.temperature)
-    }
-
     fn user_message(
         &self,
         rec: &Recorder,
@@ -359,6 +323,7 @@ impl Agent {
             content["synthetic"] = json!(true);
         }
         let id = rec.message("user", &content)?;
+        self.set_turn_message(&id);
         let data = TextData {
             text: text.to_string(),
             interrupted: false,

@@ -29,7 +29,7 @@ struct FrontMatter {
     description: Option<String>,
     mode: Option<AgentMode>,
     model: Option<String>,
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     #[serde(alias = "maxSteps")]
     steps: Option<u32>,
     prompt: Option<String>,

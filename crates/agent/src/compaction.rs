@@ -352,6 +352,9 @@ impl Compactor<'_> {
             tools: Vec::new(),
             max_tokens: Some(budget.reply_reserve().clamp(256, 8_192) as u32),
             temperature: None,
+            top_p: None,
+            top_k: None,
+            options: Default::default(),
             cache_key: Some(self.rec.session.clone()),
         };
         let mut rx = tokio::select! {

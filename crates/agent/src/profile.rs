@@ -40,7 +40,7 @@ pub struct AgentProfile {
     /// `provider/model`; overrides the config's `model` (the command line overrides this).
     pub model: Option<String>,
     /// Sampling temperature; `None`: the provider's default.
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     /// Model requests with tools per turn; `None` keeps the session's limit.
     pub steps: Option<u32>,
     /// Which tools it is offered.

@@ -257,9 +257,15 @@ impl Tool for BashTool {
             None if live.total() == 0 => NO_OUTPUT.to_string(),
             None => String::new(),
         };
+        // `exit` and `output` (the last lines) are the keys opencode's bash gives hooks.
         Ok(ToolResult::text(output)
             .with_title(title)
-            .with_metadata(json!({ "exit_code": exit_code, "description": description })))
+            .with_metadata(json!({
+                "exit_code": exit_code,
+                "description": description,
+                "exit": exit_code,
+                "output": live.preview(),
+            })))
     }
 }
 

@@ -124,7 +124,7 @@ async fn a_failing_command_is_not_a_tool_failure_and_reports_its_exit_code() {
     assert_eq!(out.model_text, "oops\n\n(exit code 2)");
     assert_eq!(
         out.result.metadata,
-        json!({"exit_code": 2, "description": "Fail on purpose"})
+        json!({"exit_code": 2, "description": "Fail on purpose", "exit": 2, "output": "oops"})
     );
     assert_eq!(out.result.title, "Fail on purpose");
 
@@ -229,7 +229,7 @@ async fn timeout_kills_the_whole_process_group_and_keeps_the_output() {
     );
     assert_eq!(
         out.result.metadata,
-        json!({"exit_code": null, "description": "Sleep"})
+        json!({"exit_code": null, "description": "Sleep", "exit": null, "output": "started"})
     );
     assert!(
         h.work().join("bg.pid").exists(),

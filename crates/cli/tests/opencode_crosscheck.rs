@@ -1,6 +1,8 @@
 //! opencode itself against Podcode on the same project: both run one prompt against the
 //! scripted model (real HTTP + SSE), and the tools each sends for the project's opencode tool
-//! file — names, descriptions and JSON Schemas — must be byte for byte the same. opencode
+//! file — names, descriptions and JSON Schemas — must be byte for byte the same; and a plugin
+//! recording what its hooks see observes the same PluginInput, `chat.params` and
+//! `tool.execute.after` shapes under both, and changes their requests the same way. opencode
 //! (`opencode-ai`, with the `@opencode-ai/plugin` it installs into a config dir) comes from
 //! `crates/cli/tests/opencode-crosscheck/` (`npm install --no-save` there; `.ci/run` does it). Nothing needs
 //! the network: the plugin package is copied into the project's `.opencode/node_modules` as
@@ -175,4 +177,226 @@ fn opencode_and_podcode_send_the_same_tools_for_an_opencode_tool_file() {
         assert_eq!(ours, description, "{name}: description");
         assert_eq!(our_schema, schema, "{name}: JSON Schema bytes");
     }
+}
+
+/// A plugin written as real ones are that records, per runner, the shapes its hooks see:
+/// the PluginInput, `chat.params` (input and output; it sets the sampling and provider
+/// options) and `tool.execute.after` for a bash call, whose secret it masks.
+const PROBE: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
+import { appendFileSync } from "node:fs"
+
+export const Probe: Plugin = async (input) => {
+  const out = `${input.directory}/probe-${process.env.PROBE_RUNNER}.jsonl`
+  const rec = (k: string, v: unknown) => appendFileSync(out, JSON.stringify({ k, v }) + "\n")
+  const keys = (o: any) => Object.keys(o ?? {})
+  rec("input", keys(input))
+  rec("project", keys(input.project))
+  rec("vcs", input.project.vcs)
+  rec("serverUrl", input.serverUrl instanceof URL ? input.serverUrl.href : typeof input.serverUrl)
+  rec("cwd", process.cwd() === input.directory)
+  rec("pwd", (await input.$`pwd`.text()).trim() === input.directory)
+  let params = false
+  return {
+    "chat.params": async (i: any, o: any) => {
+      if (i.agent !== "build") return
+      o.temperature = 0.42
+      o.topP = 0.9
+      o.options = { ...o.options, foo: 1, reasoningEffort: "low" }
+      if (params) return
+      params = true
+      rec("params.input", keys(i))
+      rec("params.model", keys(i.model).sort())
+      rec("params.provider", keys(i.provider).sort())
+      rec("params.message", keys(i.message).sort())
+      rec("params.output", keys(o))
+    },
+    "tool.execute.after": async (i: any, o: any) => {
+      rec("after.input", keys(i))
+      rec("after.command", i.args.command)
+      rec("after.output", keys(o).filter((k) => o[k] !== undefined))
+      rec("after.title", o.title)
+      rec("after.text", o.output)
+      rec("after.metadata", keys(o.metadata))
+      o.output = o.output.replace(/sk-live-[a-z0-9]+/g, "[REDACTED]")
+    },
+  }
+}
+"#;
+
+/// What one runner's probe recorded: the first value of each key.
+fn probe_records(repo: &Path, runner: &str) -> BTreeMap<String, Value> {
+    let text = std::fs::read_to_string(repo.join(format!("probe-{runner}.jsonl")))
+        .unwrap_or_else(|e| panic!("{runner} recorded nothing: {e}"));
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        out.entry(v["k"].as_str().unwrap().to_string())
+            .or_insert(v["v"].clone());
+    }
+    out
+}
+
+/// The bash result each runner sent back to the model.
+fn bash_result(requests: &[Value]) -> Option<String> {
+    requests.iter().find_map(|r| {
+        r["messages"].as_array()?.iter().find_map(|m| {
+            (m["role"] == "tool").then(|| m["content"].as_str().unwrap_or_default().to_string())
+        })
+    })
+}
+
+/// The sampling and provider options of the first request that offered tools.
+fn sampling(requests: &[Value]) -> Value {
+    let body = requests
+        .iter()
+        .find(|r| r["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .cloned()
+        .unwrap_or_default();
+    serde_json::json!([
+        body["temperature"],
+        body["top_p"],
+        body["foo"],
+        body["reasoning_effort"]
+    ])
+}
+
+#[test]
+fn opencode_and_podcode_plugins_see_the_same_input_chat_params_and_tool_execute_after() {
+    let opencode = PathBuf::from(OPENCODE_DIR).join("node_modules/.bin/opencode");
+    assert!(
+        opencode.is_file(),
+        "opencode is not installed for this test: run `npm install --no-save` in {OPENCODE_DIR} (.ci/run does)"
+    );
+    // A title request (no tools) gets a title; a request without a tool result asks for
+    // bash; the one after it gets the answer.
+    let model = podcode_providers::testing::ScriptedModel::responding(
+        vec![],
+        std::sync::Arc::new(|body: &Value| {
+            let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+            let answered = body["messages"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+            match (has_tools, answered) {
+                (false, _) => Reply::new().text("Title"),
+                (true, false) => Reply::new().tool_call(
+                    "call_1",
+                    "bash",
+                    r#"{"command": "cat token.txt", "description": "Print the token"}"#,
+                ),
+                (true, true) => Reply::new().text("done"),
+            }
+        }),
+    );
+    let env = Env::with_server(model);
+    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(env.repo())
+        .status()
+        .unwrap();
+    assert!(git.success());
+    env.write(".opencode/plugins/probe.ts", PROBE);
+    env.write("token.txt", "TOKEN=sk-live-abc123\n");
+
+    assert!(env.run(&["trust"]).status.success());
+    let out = env
+        .cmd(&["run", "print the token", "--yes"])
+        .env("PROBE_RUNNER", "podcode")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let podcode_sent = bash_result(&env.requests());
+    let podcode_params = sampling(&env.requests());
+    let before = env.requests().len();
+
+    let home = env.root.path().join("oc-home");
+    let modules = env.repo().join(".opencode/node_modules");
+    for entry in std::fs::read_dir(PathBuf::from(OPENCODE_DIR).join("node_modules"))
+        .unwrap()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("opencode") && !name.starts_with('.') {
+            copy_dir(&entry.path(), &modules.join(&name));
+        }
+    }
+    std::fs::write(
+        env.repo().join("opencode.json"),
+        serde_json::json!({
+            "$schema": "https://opencode.ai/config.json",
+            "provider": {"scripted": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Scripted",
+                "options": {"baseURL": env.server.base_url(), "apiKey": "test"},
+                "models": {"test": {"name": "test"}}
+            }},
+            "model": "scripted/test",
+            "permission": {"bash": "allow"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut cmd = Command::new(&opencode);
+    cmd.args(["run", "print the token"])
+        .current_dir(env.repo())
+        .env("PWD", env.repo())
+        .env("PROBE_RUNNER", "opencode")
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("npm_config_registry", dead_registry())
+        .env("npm_config_fetch_retries", "0")
+        .env_remove("OPENCODE_CONFIG")
+        .env_remove("OPENCODE_CONFIG_DIR");
+    let stderr = run_with_limit(cmd, Duration::from_secs(180));
+    let opencode_sent = bash_result(&env.requests()[before..]);
+    let opencode_params = sampling(&env.requests()[before..]);
+
+    let ours = probe_records(&env.repo(), "podcode");
+    let theirs = probe_records(&env.repo(), "opencode");
+    assert!(
+        theirs.contains_key("after.text"),
+        "opencode ran no bash call: {theirs:#?}\n{stderr}"
+    );
+    // The same keys and values…
+    for key in [
+        "input",
+        "project",
+        "vcs",
+        "serverUrl",
+        "cwd",
+        "pwd",
+        "params.input",
+        "params.model",
+        "params.provider",
+        "params.message",
+        "params.output",
+        "after.input",
+        "after.command",
+        "after.output",
+        "after.title",
+        "after.text",
+    ] {
+        assert_eq!(ours.get(key), theirs.get(key), "{key}");
+    }
+    // …bash's metadata has at least opencode's keys…
+    let ours_meta = ours["after.metadata"].as_array().unwrap();
+    for key in theirs["after.metadata"].as_array().unwrap() {
+        assert!(
+            ours_meta.contains(key),
+            "metadata lacks {key}: {ours_meta:?}"
+        );
+    }
+    // …both requests carry what chat.params set, 0.42 as written…
+    assert_eq!(
+        podcode_params,
+        serde_json::json!([0.42, 0.9, 1, "low"]),
+        "temperature, top_p, foo, reasoning_effort"
+    );
+    assert_eq!(opencode_params, podcode_params);
+    // …and the redaction is what both models read.
+    assert_eq!(podcode_sent.as_deref(), Some("TOKEN=[REDACTED]\n"));
+    assert_eq!(opencode_sent, podcode_sent);
 }

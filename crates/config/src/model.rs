@@ -221,7 +221,7 @@ pub struct AgentConfig {
     pub mode: Option<AgentMode>,
     /// Sampling temperature sent with each request; unset: the provider's default.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     /// Model requests with tools per turn before the agent must summarize.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<u32>,

@@ -129,8 +129,15 @@ pub fn plugin_lines(registry: &ToolRegistry, state: Option<&PluginState>) -> Vec
                         fate(registry, &name, id)
                     ));
                 }
-                if !hooks.is_empty() {
-                    out.push(format!("           hooks: {}", hooks.join(", ")));
+                let (called, ignored): (Vec<&String>, Vec<&String>) = hooks
+                    .iter()
+                    .partition(|h| podcode_plugins::CALLED_HOOKS.contains(&h.as_str()));
+                if !called.is_empty() {
+                    let called: Vec<&str> = called.iter().map(|h| h.as_str()).collect();
+                    out.push(format!("           hooks: {}", called.join(", ")));
+                }
+                for hook in ignored {
+                    out.push(format!("           warning: {}", uncalled_hook_text(hook)));
                 }
             }
             FileStatus::Failed { message } => {
@@ -153,6 +160,12 @@ pub fn plugin_lines(registry: &ToolRegistry, state: Option<&PluginState>) -> Vec
         }
     }
     out
+}
+
+/// The warning for a hook a plugin defines that Podcode never calls: the plugin loads, but
+/// that part of it does nothing here.
+pub fn uncalled_hook_text(hook: &str) -> String {
+    format!("hook {hook} is not called by Podcode: what the plugin does there never happens")
 }
 
 /// What each opencode config file gave, for the end of the `podcode plugins` report.
@@ -186,14 +199,20 @@ pub fn plugin_json(registry: &ToolRegistry, state: Option<&PluginState>) -> Valu
         .iter()
         .map(|r| {
             let name = r.file.path.display().to_string();
-            let tools: Vec<_> = match &r.status {
-                FileStatus::Loaded { tools, .. } => tools
-                    .iter()
-                    .map(|id| json!({"id": id, "status": fate(registry, &name, id)}))
-                    .collect(),
-                _ => Vec::new(),
+            let (tools, uncalled): (Vec<_>, Vec<_>) = match &r.status {
+                FileStatus::Loaded { tools, hooks, .. } => (
+                    tools
+                        .iter()
+                        .map(|id| json!({"id": id, "status": fate(registry, &name, id)}))
+                        .collect(),
+                    hooks
+                        .iter()
+                        .filter(|h| !podcode_plugins::CALLED_HOOKS.contains(&h.as_str()))
+                        .collect(),
+                ),
+                _ => (Vec::new(), Vec::new()),
             };
-            json!({"report": r, "tools": tools})
+            json!({"report": r, "tools": tools, "uncalled_hooks": uncalled})
         })
         .collect();
     json!({

@@ -1,5 +1,6 @@
 // host.mjs — entry of Podcode's JS plugin sidecar (run as `bun host.mjs` or `node host.mjs`,
-// cwd = the host dir). See docs/plugin-host-protocol.md for the wire contract.
+// started in the host dir, then `initialize` moves it to the session directory). See
+// docs/plugin-host-protocol.md for the wire contract.
 //
 // Owns: process-level setup (stdout discipline via io.mjs — imported first —, crash guards,
 // module resolution: Bun.plugin onLoad rewriting on Bun, module.register() hooks on Node) and
@@ -54,11 +55,21 @@ if (IS_BUN) {
 const calls = new Map(); // callId → AbortController
 
 const methods = {
-  async initialize({ protocolVersion, logFile } = {}) {
+  async initialize({ protocolVersion, logFile, directory } = {}) {
     if (protocolVersion !== undefined && protocolVersion !== 1) {
       throw new HostError(`unsupported plugin host protocol version ${protocolVersion} (this host speaks 1)`, {});
     }
     if (typeof logFile === "string" && logFile !== "") setClientLogFile(logFile);
+    // Plugins run in the session's directory, as in opencode: `process.cwd()`, relative
+    // paths and `$` (Bun.$ starts commands in the cwd). The process started in the host dir,
+    // where Bun read bunfig.toml (no auto-install); that setting stays.
+    if (typeof directory === "string" && directory !== "") {
+      try {
+        process.chdir(directory);
+      } catch (err) {
+        logErr(`podcode plugin host: cannot work in ${directory}:`, err);
+      }
+    }
     return { runtime: IS_BUN ? "bun" : "node", version: IS_BUN ? process.versions.bun : process.versions.node };
   },
 

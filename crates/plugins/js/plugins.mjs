@@ -2,8 +2,9 @@
 //
 // Owns: the fresh import of a file (`?v=<mtimeNs>-<size>` so a changed file reloads), the formats
 // ("podcode", "opencode-tools", "opencode-plugin", and "plugin" = decide by shape), pluginConfig[id]
-// as a podcode server()'s config, the plugin `input` (`$`, `client` from client.mjs, whose
-// calls during the load are returned as `logs`),
+// as a podcode server()'s config, the plugin `input` (opencode's PluginInput: `$`, `client`
+// from client.mjs, whose calls during the load are returned as `logs`, `project`,
+// `serverUrl`, `experimental_workspace`),
 // turning each tool into a ToolManifest (JSON Schema parameters, truncation, idempotent,
 // timeout), and the registry `path → {tools, hookSets, bunApis}` used by validate / execute /
 // hook. Failures throw a HostError carrying the protocol `{message, data}`; both a result and
@@ -40,11 +41,37 @@ export const hooksForErrors = { hostDir: undefined, strippedSource: undefined, p
 /** Set by host.mjs on Bun: prepares the shim mapping for a file before it is imported. */
 export const importHooks = { beforeImport: undefined };
 
+/** Adapters plugins registered through `input.experimental_workspace.register` (Podcode
+ * keeps them; it creates no workspaces of other types). */
+export const workspaceAdapters = new Map();
+
+/** opencode's PluginInput, keys in opencode's order: the data Rust sent (`directory`,
+ * `worktree`, `project`, `serverUrl`) plus `client`, `experimental_workspace` and `$`
+ * (`Bun.$`, running in the sidecar's cwd, which host.mjs set to the session directory). */
 function pluginInput(input, path) {
-  const base = input && typeof input === "object" ? { ...input } : {};
-  if (IS_BUN && globalThis.Bun?.$) base.$ = globalThis.Bun.$;
-  base.client = makeClient(path);
-  return base;
+  const given = input && typeof input === "object" ? input : {};
+  const project = given.project && typeof given.project === "object" ? { ...given.project } : {};
+  // opencode's project outside git has the `vcs` key, undefined.
+  if (project.vcs === null) project.vcs = undefined;
+  let serverUrl;
+  try {
+    serverUrl = new URL(given.serverUrl ?? "http://localhost:4096");
+  } catch {
+    serverUrl = new URL("http://localhost:4096");
+  }
+  return {
+    client: makeClient(path),
+    project,
+    worktree: given.worktree,
+    directory: given.directory,
+    experimental_workspace: {
+      register(type, adapter) {
+        workspaceAdapters.set(type, adapter);
+      },
+    },
+    serverUrl,
+    $: IS_BUN && globalThis.Bun?.$ ? globalThis.Bun.$ : undefined,
+  };
 }
 
 function fileStem(path) {
@@ -111,7 +138,10 @@ function makeTool(id, raw, schemaKey, path) {
 function hookNames(hookSets) {
   const names = new Set();
   for (const h of hookSets) {
-    for (const [k, v] of Object.entries(h ?? {})) if (k !== "tool" && typeof v === "function") names.add(k);
+    // `auth` and `provider` are objects in opencode's Hooks; every other hook is a function.
+    for (const [k, v] of Object.entries(h ?? {})) {
+      if (k !== "tool" && (typeof v === "function" || (v !== null && typeof v === "object"))) names.add(k);
+    }
   }
   return [...names];
 }

@@ -172,6 +172,8 @@ pub struct PluginHost {
     /// The running sidecar's sandbox policy, with the denial log its supervisor fills for
     /// the sidecar's whole life (`sandbox_note` reads what a call added to it).
     policy: std::sync::Mutex<Option<podcode_sandbox::Policy>>,
+    /// `PluginInput`'s data (`plugin_input`), built on the first load.
+    input: std::sync::OnceLock<Value>,
 }
 
 impl Drop for PluginHost {
@@ -197,6 +199,7 @@ impl PluginHost {
             spawns: AtomicU64::new(0),
             client: std::sync::Mutex::new(None),
             policy: std::sync::Mutex::new(None),
+            input: std::sync::OnceLock::new(),
         })
     }
 
@@ -307,7 +310,9 @@ impl PluginHost {
         let log_file = self.opts.data_dir.join("logs").join("plugins.log");
         sc.request(
             "initialize",
-            json!({"protocolVersion": 1, "hostDir": dir, "logFile": log_file}),
+            // `directory`: the sidecar works there, so a plugin's `process.cwd()` and `$`
+            // are the session's directory, as in opencode.
+            json!({"protocolVersion": 1, "hostDir": dir, "logFile": log_file, "directory": self.opts.directory}),
         )
         .await
         .map_err(|e| format!("the plugin host did not start: {e}"))?;
@@ -381,11 +386,7 @@ impl PluginHost {
             "path": file.path,
             "format": file.format.as_str(),
             "pluginConfig": self.opts.plugin_config,
-            "input": {
-                "directory": self.opts.directory,
-                "worktree": self.opts.worktree,
-                "project": {"root": self.opts.worktree},
-            },
+            "input": self.plugin_input(),
         });
         let result = sc
             .request("load", params)
@@ -398,6 +399,15 @@ impl PluginHost {
             .loaded
             .insert(file.path.clone(), (stamp, result.clone()));
         Ok((sc, result))
+    }
+
+    /// opencode's `PluginInput` data, found once (it runs git).
+    fn plugin_input(&self) -> Value {
+        self.input
+            .get_or_init(|| {
+                crate::plugin_input::plugin_input(&self.opts.directory, &self.opts.worktree)
+            })
+            .clone()
     }
 
     /// Stops the sidecar (a stuck plugin); the next call starts a fresh one.

@@ -13,6 +13,7 @@ mod manifest_cache;
 mod npm_install;
 mod plugin_deps;
 mod plugin_files;
+mod plugin_input;
 mod plugin_source;
 mod plugin_tool;
 mod sidecar;
@@ -37,6 +38,7 @@ pub use plugin_files::{
     PluginDirs, PluginFile, PluginFormat, find_plugin_files, fingerprint, plugin_dirs,
     resolve_npm_plugins,
 };
+pub use plugin_input::{SERVER_URL, project};
 pub use plugin_source::{FileReport, FileStatus, PluginTools, load_plugin_tools};
-pub use plugin_tool::{HookedFile, PluginHooks, PluginTool};
+pub use plugin_tool::{CALLED_HOOKS, HookedFile, PluginHooks, PluginTool};
 pub use sidecar::{RpcError, Sidecar};

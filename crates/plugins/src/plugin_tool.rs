@@ -2,7 +2,9 @@
 //! the plugin's own Zod schema and executes in the sidecar, bridging `ctx` both ways; an
 //! abort is forwarded, and a plugin that ignores it for 2 s gets its sidecar restarted so
 //! the next call finds a healthy host. `PluginHooks` runs the plugins' `tool.execute.*`,
-//! `permission.ask` and `shell.env` hooks.
+//! `permission.ask`, `shell.env` and conversation hooks in opencode's shapes
+//! (`tool.execute.after` gets the call's `args` and `{title, metadata, output}` with a bash
+//! call titled by its command); `CALLED_HOOKS` names every hook Podcode calls.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -140,10 +142,28 @@ fn result_from_json(v: Value) -> Result<ToolResult, ToolError> {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string(),
-        metadata: v.get("metadata").cloned().unwrap_or(Value::Null),
+        // opencode hands every hook an object here; a tool that set none gets `{}`.
+        metadata: v
+            .get("metadata")
+            .filter(|m| m.is_object())
+            .cloned()
+            .unwrap_or_else(|| json!({})),
         attachments,
     })
 }
+
+/// The hooks Podcode calls; a plugin's other hooks (opencode's `auth`,
+/// `experimental.text.complete`, …) never run, and `podcode plugins` says so.
+pub const CALLED_HOOKS: &[&str] = &[
+    "tool.execute.before",
+    "tool.execute.after",
+    "permission.ask",
+    "shell.env",
+    "event",
+    "config",
+    "chat.message",
+    "chat.params",
+];
 
 /// One plugin file's hooks.
 #[derive(Clone)]
@@ -280,12 +300,31 @@ impl ToolHook for PluginHooks {
         }
     }
 
-    async fn after(&self, call: &HookCall, result: &mut ToolResult) -> Result<(), String> {
-        let input =
-            json!({"tool": call.tool, "sessionID": call.session_id, "callID": call.call_id});
+    fn sees_results(&self) -> bool {
+        self.handles("tool.execute.after")
+    }
+
+    async fn after(
+        &self,
+        call: &HookCall,
+        args: &Value,
+        result: &mut ToolResult,
+    ) -> Result<(), String> {
+        let input = json!({
+            "tool": call.tool, "sessionID": call.session_id, "callID": call.call_id, "args": args,
+        });
+        // opencode titles a bash call with its command; Podcode's own title (the
+        // description) stays unless a hook changes the title.
+        let sent_title = match (call.tool.as_str(), args.get("command")) {
+            ("bash", Some(Value::String(command))) => command.clone(),
+            _ => result.title.clone(),
+        };
+        let mut title = sent_title.clone();
         let mut errors = Vec::new();
         for f in &self.files {
-            let output = json!({"title": result.title, "output": result.output, "metadata": result.metadata});
+            // In the order opencode's bash result has them.
+            let output =
+                json!({"title": title, "metadata": result.metadata, "output": result.output});
             match self
                 .run(f, "tool.execute.after", input.clone(), output)
                 .await
@@ -293,17 +332,20 @@ impl ToolHook for PluginHooks {
                 None => {}
                 Some(Ok(out)) => {
                     if let Some(t) = out.get("title").and_then(Value::as_str) {
-                        result.title = t.to_string();
+                        title = t.to_string();
                     }
                     if let Some(o) = out.get("output").and_then(Value::as_str) {
                         result.output = o.to_string();
                     }
-                    if let Some(m) = out.get("metadata") {
+                    if let Some(m) = out.get("metadata").filter(|m| m.is_object()) {
                         result.metadata = m.clone();
                     }
                 }
                 Some(Err(message)) => errors.push(message),
             }
+        }
+        if title != sent_title {
+            result.title = title;
         }
         if errors.is_empty() {
             Ok(())

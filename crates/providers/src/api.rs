@@ -110,8 +110,19 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
     /// Most tokens the reply may have; `None`: the client's default.
     pub max_tokens: Option<u32>,
-    /// Sampling temperature; `None`: the provider's default.
-    pub temperature: Option<f32>,
+    /// Sampling temperature; `None`: the provider's default. `f64`, so the value a
+    /// plugin or config set goes out exactly as written (0.42, not 0.41999998…).
+    pub temperature: Option<f64>,
+    /// Nucleus sampling; `None`: the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// Top-k sampling (sent to Anthropic only, as opencode's SDK does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<u64>,
+    /// Provider options (a `chat.params` hook's `options`): extra body fields, opencode's
+    /// camelCase names mapped to the wire's (see `options`).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub options: serde_json::Map<String, serde_json::Value>,
     /// A stable key for the provider's prompt cache (the session id): sent as
     /// `prompt_cache_key` to OpenAI, which routes requests sharing it to the same cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,6 +21,7 @@ mod api;
 mod catalog;
 mod endpoint;
 mod openai;
+mod options;
 mod resolve;
 mod retry;
 mod sse;

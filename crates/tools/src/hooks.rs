@@ -39,8 +39,21 @@ pub trait ToolHook: Send + Sync {
         Ok(BeforeDecision::Continue)
     }
 
-    /// Sees the full result before truncation and may rewrite it.
-    async fn after(&self, _call: &HookCall, _result: &mut ToolResult) -> Result<(), String> {
+    /// Whether `after` looks at results at all. Only then does the pipeline close the
+    /// call's output before the hooks run, so that they read what the model will read.
+    fn sees_results(&self) -> bool {
+        true
+    }
+
+    /// Sees the result of a completed call — `output` is the text the model will read (what
+    /// the tool streamed and returned, cut to the limits with the note on the rest) — and
+    /// may rewrite it. `args` are the arguments the call ran with.
+    async fn after(
+        &self,
+        _call: &HookCall,
+        _args: &Value,
+        _result: &mut ToolResult,
+    ) -> Result<(), String> {
         Ok(())
     }
 

@@ -8,7 +8,8 @@
 //! 4. **permission** (`admit`): tools that do not gate themselves are asked for by id.
 //! 5. **execute** (`execute`): timeout, the user's abort, retries for idempotent tools;
 //!    errors and panics become texts.
-//! 6. **after-hooks** (`output`): see the full result of a completed call.
+//! 6. **after-hooks** (`output`): see the result of a completed call as the model will read
+//!    it (when a hook looks at results, stage 7 runs first and the hooks get its text).
 //! 7. **truncate + spill** (`output`): keep the tool's end, spill the rest, tell the model.
 //! 8. **record** (`record`): the call log's record (`CallLog`) and the `ToolStarted` / `ToolFinished` /
 //!    `ToolFailed` events. This crate is the only writer of that row: calls the agent settles
@@ -132,8 +133,9 @@ impl ToolRuntime {
             Ok(args) => args,
             Err(stop) => return self.finish(state.stopped(stop)),
         };
-        let ran = self.execute(&state, args).await;
-        let ran = self.after_hooks(&state, ran).await;
+        // After-hooks see the arguments the call ran with (opencode's `input.args`).
+        let ran = self.execute(&state, args.clone()).await;
+        let ran = self.after_hooks(&state, &args, ran).await;
         let out = self.shape_output(state, ran);
         self.finish(out)
     }

@@ -354,7 +354,12 @@ impl ToolHook for Rewriter {
         }
         Ok(BeforeDecision::Continue)
     }
-    async fn after(&self, _call: &HookCall, result: &mut ToolResult) -> Result<(), String> {
+    async fn after(
+        &self,
+        _call: &HookCall,
+        _args: &Value,
+        result: &mut ToolResult,
+    ) -> Result<(), String> {
         result.output.push_str(" (seen)");
         Ok(())
     }
@@ -488,4 +493,64 @@ async fn permission_outcomes_have_distinct_texts_and_always_is_remembered() {
         "Permission denied: a rule in the user's configuration denies edit for \"Cargo.lock\". Do not retry this call; find another way or ask the user to change the rule."
     );
     assert!(!h.work().join("Cargo.lock").exists());
+}
+
+/// Keeps what `tool.execute.after` saw and masks the first line.
+struct Seer(Arc<std::sync::Mutex<Vec<(Value, ToolResult)>>>);
+#[async_trait]
+impl ToolHook for Seer {
+    fn name(&self) -> &str {
+        "seer"
+    }
+    async fn after(
+        &self,
+        _call: &HookCall,
+        args: &Value,
+        result: &mut ToolResult,
+    ) -> Result<(), String> {
+        self.0.lock().unwrap().push((args.clone(), result.clone()));
+        result.output = result.output.replacen("line 1\n", "[masked]\n", 1);
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn after_hooks_see_streamed_output_as_the_model_reads_it_and_their_rewrite_is_final() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let h = harness(
+        registry(vec![testing::spew("head", Truncation::Head)]),
+        Setup {
+            hooks: vec![Arc::new(Seer(seen.clone()))],
+            opts: Box::new(|o| o.max_lines = 5),
+            ..allowing()
+        },
+    );
+    // Within the limits: the streamed text whole, metadata an object saying nothing was cut.
+    let out = h.call("head", r#"{"bytes": 14}"#).await;
+    assert_eq!(out.model_text, "[masked]\nline 2\n");
+    let (args, result) = seen.lock().unwrap()[0].clone();
+    assert_eq!(args, json!({"bytes": 14}));
+    assert_eq!(result.output, "line 1\nline 2\n");
+    assert_eq!(result.metadata, json!({"truncated": false}));
+    // Cut: the kept lines with the note, and where the whole output is.
+    let out = h.call("head", r#"{"bytes": 700}"#).await;
+    let t = out.truncated.clone().unwrap();
+    let (_, result) = seen.lock().unwrap()[1].clone();
+    assert!(
+        result
+            .output
+            .starts_with("line 1\nline 2\nline 3\nline 4\nline 5\n\n[output truncated:"),
+        "{}",
+        result.output
+    );
+    assert_eq!(
+        result.metadata,
+        json!({"truncated": true, "outputPath": t.spill_path.to_string_lossy()})
+    );
+    assert!(
+        out.model_text.starts_with("[masked]\nline 2\n"),
+        "{}",
+        out.model_text
+    );
+    assert!(out.model_text.contains("[output truncated:"));
 }

@@ -93,7 +93,7 @@ impl Agent {
         let mut overflowed = false;
         // The summarising request after an overflow counts toward the step's usage.
         let mut spent = StepUsage::default();
-        let temperature = self.chat_params_hook(&rec.session).await;
+        let params = self.chat_params_hook(&rec.session).await;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -107,8 +107,11 @@ impl Agent {
                     without_tool_parts(&history.messages)
                 },
                 tools: tools.to_vec(),
-                max_tokens: self.opts.max_tokens,
-                temperature,
+                max_tokens: params.max_tokens,
+                temperature: params.temperature,
+                top_p: params.top_p,
+                top_k: params.top_k,
+                options: params.options.clone(),
                 cache_key: Some(rec.session.clone()),
             };
             let info = &self.opts.model_info;

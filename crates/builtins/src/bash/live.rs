@@ -70,14 +70,18 @@ impl LiveOutput {
         }
     }
 
+    /// The last lines of output, as the live view shows them.
+    pub fn preview(&self) -> String {
+        let (head, tail) = self.tail.as_slices();
+        last_lines(&[head, tail].concat(), TAIL_LINES)
+    }
+
     /// Sends the live view now (the first update, and the last one).
     pub fn send(&mut self) {
         self.dirty = false;
         self.last_sent = Some(Instant::now());
-        let (head, tail) = self.tail.as_slices();
-        let bytes = [head, tail].concat();
         let metadata = json!({
-            "output": last_lines(&bytes, TAIL_LINES),
+            "output": self.preview(),
             "description": self.description,
         });
         self.ctx.metadata(Some(self.title.clone()), Some(metadata));

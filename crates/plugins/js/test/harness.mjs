@@ -210,7 +210,12 @@ export class HostClient {
 
 // ---- shared request helpers -------------------------------------------------------------
 
-export const INPUT = { directory: FIXTURES, worktree: FIXTURES, project: { root: FIXTURES } };
+export const INPUT = {
+  directory: FIXTURES,
+  worktree: FIXTURES,
+  project: { id: "global", worktree: FIXTURES, vcs: null, sandboxes: [], time: { created: 1, updated: 1 } },
+  serverUrl: "http://localhost:4096",
+};
 
 export function fixture(rel) {
   return join(FIXTURES, rel);

@@ -27,7 +27,8 @@ export function protocolSuite(runtime, skip) {
     });
 
     test("initialize names the runtime", async () => {
-      const r = await client.request("initialize", { protocolVersion: 1, hostDir: client.hostDir });
+      // As Rust does: the host then works in the session directory.
+      const r = await client.request("initialize", { protocolVersion: 1, hostDir: client.hostDir, directory: INPUT.directory });
       assert.equal(r.runtime, runtime);
       assert.match(r.version, /^\d+\.\d+\.\d+/);
       assert.match((await rejection(client.request("initialize", { protocolVersion: 2 }))).message, /unsupported plugin host protocol version 2/);
@@ -190,7 +191,35 @@ export function protocolSuite(runtime, skip) {
       const e = await rejection(execute(client, GUARD, "use_client"));
       assert.equal(e.message, "client.session.prompt is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status)");
       const info = JSON.parse((await execute(client, GUARD, "plugin_input")).output);
-      assert.deepEqual(info, { root: INPUT.project.root, directory: INPUT.directory, worktree: INPUT.worktree, hasShell: runtime === "bun" });
+      // opencode's PluginInput keys, in its order; the host works in the session directory.
+      assert.deepEqual(info, {
+        keys: ["client", "project", "worktree", "directory", "experimental_workspace", "serverUrl", "$"],
+        projectKeys: ["id", "worktree", "vcs", "sandboxes", "time"],
+        id: INPUT.project.id,
+        projectWorktree: INPUT.worktree,
+        directory: INPUT.directory,
+        worktree: INPUT.worktree,
+        serverUrl: "http://localhost:4096/",
+        register: "function",
+        cwdAtLoad: INPUT.directory,
+        cwd: INPUT.directory,
+        pwd: runtime === "bun" ? INPUT.directory : null,
+      });
+    });
+
+    test("hooks names every hook a plugin defines, the object-valued auth and provider too", async () => {
+      const dir = tempPluginDir();
+      const file = writePlugin(dir, "mixed.mjs", [
+        "export const Mixed = async () => ({",
+        "  'tool.execute.before': async () => {},",
+        "  'experimental.text.complete': async () => {},",
+        "  auth: { provider: 'example', methods: [] },",
+        "  provider: { id: 'example' },",
+        "  tool: {},",
+        "})",
+      ].join("\n"));
+      const r = await load(client, file, "opencode-plugin");
+      assert.deepEqual(r.hooks.sort(), ["auth", "experimental.text.complete", "provider", "tool.execute.before"]);
     });
 
     test("a syntax error is a load error with its line (.mjs and .ts)", async () => {

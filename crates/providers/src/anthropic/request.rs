@@ -72,6 +72,13 @@ pub(crate) fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), json!(t));
     }
+    if let Some(p) = req.top_p {
+        body.insert("top_p".into(), json!(p));
+    }
+    if let Some(k) = req.top_k {
+        body.insert("top_k".into(), json!(k));
+    }
+    crate::options::merge(&mut body, &req.options, crate::options::Wire::Anthropic);
     Value::Object(body)
 }
 
@@ -257,6 +264,9 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             temperature: Some(0.5),
+            top_p: None,
+            top_k: None,
+            options: Default::default(),
             cache_key: None,
         };
         let body = request_body(&ModelRef::parse("anthropic/claude-y").unwrap(), &req);
@@ -301,6 +311,9 @@ mod tests {
             tools: vec![tool("a"), tool("b")],
             max_tokens: None,
             temperature: None,
+            top_p: None,
+            top_k: None,
+            options: Default::default(),
             cache_key: Some("ses_1".into()),
         };
         let body = request_body(&ModelRef::parse("anthropic/claude-y").unwrap(), &req);

@@ -60,6 +60,10 @@ pub(crate) fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), json!(t));
     }
+    if let Some(p) = req.top_p {
+        body.insert("top_p".into(), json!(p));
+    }
+    crate::options::merge(&mut body, &req.options, crate::options::Wire::OpenAi);
     // OpenAI routes requests sharing a key to the same prompt cache; other compatible
     // servers may refuse unknown fields, so only OpenAI's own API gets it.
     if let Some(key) = &req.cache_key
@@ -178,6 +182,9 @@ mod tests {
             tools: vec![],
             max_tokens: None,
             temperature: None,
+            top_p: None,
+            top_k: None,
+            options: Default::default(),
             cache_key: None,
         }
     }

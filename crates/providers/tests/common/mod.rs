@@ -36,6 +36,9 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
         }],
         max_tokens: None,
         temperature: None,
+        top_p: None,
+        top_k: None,
+        options: Default::default(),
         cache_key: None,
     }
 }

@@ -15,6 +15,7 @@ use super::state::CallState;
 use super::{CallStatus, ToolRuntime};
 use crate::texts;
 use crate::tool::ToolError;
+use crate::truncate::Truncated;
 
 /// How one try ended.
 enum Exec {
@@ -33,6 +34,9 @@ pub(super) struct Ran {
     pub result: ToolResult,
     pub error: Option<String>,
     pub attempts: u32,
+    /// Set once after-hooks closed the output sink: `result.output` is then the text the
+    /// model reads, and this says what truncation did.
+    pub shaped: Option<Option<Truncated>>,
 }
 
 impl ToolRuntime {
@@ -146,6 +150,7 @@ fn settle(exec: Exec, id: &str, timeout: Duration, own_timeout: bool, attempts: 
         result: result.unwrap_or_default(),
         error,
         attempts,
+        shaped: None,
     }
 }
 

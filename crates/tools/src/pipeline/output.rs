@@ -1,10 +1,13 @@
-//! Stages 6 and 7, after-hooks and truncate+spill: hooks see (and may rewrite) the full
-//! result of a completed call; then the output the tool streamed and the output it
-//! returned go through the call's sink, which keeps the tool's end (`head` or `tail`) and
-//! spills the whole to a file. The model's text is the kept output with a note on how to
-//! read the rest using the tools this session has, after the error text when there is one.
+//! Stages 6 and 7, after-hooks and truncate+spill. The output the tool streamed and the
+//! output it returned go through the call's sink, which keeps the tool's end (`head` or
+//! `tail`) and spills the whole to a file; the model's text is the kept output with a note
+//! on how to read the rest using the tools this session has, after the error text when
+//! there is one. When a hook looks at results, the sink is closed first and the hooks get
+//! that text (so a redaction hook changes what the model reads, as in opencode), with the
+//! metadata as an object that says whether the output was cut.
 
 use podcode_protocol::{Truncation, clip_title};
+use serde_json::{Value, json};
 
 use super::execute::Ran;
 use super::state::CallState;
@@ -14,10 +17,14 @@ use crate::truncate::Truncated;
 
 impl ToolRuntime {
     /// A failing hook is a warning for the user and leaves the result as it was.
-    pub(super) async fn after_hooks(&self, s: &CallState, mut ran: Ran) -> Ran {
-        if ran.status == CallStatus::Completed {
+    pub(super) async fn after_hooks(&self, s: &CallState, args: &Value, mut ran: Ran) -> Ran {
+        if ran.status == CallStatus::Completed && s.hooks.iter().any(|h| h.sees_results()) {
+            let (kept, truncated) = self.spill(s, std::mem::take(&mut ran.result.output));
+            ran.result.output = self.with_note(s, kept, truncated.as_ref());
+            tag_truncation(&mut ran.result.metadata, truncated.as_ref());
+            ran.shaped = Some(truncated);
             for hook in s.hooks.iter() {
-                if let Err(e) = hook.after(&s.hook_call, &mut ran.result).await {
+                if let Err(e) = hook.after(&s.hook_call, args, &mut ran.result).await {
                     self.shared.warn(format!(
                         "tool.execute.after hook {} failed: {e}",
                         hook.name()
@@ -29,24 +36,17 @@ impl ToolRuntime {
         ran
     }
 
-    /// Truncates and spills the output and builds the outcome the model reads.
+    /// Truncates and spills the output (unless after-hooks did) and builds the outcome the
+    /// model reads.
     pub(super) fn shape_output(&self, s: CallState, mut ran: Ran) -> CallOutcome {
-        let (kept, truncated) = self.spill(&s, std::mem::take(&mut ran.result.output));
-        let body = match &truncated {
-            None => kept.clone(),
-            Some(t) => {
-                let head = s.spec().truncation == Truncation::Head;
-                let note = texts::truncation_note(
-                    t,
-                    head,
-                    s.tool.registry_has("read"),
-                    s.tool.registry_has("grep"),
-                );
-                if head {
-                    format!("{kept}\n\n{note}")
-                } else {
-                    format!("{note}\n\n{kept}")
-                }
+        let output = std::mem::take(&mut ran.result.output);
+        let (kept, body, truncated) = match ran.shaped.take() {
+            // The hooks had the model's text, note included; what they left is final.
+            Some(truncated) => (output.clone(), output, truncated),
+            None => {
+                let (kept, truncated) = self.spill(&s, output);
+                let body = self.with_note(&s, kept.clone(), truncated.as_ref());
+                (kept, body, truncated)
             }
         };
         let model_text = match ran.error {
@@ -71,6 +71,25 @@ impl ToolRuntime {
         }
     }
 
+    /// The kept output with the note on where the rest went, when anything was cut.
+    fn with_note(&self, s: &CallState, kept: String, truncated: Option<&Truncated>) -> String {
+        let Some(t) = truncated else {
+            return kept;
+        };
+        let head = s.spec().truncation == Truncation::Head;
+        let note = texts::truncation_note(
+            t,
+            head,
+            s.tool.registry_has("read"),
+            s.tool.registry_has("grep"),
+        );
+        if head {
+            format!("{kept}\n\n{note}")
+        } else {
+            format!("{note}\n\n{kept}")
+        }
+    }
+
     /// Appends the returned output to what the tool streamed and closes the sink: the kept
     /// text, and where the rest went when anything was cut.
     fn spill(&self, s: &CallState, output: String) -> (String, Option<Truncated>) {
@@ -88,5 +107,23 @@ impl ToolRuntime {
             self.shared.warn(format!("{}: {err}", s.id()));
         }
         (kept, truncated)
+    }
+}
+
+/// Hooks always get metadata as an object (opencode's tools never give `null`) with
+/// opencode's `truncated` flag and, when cut, `outputPath`; a tool's own keys win.
+fn tag_truncation(metadata: &mut Value, truncated: Option<&Truncated>) {
+    if !metadata.is_object() {
+        *metadata = match std::mem::take(metadata) {
+            Value::Null => json!({}),
+            other => json!({ "value": other }),
+        };
+    }
+    if let Some(map) = metadata.as_object_mut() {
+        map.entry("truncated").or_insert(json!(truncated.is_some()));
+        if let Some(t) = truncated.filter(|t| t.spill_error.is_none()) {
+            map.entry("outputPath")
+                .or_insert(json!(t.spill_path.to_string_lossy()));
+        }
     }
 }

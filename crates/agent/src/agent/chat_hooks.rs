@@ -1,0 +1,165 @@
+//! The conversation hooks plugins see around model requests, in opencode's shapes:
+//! `chat.message` (may rewrite the user's text) and `chat.params` (may change the sampling
+//! of the next request). `chat.params` gets opencode's input — `sessionID`, `agent`,
+//! `model` (opencode's `Model`: id, providerID, api, capabilities, cost, limit, …),
+//! `provider` (`{id, name, source, env, options, models}`, options never carrying keys) and
+//! `message` (the turn's user message: `{id, sessionID, role, time, agent, model}`) — and
+//! its output `{temperature, topP, topK, maxOutputTokens, options}`, all of which go into
+//! the request (`ChatParams`).
+
+use podcode_providers::ModelInfo;
+use serde_json::{Map, Value, json};
+
+use super::Agent;
+
+/// What `chat.params` left for the next request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct ChatParams {
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub top_k: Option<u64>,
+    pub max_tokens: Option<u32>,
+    pub options: Map<String, Value>,
+}
+
+impl Agent {
+    /// The input every conversation hook shares.
+    fn hook_input(&self, session_id: &str) -> Value {
+        let model = self.model.model();
+        json!({
+            "sessionID": session_id,
+            "agent": self.profile.name,
+            "model": {"providerID": model.provider, "modelID": model.model},
+        })
+    }
+
+    /// The `chat.message` hook may rewrite the user's text (its text parts, joined).
+    pub(super) async fn chat_message_hook(&self, session_id: &str, text: &str) -> String {
+        let output =
+            json!({"message": {"role": "user"}, "parts": [{"type": "text", "text": text}]});
+        let out = self
+            .runtime
+            .chat_hook("chat.message", self.hook_input(session_id), output)
+            .await;
+        let texts: Vec<&str> = out["parts"]
+            .as_array()
+            .map(|parts| parts.iter().filter_map(|p| p["text"].as_str()).collect())
+            .unwrap_or_default();
+        if texts.is_empty() {
+            text.to_string()
+        } else {
+            texts.join("\n")
+        }
+    }
+
+    /// The `chat.params` hook may set the sampling, the reply limit and provider options
+    /// of the next request; what it leaves unset keeps the configured value.
+    pub(super) async fn chat_params_hook(&self, session_id: &str) -> ChatParams {
+        // A number, as opencode gives (plugins compute with it): the configured limit, else
+        // the model's; only a changed value is sent.
+        let max_shown = self
+            .opts
+            .max_tokens
+            .map_or(self.opts.model_info.output, u64::from);
+        let output = json!({
+            "temperature": self.opts.temperature,
+            "topP": null,
+            "topK": null,
+            "maxOutputTokens": max_shown,
+            "options": {},
+        });
+        let out = self
+            .runtime
+            .chat_hook("chat.params", self.params_input(session_id), output)
+            .await;
+        ChatParams {
+            temperature: out["temperature"].as_f64().or(self.opts.temperature),
+            top_p: out["topP"].as_f64(),
+            top_k: out["topK"]
+                .as_f64()
+                .filter(|k| *k >= 1.0)
+                .map(|k| k.round() as u64),
+            max_tokens: out["maxOutputTokens"]
+                .as_u64()
+                .filter(|m| *m > 0 && *m != max_shown)
+                .and_then(|m| u32::try_from(m).ok())
+                .or(self.opts.max_tokens),
+            options: out["options"].as_object().cloned().unwrap_or_default(),
+        }
+    }
+
+    fn params_input(&self, session_id: &str) -> Value {
+        let model = self.model.model();
+        let info = model_json(&model.provider, &model.model, &self.opts.model_info);
+        let (message_id, created) = self.turn_message().unwrap_or_default();
+        json!({
+            "sessionID": session_id,
+            "agent": self.profile.name,
+            "model": info.clone(),
+            "provider": {
+                "id": model.provider,
+                "name": model.provider,
+                "source": "config",
+                "env": [],
+                "options": {},
+                "models": { model.model.clone(): info },
+            },
+            "message": {
+                "id": message_id,
+                "sessionID": session_id,
+                "role": "user",
+                "time": {"created": created},
+                "agent": self.profile.name,
+                "model": {"providerID": model.provider, "modelID": model.model},
+            },
+        })
+    }
+
+    pub(super) fn set_turn_message(&self, id: &str) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        if let Ok(mut m) = self.turn_message.lock() {
+            *m = Some((id.to_string(), now));
+        }
+    }
+
+    fn turn_message(&self) -> Option<(String, i64)> {
+        self.turn_message.lock().ok().and_then(|m| m.clone())
+    }
+}
+
+/// opencode's `Model` for what Podcode knows of one.
+fn model_json(provider: &str, model: &str, info: &ModelInfo) -> Value {
+    let cost = info.cost.as_ref();
+    json!({
+        "id": model,
+        "providerID": provider,
+        "api": {"id": model, "npm": "", "url": ""},
+        "name": model,
+        "family": "",
+        "status": "active",
+        "capabilities": {
+            "temperature": true,
+            "reasoning": info.reasoning,
+            "attachment": info.images,
+            "toolcall": info.tools,
+            "input": {"text": true, "audio": false, "image": info.images, "video": false, "pdf": false},
+            "output": {"text": true, "audio": false, "image": false, "video": false, "pdf": false},
+            "interleaved": false,
+        },
+        "cost": {
+            "input": cost.map_or(0.0, |c| c.input),
+            "output": cost.map_or(0.0, |c| c.output),
+            "cache": {
+                "read": cost.and_then(|c| c.cache_read).unwrap_or(0.0),
+                "write": cost.and_then(|c| c.cache_write).unwrap_or(0.0),
+            },
+        },
+        "options": {},
+        "limit": {"context": info.context, "output": info.output},
+        "headers": {},
+        "release_date": "",
+        "variants": {},
+    })
+}
