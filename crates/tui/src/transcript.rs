@@ -226,6 +226,7 @@ impl Transcript {
                 tool,
                 error,
                 duration_ms,
+                ..
             } => {
                 if self.card(call_id).is_none() {
                     self.apply_event(&Event::ToolStarted {
@@ -454,6 +455,7 @@ mod tests {
             tool: "grep".into(),
             error: "x".into(),
             duration_ms: 1,
+            state: podcode_protocol::ToolCallState::Failed,
         }));
         assert_eq!(title(&t), "explore · Find callers — thinking · 1 tool call");
         assert_eq!(
