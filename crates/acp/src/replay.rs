@@ -1,6 +1,8 @@
 //! `session/load`: a stored conversation replayed to the client as the updates it would
 //! have seen live — the user's prompts, the answers and reasoning, and every tool call
-//! with its final status, its output and the diffs of the changes it journaled.
+//! with its final status, its arguments, its output and the diffs of the changes it
+//! journaled — the engine's conversation items — and Podcode's notes (a compaction, what the
+//! model was told after a revert) as thoughts.
 
 use std::path::PathBuf;
 
@@ -8,8 +10,8 @@ use agent_client_protocol_schema::v1::{
     ContentBlock, ContentChunk, Diff, ResourceLink, SessionUpdate, ToolCall, ToolCallContent,
     ToolCallStatus,
 };
-use podcode_core::{Engine, ToolCallState, TranscriptItem};
-use serde_json::Value;
+use podcode_core::{Engine, ToolCallState};
+use podcode_protocol::{Item, compacted_text};
 
 use crate::rpc::{Connection, RpcError};
 use crate::translate::tool_kind;
@@ -28,9 +30,9 @@ pub fn replay(engine: &Engine, conn: &Connection, session_id: &str) -> Result<()
     Ok(())
 }
 
-fn updates(engine: &Engine, item: TranscriptItem) -> Vec<SessionUpdate> {
+fn updates(engine: &Engine, item: Item) -> Vec<SessionUpdate> {
     match item {
-        TranscriptItem::User { text, files, .. } => {
+        Item::User { text, files, .. } => {
             let mut out = Vec::new();
             if !text.is_empty() {
                 out.push(SessionUpdate::UserMessageChunk(ContentChunk::new(
@@ -49,17 +51,17 @@ fn updates(engine: &Engine, item: TranscriptItem) -> Vec<SessionUpdate> {
             }
             out
         }
-        TranscriptItem::Assistant { text, .. } => {
+        Item::Assistant { text, .. } => {
             vec![SessionUpdate::AgentMessageChunk(ContentChunk::new(
                 text.into(),
             ))]
         }
-        TranscriptItem::Reasoning { text, .. } => {
+        Item::Reasoning { text, .. } => {
             vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(
                 text.into(),
             ))]
         }
-        TranscriptItem::Tool(view) => {
+        Item::Tool(view) => {
             let mut content: Vec<ToolCallContent> = engine
                 .changes(None, Some(&view.call_id))
                 .unwrap_or_default()
@@ -86,10 +88,24 @@ fn updates(engine: &Engine, item: TranscriptItem) -> Vec<SessionUpdate> {
             };
             vec![SessionUpdate::ToolCall(
                 ToolCall::new(view.call_id, title)
-                    .kind(tool_kind(&view.tool, &Value::Null))
+                    .kind(tool_kind(&view.tool, &view.args))
+                    .raw_input((!view.args.is_null()).then_some(view.args))
                     .status(status)
                     .content(content),
             )]
         }
+        // Podcode's own notes: shown as the agent's thoughts, as they are not its answer.
+        Item::Compaction {
+            reason,
+            pruned,
+            summarized,
+            tokens_before,
+            tokens_after,
+        } => vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+            compacted_text(&reason, pruned, summarized, tokens_before, tokens_after).into(),
+        ))],
+        Item::RevertNote { text } => vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+            text.into(),
+        ))],
     }
 }

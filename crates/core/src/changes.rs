@@ -195,13 +195,20 @@ impl Engine {
         match podcode_tools::revert(&store, target, &opts) {
             Ok(out) => {
                 // The model's history still says the file was written: tell it.
-                let error = self.note_revert(session_id, &out.reverted).err().map(|e| {
-                    format!("the files were restored, but the note telling the model could not be stored: {e}")
-                });
+                let (note, error) = match self.note_revert(session_id, &out.reverted) {
+                    Ok(note) => (note, None),
+                    Err(e) => (
+                        None,
+                        Some(format!(
+                            "the files were restored, but the note telling the model could not be stored: {e}"
+                        )),
+                    ),
+                };
                 RevertReport {
                     reverted: out.reverted,
                     skipped: out.skipped,
                     error,
+                    note,
                     ..RevertReport::default()
                 }
             }

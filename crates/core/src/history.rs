@@ -1,69 +1,17 @@
 //! Stored sessions as front ends read them: the session list, a session's conversation as
-//! transcript items (what the TUI shows when it resumes one), as plain text
+//! `Item`s (what every front end shows when it opens one; the same items `ItemFold` builds
+//! from the live events), as plain text
 //! (`podcode sessions show`) and as JSON with every row (`podcode sessions export`).
 
 use std::time::{Duration, UNIX_EPOCH};
 
 use podcode_agent::{StepStatus, StoredPart};
-use podcode_protocol::StepUsage;
-use podcode_store::{SessionRow, ToolCallState};
+use podcode_protocol::{Item, StepUsage, ToolItem, child_of, diff_of};
+use podcode_store::SessionRow;
 use serde_json::{Value, json};
 
 use crate::engine::Engine;
 use crate::error::EngineError;
-
-/// One entry of a stored conversation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TranscriptItem {
-    /// A prompt the user wrote, with the files attached to it.
-    User {
-        /// The stored user message (as `Event::UserMessage` names it).
-        message_id: String,
-        /// The prompt text.
-        text: String,
-        /// Paths of the attached files.
-        files: Vec<String>,
-    },
-    /// Assistant text.
-    Assistant {
-        /// The assistant message it belongs to.
-        message_id: String,
-        /// The text.
-        text: String,
-    },
-    /// Model reasoning.
-    Reasoning {
-        /// The assistant message it belongs to.
-        message_id: String,
-        /// The reasoning text.
-        text: String,
-    },
-    /// A tool call.
-    Tool(ToolCallView),
-}
-
-/// A recorded tool call as a card shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolCallView {
-    /// The call's id.
-    pub call_id: String,
-    /// The tool's id.
-    pub tool: String,
-    /// The result's title.
-    pub title: String,
-    /// Running, or how it ended.
-    pub state: ToolCallState,
-    /// How long it ran.
-    pub elapsed_ms: u64,
-    /// The output, or the error text of a failed call.
-    pub output: String,
-    /// How many attachments the result had.
-    pub attachments: usize,
-    /// The file with the full output, when it was truncated.
-    pub spill_path: Option<String>,
-    /// The diff of the file change it made, when there was one.
-    pub diff: Option<String>,
-}
 
 /// `2026-12-02 10:31:05` for a millisecond timestamp (UTC).
 pub fn format_time(ms: i64) -> String {
@@ -106,11 +54,8 @@ impl Engine {
         Ok(!self.store()?.messages(id)?.is_empty())
     }
 
-    /// A stored conversation as transcript items, and the tokens it used.
-    pub fn transcript(
-        &self,
-        session_id: &str,
-    ) -> Result<(Vec<TranscriptItem>, StepUsage), EngineError> {
+    /// A stored conversation as items, and the tokens it used.
+    pub fn transcript(&self, session_id: &str) -> Result<(Vec<Item>, StepUsage), EngineError> {
         self.transcript_before(session_id, None)
     }
 
@@ -120,7 +65,7 @@ impl Engine {
         &self,
         session_id: &str,
         before: Option<&str>,
-    ) -> Result<(Vec<TranscriptItem>, StepUsage), EngineError> {
+    ) -> Result<(Vec<Item>, StepUsage), EngineError> {
         let store = self.store()?;
         let mut items = Vec::new();
         let mut usage = StepUsage::default();
@@ -130,6 +75,18 @@ impl Engine {
             }
             let synthetic = m.content.get("synthetic").and_then(|v| v.as_bool()) == Some(true);
             if m.role == "user" && synthetic {
+                // Texts Podcode sent the model itself: only a revert's note is an item.
+                if m.content.get("note").and_then(Value::as_str) == Some("revert") {
+                    items.push(Item::RevertNote {
+                        text: user_texts(&store.parts(&m.id)?),
+                    });
+                }
+                continue;
+            }
+            if m.role == "system" {
+                if let Some(c) = m.content.get("compaction") {
+                    items.push(compaction_item(c));
+                }
                 continue;
             }
             let mut user_text = String::new();
@@ -137,21 +94,26 @@ impl Engine {
             for part in store.parts(&m.id)? {
                 match StoredPart::parse(&part) {
                     StoredPart::Text(t) if m.role == "user" => user_text.push_str(&t.text),
-                    StoredPart::Text(t) => items.push(TranscriptItem::Assistant {
+                    StoredPart::Text(t) => items.push(Item::Assistant {
                         message_id: m.id.clone(),
                         text: t.text,
                     }),
-                    StoredPart::Reasoning(r) => items.push(TranscriptItem::Reasoning {
+                    StoredPart::Reasoning(r) => items.push(Item::Reasoning {
                         message_id: m.id.clone(),
                         text: r.text,
                     }),
+                    // The call's arguments are read from its `tool_calls` row (parsed, as
+                    // `Event::ToolStarted` carries them), never from the part's raw text.
                     StoredPart::Tool(t) => {
                         let Some(call) = store.tool_call(&t.call_id)? else {
                             continue;
                         };
-                        items.push(TranscriptItem::Tool(ToolCallView {
+                        items.push(Item::Tool(ToolItem {
+                            child_session_id: child_of(&call.tool, &call.metadata),
+                            diff: diff_of(&call.metadata),
                             call_id: call.id,
                             tool: call.tool,
+                            args: call.args,
                             title: call.title,
                             state: call.state,
                             elapsed_ms: call
@@ -161,12 +123,6 @@ impl Engine {
                             output: call.error.unwrap_or(call.output),
                             attachments: call.attachments.as_array().map_or(0, |a| a.len()),
                             spill_path: call.spill_path,
-                            diff: call
-                                .metadata
-                                .get("diff")
-                                .and_then(|d| d.as_str())
-                                .filter(|d| !d.is_empty())
-                                .map(str::to_string),
                         }));
                     }
                     StoredPart::Step(st) => usage.add(&st.usage),
@@ -175,7 +131,7 @@ impl Engine {
                 }
             }
             if !user_text.is_empty() || !files.is_empty() {
-                items.push(TranscriptItem::User {
+                items.push(Item::User {
                     message_id: m.id.clone(),
                     text: user_text,
                     files,
@@ -326,5 +282,32 @@ impl Engine {
             .ok()
             .flatten()
             .map(|c| c.state.to_string())
+    }
+}
+
+/// The text parts of a message, joined.
+fn user_texts(parts: &[podcode_store::PartRow]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| match StoredPart::parse(p) {
+            StoredPart::Text(t) => Some(t.text),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A compaction record (a `system` message's `compaction`) as its item.
+fn compaction_item(c: &Value) -> Item {
+    let n = |k: &str| c.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Item::Compaction {
+        reason: c
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("auto")
+            .to_string(),
+        pruned: n("pruned") as u32,
+        summarized: n("summarized") as u32,
+        tokens_before: n("tokens_before"),
+        tokens_after: n("tokens_after"),
     }
 }

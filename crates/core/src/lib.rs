@@ -52,7 +52,7 @@ pub use drafts::Drafts;
 pub use engine::{Engine, NewSessionSpec};
 pub use error::EngineError;
 pub use event_log::{EventLog, LoggedEvent, ResumePoint, event_type};
-pub use history::{ToolCallView, TranscriptItem, format_time};
+pub use history::format_time;
 pub use sandbox::{SandboxReport, SandboxRun};
 /// The sandbox helper and kernel probe, for the binary's hidden `__sandbox-exec` and
 /// `podcode sandbox status`.

@@ -35,18 +35,19 @@ pub fn revert_note_line(file: &str, file_gone: bool, redo: bool) -> String {
 
 impl Engine {
     /// Stores the note about `reverted` (the revert records of one revert, journaled under
-    /// `session_id`) for the model; nothing when nothing was reverted.
+    /// `session_id`) for the model, and returns it (the `RevertReport`'s `note`, which
+    /// front ends show as an `Item::RevertNote`); nothing when nothing was reverted.
     pub(crate) fn note_revert(
         &self,
         session_id: &str,
         reverted: &[RecordedChange],
-    ) -> Result<(), EngineError> {
+    ) -> Result<Option<String>, EngineError> {
         if reverted.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let store = self.store()?;
         let Some(session) = store.session(session_id)? else {
-            return Ok(());
+            return Ok(None);
         };
         let mut lines = Vec::new();
         for record in reverted {
@@ -78,7 +79,7 @@ impl Engine {
             let message = store.add_message(&id, "user", &content)?;
             store.add_part(&message, &id, "text", &json!({ "text": text }))?;
         }
-        Ok(())
+        Ok(Some(text))
     }
 }
 

@@ -51,6 +51,7 @@ impl TurnNotes {
                 tool,
                 error,
                 duration_ms,
+                ..
             } => {
                 let state = engine
                     .call_state(call_id)

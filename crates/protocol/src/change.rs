@@ -110,4 +110,8 @@ pub struct RevertReport {
     /// Set when the revert could not run at all (unknown id, store failure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the model is told about this revert on its next request (the note stored in
+    /// the conversation); `None` when nothing was reverted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }

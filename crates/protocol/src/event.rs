@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{PermissionReply, PermissionRequest, RevertReport, RevertTarget, ToolResult};
+use crate::{
+    PermissionReply, PermissionRequest, RevertReport, RevertTarget, ToolCallState, ToolResult,
+};
 
 /// Something a front end asks the core to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -110,6 +112,10 @@ pub enum Event {
         error: String,
         /// How long the call ran before failing.
         duration_ms: u64,
+        /// How it ended: `failed`, `denied`, `interrupted` or `timed_out` (as the call log
+        /// records it; `failed` in events logged before this field existed).
+        #[serde(default = "ToolCallState::failed")]
+        state: ToolCallState,
     },
     /// A call needs the user's decision: answer with `Op::PermissionReply { request_id }`.
     PermissionAsked {

@@ -1,68 +1,13 @@
 //! The call log: one record per tool call, written when it starts and completed when it
 //! ends. The pipeline's record stage is its only writer.
 
-use std::fmt;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::RecordError;
 
-/// Where a tool call is: running, or how it ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolCallState {
-    /// Started, not finished (or the process died while it ran).
-    Running,
-    /// Returned a result.
-    Completed,
-    /// Returned an error (bad arguments, the tool's own failure).
-    Failed,
-    /// Refused by a permission rule or the user.
-    Denied,
-    /// Aborted (the user stopped the turn, or the session closed).
-    Interrupted,
-    /// Stopped at its time limit (not by the user).
-    #[serde(rename = "timed_out")]
-    TimedOut,
-}
-
-impl ToolCallState {
-    /// The stored value (`timed_out` for `TimedOut`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Running => "running",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Denied => "denied",
-            Self::Interrupted => "interrupted",
-            Self::TimedOut => "timed_out",
-        }
-    }
-
-    /// Reads a stored value back; `None` for a value this version never writes.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "running" => Some(Self::Running),
-            "completed" => Some(Self::Completed),
-            "failed" => Some(Self::Failed),
-            "denied" => Some(Self::Denied),
-            "interrupted" => Some(Self::Interrupted),
-            "timed_out" => Some(Self::TimedOut),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for ToolCallState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::TimedOut => f.write_str("timed out"),
-            other => f.write_str(other.as_str()),
-        }
-    }
-}
+pub use podcode_protocol::ToolCallState;
 
 /// A call as it starts; the call id comes from the model/provider.
 #[derive(Debug, Clone, Copy, PartialEq)]

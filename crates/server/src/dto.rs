@@ -2,8 +2,8 @@
 //! them, and their conversion from the engine's types. Events and permission requests are
 //! the engine's own JSON (podcode-protocol's serde form), described here as objects.
 
-use podcode_core::{ChangeEntry, SessionRow, ToolCallView, TranscriptItem};
-use podcode_protocol::{RecordedChange, RevertReport, StepUsage};
+use podcode_core::{ChangeEntry, SessionRow};
+use podcode_protocol::{Item, RecordedChange, RevertReport, StepUsage, ToolItem};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -90,7 +90,10 @@ impl From<StepUsage> for Usage {
     }
 }
 
-/// One entry of a stored conversation.
+/// One entry of a stored conversation: `podcode_protocol::Item` as JSON (the same items
+/// front ends fold from the live events). Kinds a client does not know can be skipped.
+// Built once per `GET` and serialised at once: a boxed call card would save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Transcript {
@@ -110,6 +113,9 @@ pub enum Transcript {
     Tool {
         call_id: String,
         tool: String,
+        /// The arguments as parsed from the model's request.
+        #[schema(value_type = Object)]
+        args: Value,
         title: String,
         /// `running`, `completed`, `failed`, `denied`, `interrupted`, `timed_out`.
         state: String,
@@ -120,13 +126,28 @@ pub enum Transcript {
         spill_path: Option<String>,
         /// The diff of the file change it made, if any.
         diff: Option<String>,
+        /// For a `task` call: the sub-agent's session.
+        child_session_id: Option<String>,
+    },
+    /// The conversation sent to the model was compacted here (every message is kept).
+    Compaction {
+        /// `auto`, `overflow` or `manual`.
+        reason: String,
+        pruned: u32,
+        summarized: u32,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+    /// What the model was told after the user reverted changes.
+    RevertNote {
+        text: String,
     },
 }
 
-impl From<TranscriptItem> for Transcript {
-    fn from(item: TranscriptItem) -> Self {
+impl From<Item> for Transcript {
+    fn from(item: Item) -> Self {
         match item {
-            TranscriptItem::User {
+            Item::User {
                 message_id,
                 text,
                 files,
@@ -135,11 +156,12 @@ impl From<TranscriptItem> for Transcript {
                 text,
                 files,
             },
-            TranscriptItem::Assistant { message_id, text } => Self::Assistant { message_id, text },
-            TranscriptItem::Reasoning { message_id, text } => Self::Reasoning { message_id, text },
-            TranscriptItem::Tool(ToolCallView {
+            Item::Assistant { message_id, text } => Self::Assistant { message_id, text },
+            Item::Reasoning { message_id, text } => Self::Reasoning { message_id, text },
+            Item::Tool(ToolItem {
                 call_id,
                 tool,
+                args,
                 title,
                 state,
                 elapsed_ms,
@@ -147,9 +169,11 @@ impl From<TranscriptItem> for Transcript {
                 attachments,
                 spill_path,
                 diff,
+                child_session_id,
             }) => Self::Tool {
                 call_id,
                 tool,
+                args,
                 title,
                 state: state.as_str().to_string(),
                 elapsed_ms,
@@ -157,7 +181,22 @@ impl From<TranscriptItem> for Transcript {
                 attachments,
                 spill_path,
                 diff,
+                child_session_id,
             },
+            Item::Compaction {
+                reason,
+                pruned,
+                summarized,
+                tokens_before,
+                tokens_after,
+            } => Self::Compaction {
+                reason,
+                pruned,
+                summarized,
+                tokens_before,
+                tokens_after,
+            },
+            Item::RevertNote { text } => Self::RevertNote { text },
         }
     }
 }
@@ -406,6 +445,9 @@ pub struct RevertOutcome {
     pub conflict: Option<Conflict>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the model is told about this revert on its next request (a `revert_note` item).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl From<RevertReport> for RevertOutcome {
@@ -418,6 +460,7 @@ impl From<RevertReport> for RevertOutcome {
                 diff: c.diff,
             }),
             error: r.error,
+            note: r.note,
         }
     }
 }

@@ -187,6 +187,7 @@ async fn a_settled_call_is_recorded_like_a_run_one_and_a_store_failure_is_a_warn
                 tool: "noop".into(),
                 error: "no loops".into(),
                 duration_ms: 0,
+                state: ToolCallState::Denied,
             },
         ]
     );

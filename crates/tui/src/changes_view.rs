@@ -2,7 +2,8 @@
 //! the session, grouped by the prompt (turn) and tool call that made it. Reverting a
 //! change, its call, everything since its prompt, or the whole session goes through
 //! the engine's revert, the same journal-checked path as `podcode revert`; a refusal
-//! keeps its conflict diff in the view and `f` forces the same revert.
+//! keeps its conflict diff in the view and `f` forces the same revert. What the model is
+//! told about a revert joins the transcript as a notice.
 
 use podcode_protocol::RevertTarget;
 
@@ -44,6 +45,12 @@ pub fn revert_selected(
     };
     state.changes.conflict = None;
     let report = services.revert(&state.session_id, target, force);
+    // What the model will be told shows in the conversation, as it does on a resume.
+    if let Some(note) = &report.note {
+        state
+            .transcript
+            .notice(crate::engine_services::revert_note_notice(note));
+    }
     state.changes.message = Some(if let Some(c) = report.conflict {
         state.changes.conflict = Some((
             scope,
@@ -65,5 +72,86 @@ pub fn revert_selected(
     });
     if let Err(e) = load_changes(state, services) {
         state.changes.message = Some(e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use podcode_protocol::{ChangeOp, RecordedChange, RevertReport, StepUsage};
+
+    use super::*;
+    use crate::changes::ChangeItem;
+    use crate::services::{NoServices, PickItem};
+    use crate::transcript::Entry;
+
+    /// Reverts succeed and say what the model is told; everything else is `NoServices`.
+    struct Reverting;
+
+    impl TuiServices for Reverting {
+        fn transcript(&self, id: &str) -> Result<(Vec<Entry>, StepUsage), String> {
+            NoServices.transcript(id)
+        }
+        fn models(&self) -> Vec<PickItem> {
+            Vec::new()
+        }
+        fn agents(&self) -> Vec<PickItem> {
+            Vec::new()
+        }
+        fn plugins(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn sessions_here(&self, cwd: &str, current: &str) -> Result<Vec<PickItem>, String> {
+            NoServices.sessions_here(cwd, current)
+        }
+        fn new_session(
+            &self,
+            l: &str,
+            a: &str,
+            m: &str,
+        ) -> Result<(String, Option<String>), String> {
+            NoServices.new_session(l, a, m)
+        }
+        fn session_title(&self, id: &str) -> Result<Option<String>, String> {
+            NoServices.session_title(id)
+        }
+        fn changes(&self, _: &str) -> Result<Vec<ChangeItem>, String> {
+            Ok(Vec::new())
+        }
+        fn revert(&self, _: &str, _: RevertTarget, _: bool) -> RevertReport {
+            RevertReport {
+                note: Some("The user reverted the change to a.txt (the file is back to its previous content).".into()),
+                ..RevertReport::default()
+            }
+        }
+    }
+
+    #[test]
+    fn a_revert_shows_what_the_model_is_told() {
+        let mut state = AppState::new("m", "build", "/w", "ses_1");
+        state.changes.changes = vec![ChangeItem {
+            change: RecordedChange {
+                id: "chg_1".into(),
+                session_id: "ses_1".into(),
+                call_id: None,
+                file: "/w/a.txt".into(),
+                op: ChangeOp::Modify,
+                old_content: Some("a\n".into()),
+                new_content: Some("b\n".into()),
+                time: 0,
+                reverts: None,
+            },
+            turn: None,
+            call_label: "write — a.txt".into(),
+            reverted: false,
+            display: "a.txt".into(),
+            diff: String::new(),
+        }];
+        revert_selected(&mut state, &Reverting, RevertScope::Change, false);
+        assert_eq!(
+            state.transcript.entries.last(),
+            Some(&Entry::Notice(
+                "↶ the model was told: The user reverted the change to a.txt (the file is back to its previous content).".into()
+            ))
+        );
     }
 }

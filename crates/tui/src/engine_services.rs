@@ -1,12 +1,13 @@
-//! The UI's services over the engine (`podcode-core`): stored transcripts as entries, the
+//! The UI's services over the engine (`podcode-core`): stored transcripts (the engine's
+//! conversation items) as entries, the
 //! model and agent pickers, the session list, new sessions (held until their first prompt
 //! when the front end hands over its `Drafts`), the session tree's totals, and the Changes view with its
 //! reverts — what a front end wiring the UI to an `Engine` hands to `run`.
 
 use std::sync::Arc;
 
-use podcode_core::{Drafts, Engine, EngineError, NewSessionSpec, ToolCallState, TranscriptItem};
-use podcode_protocol::{RevertReport, RevertTarget, StepUsage};
+use podcode_core::{Drafts, Engine, EngineError, NewSessionSpec};
+use podcode_protocol::{Item, RevertReport, RevertTarget, StepUsage, compacted_text};
 
 use crate::changes::ChangeItem;
 use crate::services::{PickItem, TuiServices};
@@ -18,44 +19,56 @@ pub fn transcript_entries(
     session_id: &str,
 ) -> Result<(Vec<Entry>, StepUsage), EngineError> {
     let (items, usage) = engine.transcript(session_id)?;
-    let mut entries = Vec::new();
-    for item in items {
-        match item {
-            TranscriptItem::User { text, files, .. } => {
-                if !text.is_empty() {
-                    entries.push(Entry::User(text));
-                }
-                for path in files {
-                    entries.push(Entry::Notice(format!("📎 attached {path}")));
-                }
+    Ok((items.into_iter().flat_map(entries_of).collect(), usage))
+}
+
+/// The transcript entries of one conversation item.
+pub fn entries_of(item: Item) -> Vec<Entry> {
+    match item {
+        Item::User { text, files, .. } => {
+            let mut entries = Vec::new();
+            if !text.is_empty() {
+                entries.push(Entry::User(text));
             }
-            TranscriptItem::Assistant { message_id, text } => {
-                entries.push(Entry::Assistant { message_id, text })
+            for path in files {
+                entries.push(Entry::Notice(format!("📎 attached {path}")));
             }
-            TranscriptItem::Reasoning { message_id, text } => {
-                entries.push(Entry::Reasoning { message_id, text })
-            }
-            TranscriptItem::Tool(call) => entries.push(Entry::Tool(ToolCard {
-                call_id: call.call_id,
-                tool: call.tool,
-                title: call.title,
-                status: match call.state {
-                    ToolCallState::Completed => ToolStatus::Done,
-                    ToolCallState::Failed => ToolStatus::Failed,
-                    ToolCallState::Denied => ToolStatus::Denied,
-                    ToolCallState::TimedOut => ToolStatus::TimedOut,
-                    ToolCallState::Running | ToolCallState::Interrupted => ToolStatus::Interrupted,
-                },
-                elapsed_ms: call.elapsed_ms,
-                output: call.output,
-                attachments: call.attachments,
-                spill_path: call.spill_path,
-                expanded: false,
-                diff: call.diff,
-            })),
+            entries
         }
+        Item::Assistant { message_id, text } => vec![Entry::Assistant { message_id, text }],
+        Item::Reasoning { message_id, text } => vec![Entry::Reasoning { message_id, text }],
+        Item::Tool(call) => vec![Entry::Tool(ToolCard {
+            call_id: call.call_id,
+            tool: call.tool,
+            title: call.title,
+            status: ToolStatus::from(call.state),
+            elapsed_ms: call.elapsed_ms,
+            output: call.output,
+            attachments: call.attachments,
+            spill_path: call.spill_path,
+            expanded: false,
+            diff: call.diff,
+        })],
+        Item::Compaction {
+            reason,
+            pruned,
+            summarized,
+            tokens_before,
+            tokens_after,
+        } => vec![Entry::Notice(compacted_text(
+            &reason,
+            pruned,
+            summarized,
+            tokens_before,
+            tokens_after,
+        ))],
+        Item::RevertNote { text } => vec![Entry::Notice(revert_note_notice(&text))],
     }
-    Ok((entries, usage))
+}
+
+/// How the TUI shows what the model was told after a revert.
+pub fn revert_note_notice(note: &str) -> String {
+    format!("↶ the model was told: {}", note.replace('\n', " "))
 }
 
 /// The UI's pickers, resumes, session list and Changes view, over the engine.
@@ -186,5 +199,32 @@ impl TuiServices for EngineServices {
 
     fn revert(&self, session_id: &str, target: RevertTarget, force: bool) -> RevertReport {
         self.engine.revert(session_id, &target, force)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn revert_notes_and_compactions_show_as_notices() {
+        let note = Item::RevertNote {
+            text: "The user reverted the change to a.txt (the file is back to its previous content).\nThe user reverted the change to b.txt (the file is back to its previous content).".into(),
+        };
+        assert_eq!(
+            entries_of(note),
+            [Entry::Notice("↶ the model was told: The user reverted the change to a.txt (the file is back to its previous content). The user reverted the change to b.txt (the file is back to its previous content).".into())]
+        );
+        let compaction = Item::Compaction {
+            reason: "manual".into(),
+            pruned: 0,
+            summarized: 3,
+            tokens_before: 900,
+            tokens_after: 100,
+        };
+        assert_eq!(
+            entries_of(compaction),
+            [Entry::Notice(compacted_text("manual", 0, 3, 900, 100))]
+        );
     }
 }

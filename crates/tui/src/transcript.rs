@@ -8,7 +8,7 @@ mod view;
 use std::cell::RefCell;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use podcode_protocol::{Event, TurnEnd};
+use podcode_protocol::{Event, ToolCallState, TurnEnd};
 
 use crate::transcript_cache::TranscriptCache;
 
@@ -226,6 +226,7 @@ impl Transcript {
                 tool,
                 error,
                 duration_ms,
+                state,
             } => {
                 if self.card(call_id).is_none() {
                     self.apply_event(&Event::ToolStarted {
@@ -236,7 +237,7 @@ impl Transcript {
                     });
                 }
                 if let Some(c) = self.card(call_id) {
-                    c.status = failure_kind(error);
+                    c.status = ToolStatus::from(*state);
                     c.output = error.clone();
                     c.elapsed_ms = *duration_ms;
                 }
@@ -402,15 +403,17 @@ impl Transcript {
 }
 
 /// Denied and interrupted calls end as `ToolFailed` too; their model-facing text says which.
-fn failure_kind(error: &str) -> ToolStatus {
-    if error.starts_with("Permission denied") || error.starts_with("The user rejected") {
-        ToolStatus::Denied
-    } else if error.contains("aborted by the user") {
-        ToolStatus::Interrupted
-    } else if error.contains(" tool timed out: ") {
-        ToolStatus::TimedOut
-    } else {
-        ToolStatus::Failed
+impl From<ToolCallState> for ToolStatus {
+    /// How a card shows a call's recorded or reported state; a stored call still "running"
+    /// was cut off when its process ended.
+    fn from(state: ToolCallState) -> Self {
+        match state {
+            ToolCallState::Completed => Self::Done,
+            ToolCallState::Failed => Self::Failed,
+            ToolCallState::Denied => Self::Denied,
+            ToolCallState::TimedOut => Self::TimedOut,
+            ToolCallState::Running | ToolCallState::Interrupted => Self::Interrupted,
+        }
     }
 }
 
@@ -454,6 +457,7 @@ mod tests {
             tool: "grep".into(),
             error: "x".into(),
             duration_ms: 1,
+            state: podcode_protocol::ToolCallState::Failed,
         }));
         assert_eq!(title(&t), "explore · Find callers — thinking · 1 tool call");
         assert_eq!(

@@ -84,6 +84,7 @@ fn tool_cards_running_failed_denied() {
         tool: "read".into(),
         error: "File not found: src/nope.rs".into(),
         duration_ms: 3,
+        state: podcode_protocol::ToolCallState::Failed,
     });
     started(&mut s, "c3", "write");
     s.apply_event(&Event::ToolFailed {
@@ -91,6 +92,7 @@ fn tool_cards_running_failed_denied() {
         tool: "write".into(),
         error: "The user rejected the edit permission for `a.rs`. Do not retry this call.".into(),
         duration_ms: 2100,
+        state: podcode_protocol::ToolCallState::Denied,
     });
     started(&mut s, "c4", "list");
     s.apply_event(&Event::ToolFinished {

@@ -76,13 +76,7 @@ impl ToolRuntime {
     }
 
     fn write_end(&self, out: &CallOutcome) {
-        let state = match out.status {
-            CallStatus::Completed => ToolCallState::Completed,
-            CallStatus::Denied => ToolCallState::Denied,
-            CallStatus::Aborted => ToolCallState::Interrupted,
-            CallStatus::TimedOut => ToolCallState::TimedOut,
-            CallStatus::Failed => ToolCallState::Failed,
-        };
+        let state = state_of(out.status);
         let attachments = serde_json::to_value(&out.result.attachments).unwrap_or(Value::Null);
         let spill = out
             .truncated
@@ -129,8 +123,20 @@ impl ToolRuntime {
                 tool: out.tool.clone(),
                 error: out.model_text.clone(),
                 duration_ms,
+                state: state_of(out.status),
             }
         };
         self.shared.emit(event);
+    }
+}
+
+/// How the call log and the live stream name a call's end (the same word in both).
+fn state_of(status: CallStatus) -> ToolCallState {
+    match status {
+        CallStatus::Completed => ToolCallState::Completed,
+        CallStatus::Denied => ToolCallState::Denied,
+        CallStatus::Aborted => ToolCallState::Interrupted,
+        CallStatus::TimedOut => ToolCallState::TimedOut,
+        CallStatus::Failed => ToolCallState::Failed,
     }
 }
