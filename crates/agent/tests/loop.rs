@@ -147,7 +147,11 @@ async fn idempotent_calls_run_in_parallel_others_in_order_and_results_keep_call_
             _ => "other",
         });
     }
-    assert_eq!(kinds[..2], ["user", "turn"], "the prompt, then the turn: {kinds:?}");
+    assert_eq!(
+        kinds[..2],
+        ["user", "turn"],
+        "the prompt, then the turn: {kinds:?}"
+    );
     assert_eq!(kinds.last(), Some(&"turn_end"));
     assert_eq!(kinds.iter().filter(|k| **k == "finished").count(), 5);
     assert_eq!(kinds.iter().filter(|k| **k == "step").count(), 2);
