@@ -15,7 +15,6 @@ use podcode_config::ToolSwitches;
 use podcode_protocol::Event;
 use podcode_tools::{SourceKind, ToolHook, ToolRegistry};
 use tokio::sync::{Mutex, broadcast};
-use tokio::task::AbortHandle;
 
 use crate::sources::{Plugins, ToolSource};
 
@@ -88,7 +87,10 @@ pub struct ToolSets {
     /// Serialises rebuilds: two sessions noticing the same change build once.
     rebuilding: Mutex<()>,
     /// Feeds plugins' `event` hooks from the engine's event bus.
-    feed: std::sync::Mutex<Option<AbortHandle>>,
+    feed: Mutex<Option<podcode_plugins::EventFeed>>,
+    /// Subscribed before any session runs and held until the plugins' hooks are known, so
+    /// their `event` hooks hear a session from its first event.
+    early: std::sync::Mutex<Option<broadcast::Receiver<Event>>>,
     bus: broadcast::Sender<Event>,
     /// Warnings that belong to no session (a plugin's `event` hook failed): every open
     /// session shows them.
@@ -128,11 +130,12 @@ impl ToolSets {
             stamp: std::sync::Mutex::new(stamp),
             latest: std::sync::Mutex::new(set),
             rebuilding: Mutex::new(()),
-            feed: std::sync::Mutex::new(None),
+            feed: Mutex::new(None),
+            early: std::sync::Mutex::new(Some(bus.subscribe())),
             bus,
             notices: broadcast::channel(256).0,
         };
-        sets.feed_event_hooks();
+        sets.feed_event_hooks().await;
         sets
     }
 
@@ -170,7 +173,7 @@ impl ToolSets {
         set.generation = lock(&self.latest).generation + 1;
         *lock(&self.latest) = set.clone();
         *lock(&self.stamp) = now;
-        self.feed_event_hooks();
+        self.feed_event_hooks().await;
         for s in &self.sources {
             s.retire().await;
         }
@@ -180,27 +183,39 @@ impl ToolSets {
     /// Plugins' `event` hooks see every event of every session; their failures are
     /// reported once as warnings to every session (front ends show them, none writes to stderr
     /// behind a full-screen UI).
-    fn feed_event_hooks(&self) {
-        let mut feed = lock(&self.feed);
-        if let Some(old) = feed.take() {
-            old.abort();
-        }
-        let Some(hooks) = self.plugins.as_ref().and_then(|p| p.state()?.hooks.clone()) else {
+    async fn feed_event_hooks(&self) {
+        let mut feed = self.feed.lock().await;
+        let held = match feed.take() {
+            Some(old) => old.hand_over().await,
+            None => lock(&self.early).take(),
+        };
+        let state = self.plugins.as_ref().and_then(|p| p.state());
+        let Some(state) = state else {
+            // Not loaded yet: keep listening, the next build knows.
+            if self.plugins.is_some() {
+                *lock(&self.early) = held.or_else(|| Some(self.bus.subscribe()));
+            }
+            return;
+        };
+        // No `event` hook: no receiver, so the bus costs nothing.
+        let Some(hooks) = state.hooks.clone().filter(|h| h.handles("event")) else {
             return;
         };
         let notices = self.notices.clone();
         *feed = hooks.forward_events(
-            self.bus.subscribe(),
+            held.unwrap_or_else(|| self.bus.subscribe()),
             Arc::new(move |message| {
                 let _ = notices.send(Event::Warning { message });
             }),
         );
     }
 
-    /// Stops the source feed and shuts every source down (sidecars, MCP servers).
+    /// Delivers the events plugins' `event` hooks have not heard yet (bounded), then shuts
+    /// every source down (sidecars, MCP servers).
     pub async fn shutdown(&self) {
-        if let Some(f) = lock(&self.feed).take() {
-            f.abort();
+        let feed = self.feed.lock().await.take();
+        if let Some(f) = feed {
+            f.drain(std::time::Duration::from_secs(10)).await;
         }
         for s in &self.sources {
             s.shutdown().await;

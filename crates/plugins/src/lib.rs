@@ -11,6 +11,7 @@ mod frames;
 mod host;
 mod manifest_cache;
 mod npm_install;
+mod opencode_events;
 mod plugin_deps;
 mod plugin_files;
 mod plugin_input;
@@ -34,11 +35,12 @@ pub use manifest_cache::{CachedEntry, ManifestCache};
 pub use npm_install::{
     ensure_installed, install_dir, resolve_npm_plugins_installing, spec_has_version, spec_name,
 };
+pub use opencode_events::OpencodeEvents;
 pub use plugin_files::{
     PluginDirs, PluginFile, PluginFormat, find_plugin_files, fingerprint, plugin_dirs,
     resolve_npm_plugins,
 };
 pub use plugin_input::{SERVER_URL, project};
 pub use plugin_source::{FileReport, FileStatus, PluginTools, load_plugin_tools};
-pub use plugin_tool::{CALLED_HOOKS, HookedFile, PluginHooks, PluginTool};
+pub use plugin_tool::{CALLED_HOOKS, EventFeed, HookedFile, PluginHooks, PluginTool};
 pub use sidecar::{RpcError, Sidecar};

@@ -202,41 +202,61 @@ impl PluginHooks {
     }
 
     /// Feeds every runtime event to the plugins' `event` hooks, in order, until the runtime
-    /// goes away or the returned handle is aborted (the plugins were reloaded). A failing
-    /// hook is reported through `warn` once per plugin file, never as an error of a call —
-    /// and never again, so a warning that is itself an event cannot feed a loop.
+    /// goes away, the feed is aborted (the plugins were reloaded) or drained (the engine shuts
+    /// down: what was already sent is delivered first, so a one-shot `podcode run` does not
+    /// exit before its plugins heard the session go idle). A failing hook is reported through
+    /// `warn` once per plugin file, never as an error of a call — and never again, so a
+    /// warning that is itself an event cannot feed a loop.
     pub fn forward_events(
         self: &Arc<Self>,
         mut events: tokio::sync::broadcast::Receiver<podcode_protocol::Event>,
         warn: Arc<dyn Fn(String) + Send + Sync>,
-    ) -> Option<tokio::task::AbortHandle> {
+    ) -> Option<EventFeed> {
         if !self.handles("event") {
             return None;
         }
         let hooks = self.clone();
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<Stop>();
         let task = tokio::spawn(async move {
             let mut reported = std::collections::HashSet::new();
-            loop {
-                match events.recv().await {
-                    Ok(event) => {
-                        let input = json!({ "event": event });
-                        for f in &hooks.files {
-                            if let Some(Err(e)) =
-                                hooks.run(f, "event", input.clone(), json!({})).await
-                                && reported.insert(f.file.path.clone())
-                            {
-                                warn(format!(
-                                    "event hook failed: {e} (further failures of this file's event hook are not reported)"
-                                ));
-                            }
+            // Plugins are written against opencode's bus: they get its event types and
+            // shapes (`opencode_events.rs`), not the engine's own.
+            let mut opencode = crate::opencode_events::OpencodeEvents::new();
+            let mut deliver = async |event: podcode_protocol::Event| {
+                for event in opencode.translate(&event) {
+                    let input = json!({ "event": event });
+                    for f in &hooks.files {
+                        if let Some(Err(e)) = hooks.run(f, "event", input.clone(), json!({})).await
+                            && reported.insert(f.file.path.clone())
+                        {
+                            warn(format!(
+                                "event hook failed: {e} (further failures of this file's event hook are not reported)"
+                            ));
                         }
                     }
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(_) => break,
+                }
+            };
+            loop {
+                tokio::select! {
+                    biased;
+                    received = events.recv() => match received {
+                        Ok(event) => deliver(event).await,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(_) => return None,
+                    },
+                    how = &mut stopped => {
+                        if let Ok(Stop::HandOver) = how {
+                            return Some(events);
+                        }
+                        while let Ok(event) = events.try_recv() {
+                            deliver(event).await;
+                        }
+                        return None;
+                    }
                 }
             }
         });
-        Some(task.abort_handle())
+        Some(EventFeed { task, stop })
     }
 
     async fn run(
@@ -418,5 +438,38 @@ impl ToolHook for PluginHooks {
             }
         }
         Ok(())
+    }
+}
+
+type EventReceiver = tokio::sync::broadcast::Receiver<podcode_protocol::Event>;
+
+enum Stop {
+    /// Deliver what was sent, then end.
+    Drain,
+    /// End after the event in hand and give the receiver back (for the next feed).
+    HandOver,
+}
+
+/// A running feed of events to plugins' `event` hooks (`PluginHooks::forward_events`).
+pub struct EventFeed {
+    task: tokio::task::JoinHandle<Option<EventReceiver>>,
+    stop: tokio::sync::oneshot::Sender<Stop>,
+}
+
+impl EventFeed {
+    /// Stops after the event in hand and returns the receiver, so the next feed (the
+    /// plugins were reloaded) goes on from the next event: none lost, none twice.
+    pub async fn hand_over(self) -> Option<EventReceiver> {
+        let _ = self.stop.send(Stop::HandOver);
+        self.task.await.ok().flatten()
+    }
+
+    /// Delivers what was already sent, then stops; gives up after `limit` (a hung hook).
+    pub async fn drain(self, limit: std::time::Duration) {
+        let _ = self.stop.send(Stop::Drain);
+        let mut task = self.task;
+        if tokio::time::timeout(limit, &mut task).await.is_err() {
+            task.abort();
+        }
     }
 }

@@ -1,0 +1,103 @@
+//! A plugin's `event` hook, written for opencode (switching on `event.type`, reading
+//! `event.properties`), driven through the installed binary against the scripted model: a
+//! `podcode run` with an edit sees opencode's bus events — the prompt, the session busy,
+//! the assistant message and its parts, the edited file, and the session idle at the end —
+//! each `{id, type, properties}`, all delivered before `run` exits.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::*;
+
+use podcode_providers::testing::Reply;
+use serde_json::Value;
+
+const WATCH: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
+import { appendFileSync } from "node:fs"
+
+export const Watch: Plugin = async ({ directory }) => {
+  return {
+    event: async ({ event }) => {
+      const p = event.properties
+      const seen = { id: event.id, type: event.type, keys: Object.keys(p).sort() }
+      if (event.type === "message.part.updated") seen.part = { type: p.part.type, status: p.part.state?.status, text: p.part.text }
+      if (event.type === "message.updated") seen.role = p.info.role
+      if (event.type === "session.status") seen.status = p.status.type
+      if (event.type === "file.edited") seen.file = p.file
+      appendFileSync(`${directory}/events.jsonl`, JSON.stringify(seen) + "\n")
+    },
+  }
+}
+"#;
+
+#[test]
+fn an_event_hook_written_for_opencode_sees_opencode_s_events_until_the_session_is_idle() {
+    let env = Env::new(vec![
+        Reply::new().text("Changing it.").tool_call(
+            "c1",
+            "edit",
+            r#"{"filePath": "notes.txt", "oldString": "world", "newString": "there"}"#,
+        ),
+        Reply::new().text("Done."),
+    ]);
+    env.write(".opencode/plugins/watch.ts", WATCH);
+    env.write("notes.txt", "hello world\n");
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "say hello there", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(env.read("notes.txt"), "hello there\n");
+
+    let seen: Vec<Value> = env
+        .read("events.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = seen.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert!(
+        seen.iter()
+            .all(|e| e["id"].as_str().is_some_and(|i| i.starts_with("evt_"))),
+        "{seen:#?}"
+    );
+    // The prompt, then the session busy; the last events are the session idle.
+    assert_eq!(seen[0]["type"], "message.updated", "{types:?}");
+    assert_eq!(seen[0]["role"], "user", "{types:?}");
+    assert_eq!(seen[1]["status"], "busy", "{types:?}");
+    assert_eq!(
+        types[types.len() - 2..],
+        ["session.status", "session.idle"],
+        "{types:?}"
+    );
+    assert_eq!(seen[types.len() - 2]["status"], "idle");
+    assert_eq!(
+        seen[types.len() - 1]["keys"],
+        serde_json::json!(["sessionID"])
+    );
+    // The edit: its tool part runs, then completes; the file is reported edited.
+    let tool: Vec<&str> = seen
+        .iter()
+        .filter(|e| e["part"]["type"] == "tool")
+        .map(|e| e["part"]["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(tool.first(), Some(&"running"), "{seen:#?}");
+    assert_eq!(tool.last(), Some(&"completed"), "{seen:#?}");
+    let edited = seen.iter().find(|e| e["type"] == "file.edited").unwrap();
+    assert!(
+        edited["file"].as_str().unwrap().ends_with("notes.txt"),
+        "{edited}"
+    );
+    // Streamed text as opencode streams it, and each finished text part whole.
+    assert!(types.contains(&"message.part.delta"), "{types:?}");
+    let texts: Vec<&str> = seen
+        .iter()
+        .filter(|e| e["part"]["type"] == "text")
+        .filter_map(|e| e["part"]["text"].as_str())
+        .filter(|t| !t.is_empty())
+        .collect();
+    assert_eq!(texts, ["Changing it.", "Done."], "{seen:#?}");
+    for e in &seen {
+        assert!(
+            !e["type"].as_str().unwrap().contains('_'),
+            "an engine event reached the plugin: {e}"
+        );
+    }
+}

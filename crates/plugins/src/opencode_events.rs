@@ -1,0 +1,466 @@
+//! Podcode's engine events as opencode's bus events, for plugins' `event` hooks: a plugin
+//! written for opencode switches on `event.type` (`session.idle`, `message.part.updated`,
+//! `file.edited`, …) and reads `event.properties` in opencode's shapes, so that is what it
+//! gets.
+//!
+//! Data flow: `OpencodeEvents::translate` takes each engine event in order (the engine's bus:
+//! every session's runtime events, sub-agents' unwrapped) and returns the opencode events it
+//! stands for, `{id, type, properties}`. It keeps what opencode's events carry but one engine
+//! event lacks: each session's agent, model and prompt, each message's session and text so
+//! far, each tool call's part. State of a session is dropped when its turn ends.
+
+use std::collections::HashMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use podcode_protocol::{Event, PermissionReply, StepUsage, TurnEnd};
+use serde_json::{Value, json};
+
+/// What a session's running turn has told so far.
+#[derive(Default)]
+struct Turn {
+    agent: String,
+    provider: String,
+    model: String,
+    /// The turn's prompt: its message id (the assistant messages' `parentID`).
+    user: String,
+    /// The assistant message streaming now, with its text part (id, text so far).
+    message: String,
+    created: u64,
+    text: Option<(String, String)>,
+}
+
+/// A tool call's part, kept from its start to its end.
+struct Call {
+    session: String,
+    message: String,
+    part: String,
+    tool: String,
+    input: Value,
+    start: u64,
+}
+
+/// Translates engine events into opencode bus events (see the module doc).
+#[derive(Default)]
+pub struct OpencodeEvents {
+    turns: HashMap<String, Turn>,
+    /// Message id → session id (a delta names only its message).
+    messages: HashMap<String, String>,
+    calls: HashMap<String, Call>,
+    /// Ask id → session id (a reply names only the ask).
+    asks: HashMap<String, String>,
+    counter: u64,
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn tokens(u: &StepUsage) -> Value {
+    json!({
+        "input": u.input_tokens.saturating_sub(u.cache_read_tokens),
+        "output": u.output_tokens.saturating_sub(u.reasoning_tokens),
+        "reasoning": u.reasoning_tokens,
+        "cache": {"read": u.cache_read_tokens, "write": u.cache_write_tokens},
+    })
+}
+
+impl OpencodeEvents {
+    /// A translator with nothing seen yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An id in opencode's form (`evt_…`, `prt_…`), increasing within this translator.
+    fn id(&mut self, prefix: &str) -> String {
+        self.counter += 1;
+        format!("{prefix}_{:012x}{:08x}", now(), self.counter)
+    }
+
+    fn event(&mut self, kind: &str, properties: Value) -> Value {
+        json!({"id": self.id("evt"), "type": kind, "properties": properties})
+    }
+
+    fn status(&mut self, session: &str, busy: bool) -> Value {
+        let status = if busy { "busy" } else { "idle" };
+        self.event(
+            "session.status",
+            json!({"sessionID": session, "status": {"type": status}}),
+        )
+    }
+
+    fn assistant(&self, session: &str, t: &Turn, done: Option<(&StepUsage, u64)>) -> Value {
+        let mut info = json!({
+            "id": t.message, "sessionID": session, "role": "assistant",
+            "time": {"created": t.created}, "parentID": t.user,
+            "modelID": t.model, "providerID": t.provider, "mode": t.agent, "agent": t.agent,
+            "cost": 0, "tokens": tokens(&StepUsage::default()),
+        });
+        if let Some((usage, at)) = done {
+            info["time"]["completed"] = json!(at);
+            info["cost"] = json!(usage.cost.unwrap_or(0.0));
+            info["tokens"] = tokens(usage);
+        }
+        json!({"info": info})
+    }
+
+    fn text_part(&self, session: &str, t: &Turn, end: Option<u64>) -> Option<Value> {
+        let (id, text) = t.text.as_ref()?;
+        let mut part = json!({
+            "id": id, "sessionID": session, "messageID": t.message, "type": "text",
+            "text": text, "time": {"start": t.created},
+        });
+        if let Some(end) = end {
+            part["time"]["end"] = json!(end);
+        }
+        Some(json!({"part": part}))
+    }
+
+    fn tool_part(call: &Call, state: Value) -> Value {
+        json!({"part": {
+            "id": call.part, "sessionID": call.session, "messageID": call.message,
+            "type": "tool", "callID": call.part, "tool": call.tool, "state": state,
+        }})
+    }
+
+    /// The opencode events `event` stands for, in order (none for what opencode has no
+    /// event for).
+    pub fn translate(&mut self, event: &Event) -> Vec<Value> {
+        let mut out = Vec::new();
+        match event {
+            Event::UserMessage {
+                session_id,
+                message_id,
+                ..
+            } => {
+                let turn = self.turns.entry(session_id.clone()).or_default();
+                turn.user = message_id.clone();
+            }
+            Event::TurnStarted {
+                session_id,
+                agent,
+                model,
+            } => {
+                let (provider, model) = model.split_once('/').unwrap_or(("", model));
+                let created = now();
+                let turn = self.turns.entry(session_id.clone()).or_default();
+                turn.agent = agent.clone();
+                turn.provider = provider.to_string();
+                turn.model = model.to_string();
+                let info = json!({"info": {
+                    "id": turn.user, "sessionID": session_id, "role": "user",
+                    "time": {"created": created}, "agent": agent,
+                    "model": {"providerID": provider, "modelID": model},
+                }});
+                out.push(self.event("message.updated", info));
+                out.push(self.status(session_id, true));
+            }
+            Event::StepStarted {
+                session_id,
+                message_id,
+                ..
+            } => {
+                self.messages.insert(message_id.clone(), session_id.clone());
+                let part = self.id("prt");
+                let turn = self.turns.entry(session_id.clone()).or_default();
+                turn.message = message_id.clone();
+                turn.created = now();
+                turn.text = None;
+                let info = self.assistant(session_id, &self.turns[session_id], None);
+                out.push(self.event("message.updated", info));
+                let step = json!({"part": {"id": part, "sessionID": session_id,
+                    "messageID": message_id, "type": "step-start"}});
+                out.push(self.event("message.part.updated", step));
+            }
+            Event::TextDelta { message_id, text } => {
+                let Some(session) = self.messages.get(message_id).cloned() else {
+                    return out;
+                };
+                let fresh = self.id("prt");
+                let Some(turn) = self.turns.get_mut(&session) else {
+                    return out;
+                };
+                // As opencode streams a text part: the part (empty) when it opens, then
+                // each piece as a `message.part.delta`, then the whole part when the step ends.
+                let first = turn.text.is_none();
+                let part = turn
+                    .text
+                    .get_or_insert_with(|| (fresh, String::new()))
+                    .0
+                    .clone();
+                if first && let Some(p) = self.text_part(&session, &self.turns[&session], None) {
+                    out.push(self.event("message.part.updated", p));
+                }
+                if let Some((_, all)) = self.turns.get_mut(&session).and_then(|t| t.text.as_mut()) {
+                    all.push_str(text);
+                }
+                let delta = json!({"sessionID": session, "messageID": message_id,
+                    "partID": part, "field": "text", "delta": text});
+                out.push(self.event("message.part.delta", delta));
+            }
+            Event::ToolStarted {
+                session_id,
+                call_id,
+                tool,
+                args,
+            } => {
+                let message = self
+                    .turns
+                    .get(session_id)
+                    .map(|t| t.message.clone())
+                    .unwrap_or_default();
+                let call = Call {
+                    session: session_id.clone(),
+                    message,
+                    part: call_id.clone(),
+                    tool: tool.clone(),
+                    input: args.clone(),
+                    start: now(),
+                };
+                let state = json!({"status": "running", "input": call.input,
+                    "time": {"start": call.start}});
+                out.push(self.event("message.part.updated", Self::tool_part(&call, state)));
+                self.calls.insert(call_id.clone(), call);
+            }
+            Event::ToolMetadata {
+                call_id,
+                title,
+                metadata,
+            } => {
+                if let Some(call) = self.calls.get(call_id) {
+                    let mut state = json!({"status": "running", "input": call.input,
+                        "time": {"start": call.start}});
+                    if let Some(title) = title {
+                        state["title"] = json!(title);
+                    }
+                    if let Some(metadata) = metadata {
+                        state["metadata"] = metadata.clone();
+                    }
+                    let part = Self::tool_part(call, state);
+                    out.push(self.event("message.part.updated", part));
+                }
+            }
+            Event::ToolFinished {
+                call_id, result, ..
+            } => {
+                if let Some(call) = self.calls.remove(call_id) {
+                    let metadata = if result.metadata.is_object() {
+                        result.metadata.clone()
+                    } else {
+                        json!({})
+                    };
+                    let state = json!({"status": "completed", "input": call.input,
+                        "output": result.output, "title": result.title, "metadata": metadata,
+                        "time": {"start": call.start, "end": now()}});
+                    out.push(self.event("message.part.updated", Self::tool_part(&call, state)));
+                }
+            }
+            Event::ToolFailed { call_id, error, .. } => {
+                if let Some(call) = self.calls.remove(call_id) {
+                    let state = json!({"status": "error", "input": call.input, "error": error,
+                        "time": {"start": call.start, "end": now()}});
+                    out.push(self.event("message.part.updated", Self::tool_part(&call, state)));
+                }
+            }
+            Event::ChangeRecorded { file, .. } => {
+                out.push(self.event("file.edited", json!({"file": file})));
+            }
+            Event::StepFinished {
+                session_id,
+                message_id,
+                finish_reason,
+                usage,
+                ..
+            } => {
+                let end = now();
+                let Some(t) = self.turns.get(session_id) else {
+                    return out;
+                };
+                let text = self.text_part(session_id, t, Some(end));
+                let info = self.assistant(session_id, t, Some((usage, end)));
+                let part = self.id("prt");
+                if let Some(p) = text {
+                    out.push(self.event("message.part.updated", p));
+                }
+                let step = json!({"part": {"id": part, "sessionID": session_id,
+                    "messageID": message_id, "type": "step-finish",
+                    "reason": finish_reason.clone().unwrap_or_default(),
+                    "cost": usage.cost.unwrap_or(0.0), "tokens": tokens(usage)}});
+                out.push(self.event("message.part.updated", step));
+                out.push(self.event("message.updated", info));
+            }
+            Event::Compacted { session_id, .. } => {
+                out.push(self.event("session.compacted", json!({"sessionID": session_id})));
+            }
+            Event::PermissionAsked {
+                session_id,
+                request_id,
+                ..
+            } => {
+                self.asks.insert(request_id.clone(), session_id.clone());
+            }
+            Event::PermissionResolved {
+                request_id,
+                reply: Some(reply),
+            } => {
+                let session = self.asks.remove(request_id).unwrap_or_default();
+                let reply = match reply {
+                    PermissionReply::Once => "once",
+                    PermissionReply::Always => "always",
+                    PermissionReply::Reject { .. } => "reject",
+                };
+                let props = json!({"sessionID": session, "requestID": request_id, "reply": reply});
+                out.push(self.event("permission.replied", props));
+            }
+            Event::TurnFinished {
+                session_id,
+                summary,
+            } => {
+                if self.turns.remove(session_id).is_some() {
+                    self.messages.retain(|_, s| s != session_id);
+                }
+                if summary.end == TurnEnd::Error {
+                    let message = summary.error.clone().unwrap_or_default();
+                    let error = json!({"name": "UnknownError", "data": {"message": message}});
+                    let props = json!({"sessionID": session_id, "error": error});
+                    out.push(self.event("session.error", props));
+                }
+                out.push(self.status(session_id, false));
+                out.push(self.event("session.idle", json!({"sessionID": session_id})));
+            }
+            _ => {}
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use podcode_protocol::{ToolResult, TurnSummary};
+
+    fn types(events: &[Value]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| e["type"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_turn_with_text_and_an_edit_reads_as_opencode_tells_it() {
+        let mut t = OpencodeEvents::new();
+        let s = "ses_1".to_string();
+        let mut all = Vec::new();
+        let mut feed = |e: Event| all.extend(t.translate(&e));
+        feed(Event::UserMessage {
+            session_id: s.clone(),
+            message_id: "msg_u".into(),
+            text: "fix it".into(),
+            files: vec![],
+        });
+        feed(Event::TurnStarted {
+            session_id: s.clone(),
+            agent: "build".into(),
+            model: "openai/gpt-5".into(),
+        });
+        feed(Event::StepStarted {
+            session_id: s.clone(),
+            message_id: "msg_a".into(),
+            step: 1,
+        });
+        for d in ["Fix", "ing."] {
+            feed(Event::TextDelta {
+                message_id: "msg_a".into(),
+                text: d.into(),
+            });
+        }
+        feed(Event::ToolStarted {
+            session_id: s.clone(),
+            call_id: "call_1".into(),
+            tool: "edit".into(),
+            args: json!({"filePath": "a.rs"}),
+        });
+        feed(Event::ChangeRecorded {
+            change_id: "chg".into(),
+            call_id: Some("call_1".into()),
+            file: "/p/a.rs".into(),
+        });
+        feed(Event::ToolFinished {
+            call_id: "call_1".into(),
+            tool: "edit".into(),
+            result: ToolResult {
+                title: "a.rs".into(),
+                output: "Edited a.rs".into(),
+                metadata: Value::Null,
+                ..Default::default()
+            },
+            spill_path: None,
+            duration_ms: 3,
+        });
+        feed(Event::StepFinished {
+            session_id: s.clone(),
+            message_id: "msg_a".into(),
+            step: 1,
+            status: "completed".into(),
+            finish_reason: Some("stop".into()),
+            usage: StepUsage::default(),
+        });
+        feed(Event::TurnFinished {
+            session_id: s.clone(),
+            summary: TurnSummary {
+                session_id: s.clone(),
+                end: TurnEnd::Answered,
+                steps: 1,
+                tool_calls: 1,
+                usage: StepUsage::default(),
+                changes: vec![],
+                files: vec![],
+                error: None,
+            },
+        });
+        assert_eq!(
+            types(&all),
+            [
+                "message.updated",
+                "session.status",
+                "message.updated",
+                "message.part.updated",
+                "message.part.updated",
+                "message.part.delta",
+                "message.part.delta",
+                "message.part.updated",
+                "file.edited",
+                "message.part.updated",
+                "message.part.updated",
+                "message.part.updated",
+                "message.updated",
+                "session.status",
+                "session.idle",
+            ]
+        );
+        assert!(
+            all.iter()
+                .all(|e| e["id"].as_str().is_some_and(|i| i.starts_with("evt_")))
+        );
+        let user = &all[0]["properties"]["info"];
+        assert_eq!(
+            (&user["id"], &user["role"], &user["model"]["modelID"]),
+            (&json!("msg_u"), &json!("user"), &json!("gpt-5"))
+        );
+        let assistant = &all[2]["properties"]["info"];
+        assert_eq!(assistant["parentID"], "msg_u");
+        assert_eq!(assistant["providerID"], "openai");
+        assert_eq!(all[4]["properties"]["part"]["text"], "");
+        assert_eq!(all[6]["properties"]["delta"], "ing.");
+        let done = &all[9]["properties"]["part"];
+        assert_eq!(done["state"]["status"], "completed");
+        assert_eq!(done["state"]["input"]["filePath"], "a.rs");
+        assert_eq!(done["state"]["metadata"], json!({}));
+        assert_eq!(all[10]["properties"]["part"]["text"], "Fixing.");
+        assert_eq!(all[8]["properties"]["file"], "/p/a.rs");
+        assert_eq!(all[14]["properties"]["sessionID"], "ses_1");
+        assert_eq!(all[13]["properties"]["status"]["type"], "idle");
+    }
+}
