@@ -2,7 +2,8 @@
 //! `event.properties`), driven through the installed binary against the scripted model: a
 //! `podcode run` with an edit sees opencode's bus events — the prompt, the session busy,
 //! the assistant message and its parts, the edited file, and the session idle at the end —
-//! each `{id, type, properties}`, all delivered before `run` exits.
+//! each `{id, type, properties}`, all delivered before `run` exits; and an
+//! `experimental.chat.system.transform` hook adds context to every request's system prompt.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -100,4 +101,53 @@ fn an_event_hook_written_for_opencode_sees_opencode_s_events_until_the_session_i
             "an engine event reached the plugin: {e}"
         );
     }
+}
+
+const CONTEXT: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
+import { appendFileSync } from "node:fs"
+
+export const Context: Plugin = async ({ directory }) => ({
+  "experimental.chat.system.transform": async (input, output) => {
+    appendFileSync(`${directory}/system.jsonl`, JSON.stringify({ keys: Object.keys(input).sort(), model: input.model.id, parts: output.system.length }) + "\n")
+    output.system.push("Project rule: answer in French.")
+  },
+})
+"#;
+
+#[test]
+fn a_system_transform_hook_adds_context_to_every_request() {
+    let env = Env::new(vec![
+        Reply::new().tool_call("c1", "read", r#"{"filePath": "notes.txt"}"#),
+        Reply::new().text("Bonjour."),
+    ]);
+    env.write(".opencode/plugins/context.ts", CONTEXT);
+    env.write("notes.txt", "hello\n");
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "read my notes", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let reqs = env.requests();
+    assert_eq!(reqs.len(), 2);
+    for req in &reqs {
+        let system = req["messages"][0].to_string();
+        assert!(
+            system.contains("You are") || system.contains("Podcode"),
+            "the base prompt stays: {system}"
+        );
+        assert!(
+            system.contains("Project rule: answer in French."),
+            "{system}"
+        );
+    }
+    let seen: Vec<Value> = env
+        .read("system.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(seen.len(), 2, "once per request: {seen:?}");
+    assert_eq!(seen[0]["keys"], serde_json::json!(["model", "sessionID"]));
+    assert_eq!(seen[0]["model"], "test");
+    assert_eq!(seen[0]["parts"], 1);
+    // Podcode calls the hook, so `podcode plugins` does not warn about it.
+    let plugins = text(&env.run(&["plugins"]).stdout);
+    assert!(!plugins.contains("is not called"), "{plugins}");
 }

@@ -163,6 +163,7 @@ pub const CALLED_HOOKS: &[&str] = &[
     "config",
     "chat.message",
     "chat.params",
+    "experimental.chat.system.transform",
 ];
 
 /// One plugin file's hooks.

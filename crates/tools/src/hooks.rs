@@ -67,7 +67,8 @@ pub trait ToolHook: Send + Sync {
     }
 
     /// Conversation hooks around model requests (`chat.message` on a new user message,
-    /// `chat.params` before every request): gets `output`, returns it, possibly changed.
+    /// `chat.params` and `experimental.chat.system.transform` before every request): gets
+    /// `output`, returns it, possibly changed.
     async fn chat(&self, _name: &str, _input: &Value, output: Value) -> Result<Value, String> {
         Ok(output)
     }

@@ -88,6 +88,35 @@ impl Agent {
         }
     }
 
+    /// `experimental.chat.system.transform` may add to (or rewrite) the system prompt of the
+    /// next request, as opencode's context-injecting plugins do: input `{sessionID, model}`
+    /// (opencode's `Model`), output `{system: [prompt]}`; the parts it leaves are joined by
+    /// newlines. Without such a hook the prompt is untouched.
+    pub(super) async fn system_transform_hook(&self, session_id: &str, system: &str) -> String {
+        let model = self.model.model();
+        let input = json!({
+            "sessionID": session_id,
+            "model": model_json(&model.provider, &model.model, &self.opts.model_info),
+        });
+        let out = self
+            .runtime
+            .chat_hook(
+                "experimental.chat.system.transform",
+                input,
+                json!({"system": [system]}),
+            )
+            .await;
+        match out["system"].as_array() {
+            Some(parts) => parts
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            None => system.to_string(),
+        }
+    }
+
     fn params_input(&self, session_id: &str) -> Value {
         let model = self.model.model();
         let info = model_json(&model.provider, &model.model, &self.opts.model_info);

@@ -94,6 +94,8 @@ impl Agent {
         // The summarising request after an overflow counts toward the step's usage.
         let mut spent = StepUsage::default();
         let params = self.chat_params_hook(&rec.session).await;
+        let system = self.system_transform_hook(&rec.session, system).await;
+        let system = system.as_str();
         let mut attempt = 0;
         loop {
             attempt += 1;
