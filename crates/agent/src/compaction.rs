@@ -320,6 +320,36 @@ impl Compactor<'_> {
         Ok(out)
     }
 
+    /// What the summarising request asks, after plugins' `experimental.session.compacting`
+    /// hooks (opencode's shapes: input `{sessionID}`, output `{context: [], prompt}`): their
+    /// `context` strings are added after Podcode's request (what a summary must keep), a
+    /// `prompt` replaces the request.
+    async fn compacting_hook(&self) -> String {
+        let out = self
+            .rec
+            .runtime
+            .chat_hook(
+                "experimental.session.compacting",
+                serde_json::json!({"sessionID": self.rec.session}),
+                serde_json::json!({"context": [], "prompt": null}),
+            )
+            .await;
+        if let Some(prompt) = out["prompt"].as_str().filter(|p| !p.trim().is_empty()) {
+            return prompt.to_string();
+        }
+        let mut parts = vec![COMPACTION_REQUEST.to_string()];
+        if let Some(context) = out["context"].as_array() {
+            parts.extend(
+                context
+                    .iter()
+                    .filter_map(|c| c.as_str())
+                    .filter(|c| !c.trim().is_empty())
+                    .map(str::to_string),
+            );
+        }
+        parts.join("\n\n")
+    }
+
     /// Asks the model for the summary of `head`; the text and the request's usage.
     async fn summarise(
         &self,
@@ -330,12 +360,8 @@ impl Compactor<'_> {
         let mut conversation = History {
             messages: without_tool_parts(head),
         };
-        conversation.push(
-            Role::User,
-            vec![Part::Text {
-                text: COMPACTION_REQUEST.to_string(),
-            }],
-        );
+        let request = self.compacting_hook().await;
+        conversation.push(Role::User, vec![Part::Text { text: request }]);
         let system_tokens = (COMPACTION_PROMPT.len() / 4) as u64 + 8;
         let room = budget
             .window()

@@ -113,3 +113,65 @@ async fn a_plugin_reads_sessions_and_shows_a_toast_through_the_client() {
     session.close().await;
     engine.shutdown().await;
 }
+
+const KEEPER: &str = r#"
+export const Keeper = async () => ({
+  "experimental.session.compacting": async (input, output) => {
+    output.context.push(`Keep the ticket number PRJ-42 (session ${input.sessionID}).`);
+  },
+});
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compacting_hook_adds_what_the_summary_must_keep() {
+    let server = ScriptedModel::start(vec![
+        Reply::new().text("first answer"),
+        Reply::new().text("second answer"),
+        Reply::new().text("The summary."),
+    ])
+    .await;
+    let ws = ScratchWorkspace::new(&server.base_url(), "").unwrap();
+    std::fs::create_dir_all(ws.root().join("config/plugins")).unwrap();
+    std::fs::write(ws.root().join("config/plugins/keeper.mjs"), KEEPER).unwrap();
+    let engine = ws.engine().unwrap();
+    let session = open_build_session(&engine, "keeping").await.unwrap();
+    let mut events = session.subscribe();
+    for text in ["first", "second"] {
+        session.send(Op::Prompt {
+            session_id: session.id().to_string(),
+            text: text.into(),
+            files: Vec::new(),
+        });
+        loop {
+            let e = tokio::time::timeout(Duration::from_secs(60), events.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            if matches!(e, Event::TurnFinished { .. }) {
+                break;
+            }
+        }
+    }
+    session.send(Op::Compact {
+        session_id: session.id().to_string(),
+    });
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(e, Event::Compacted { .. }) {
+            break;
+        }
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let summarising = requests[2].to_string();
+    assert!(
+        summarising.contains(&format!(
+            "Keep the ticket number PRJ-42 (session {}).",
+            session.id()
+        )),
+        "{summarising}"
+    );
+}

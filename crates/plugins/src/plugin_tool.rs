@@ -164,6 +164,7 @@ pub const CALLED_HOOKS: &[&str] = &[
     "chat.message",
     "chat.params",
     "experimental.chat.system.transform",
+    "experimental.session.compacting",
 ];
 
 /// One plugin file's hooks.
