@@ -6,7 +6,8 @@
 //! `@opencode-ai/plugin` at the version opencode pins when the package.json does not list it
 //! (best effort, as in opencode). It runs once per content of package.json: a finished
 //! install leaves `node_modules/.podcode-deps` holding its hash, so later starts spawn
-//! nothing. A project's dir is project code: it is installed only in a trusted workspace.
+//! nothing; a failed one leaves `node_modules/.podcode-deps-failed`, and the same
+//! package.json is not tried again for a day (the report says so and how to retry now). A project's dir is project code: it is installed only in a trusted workspace.
 //! Podcode writes no package.json of its own (opencode creates one in every config dir; here
 //! a dir without one has nothing to install) and does not edit the user's (the pinned
 //! `@opencode-ai/plugin` is added without saving).
@@ -33,6 +34,40 @@ const HOST_STANDS_IN: &str = "Podcode's own `@opencode-ai/plugin` serves `@openc
 
 /// Marks a `node_modules` whose install finished; holds the hash of what was installed.
 const DONE: &str = ".podcode-deps";
+
+/// Marks a package.json whose install failed: its hash, when (Unix seconds), the error. The
+/// same package.json is not tried again for [`RETRY_AFTER`] (an unpublished version would
+/// otherwise cost every start the installer's whole run).
+const FAILED: &str = ".podcode-deps-failed";
+
+/// How long a failed install of one package.json is remembered.
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The remembered failure of this very package.json, if it is recent, as the user reads it.
+fn remembered_failure(marker: &Path, hash: &str) -> Option<String> {
+    let text = std::fs::read_to_string(marker).ok()?;
+    let mut lines = text.splitn(3, '\n');
+    let (seen, at, message) = (lines.next()?, lines.next()?, lines.next()?);
+    let age = unix_now().saturating_sub(at.trim().parse().ok()?);
+    if seen.trim() != hash || age >= RETRY_AFTER.as_secs() {
+        return None;
+    }
+    let ago = match age {
+        0..60 => format!("{age} s"),
+        60..3600 => format!("{} min", age / 60),
+        _ => format!("{} h", age / 3600),
+    };
+    Some(format!(
+        "{message} (this failed {ago} ago and is not retried for a day or until package.json changes; delete {} to retry now)",
+        marker.display()
+    ))
+}
 
 /// One config dir whose `package.json` may need installing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,6 +254,10 @@ async fn install_one(d: &ConfigDir, trusted: bool) -> Option<DepsReport> {
         );
         return report(DepsStatus::HostProvided { message }, vec![]);
     }
+    let failed = d.dir.join("node_modules").join(FAILED);
+    if let Some(message) = remembered_failure(&failed, &hash) {
+        return report(DepsStatus::Failed { message }, vec![]);
+    }
     let started = Instant::now();
     // The dir's own lock file names its package manager; otherwise Bun first, as opencode.
     let npm_locked = d.dir.join("package-lock.json").is_file();
@@ -249,7 +288,7 @@ async fn install_one(d: &ConfigDir, trusted: bool) -> Option<DepsReport> {
     };
     if let Err(said) = run(&program, &install, &d.dir).await {
         let message = format!(
-            "could not install the dependencies of {}: `{tool} {}` failed: {said} (is the registry reachable? Podcode retries on the next start)",
+            "could not install the dependencies of {}: `{tool} {}` failed: {said} (is the registry reachable?)",
             d.dir.join("package.json").display(),
             install.join(" ")
         );
@@ -263,8 +302,11 @@ async fn install_one(d: &ConfigDir, trusted: bool) -> Option<DepsReport> {
             let message = format!("{message}; {HOST_STANDS_IN}");
             return report(DepsStatus::HostProvided { message }, vec![]);
         }
+        let _ = std::fs::create_dir_all(d.dir.join("node_modules"));
+        let _ = std::fs::write(&failed, format!("{hash}\n{}\n{message}", unix_now()));
         return report(DepsStatus::Failed { message }, vec![]);
     }
+    let _ = std::fs::remove_file(&failed);
     let mut notes = Vec::new();
     let plugin = d.dir.join("node_modules/@opencode-ai/plugin/package.json");
     if !plugin.is_file() {
@@ -332,6 +374,45 @@ mod tests {
             ),
             Some(vec!["b".to_string(), "a".into(), "c".into()])
         );
+    }
+
+    #[tokio::test]
+    async fn a_failed_install_is_remembered_for_that_package_json_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |deps: &str| {
+            std::fs::write(
+                dir.path().join("package.json"),
+                format!(r#"{{"dependencies": {{{deps}}}}}"#),
+            )
+            .unwrap()
+        };
+        // A local path that does not exist: every installer fails, without any network.
+        write(r#""not-here": "file:./missing""#);
+        let d = ConfigDir {
+            dir: dir.path().to_path_buf(),
+            project: false,
+        };
+        let message = |r: &DepsReport| match &r.status {
+            DepsStatus::Failed { message } => message.clone(),
+            other => panic!("the install fails: {other:?}"),
+        };
+        let first = message(&install_one(&d, true).await.unwrap());
+        assert!(
+            first.starts_with("could not install the dependencies of"),
+            "{first}"
+        );
+        assert!(!first.contains("is not retried"), "{first}");
+        let again = message(&install_one(&d, true).await.unwrap());
+        assert!(again.starts_with(&first), "{again}");
+        assert!(
+            again
+                .contains("ago and is not retried for a day or until package.json changes; delete"),
+            "{again}"
+        );
+        // Another package.json is tried at once.
+        write(r#""also-not-here": "file:./gone""#);
+        let changed = message(&install_one(&d, true).await.unwrap());
+        assert!(!changed.contains("is not retried"), "{changed}");
     }
 
     #[test]
