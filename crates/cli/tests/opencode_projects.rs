@@ -484,7 +484,7 @@ fn a_config_dirs_package_json_is_installed_once_and_its_imports_load() {
         "{message}"
     );
     assert!(
-        message.ends_with("(is the registry reachable? Podcode retries on the next start)"),
+        message.ends_with("(is the registry reachable?)"),
         "{message}"
     );
     assert_eq!(problem["level"], "error");
