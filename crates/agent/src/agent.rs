@@ -19,7 +19,7 @@ use crate::calls::{CallDone, Calls, DoomTracker};
 use crate::compaction::Reason;
 use crate::error::AgentError;
 use crate::history::{History, PartKind, StepStatus, TextData};
-use crate::profile::{AgentProfile, offered_registry};
+use crate::profile::{AgentProfile, filter_registry};
 use crate::record::Recorder;
 use crate::step::StepOutput;
 use crate::texts::{max_steps_text, no_tools_text};
@@ -116,9 +116,8 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// Narrows the runtime's registry to the tools `profile` offers and the rules do not deny
-    /// outright (the agent owns the runtime's registry from here on; reloads are narrowed the
-    /// same way).
+    /// Narrows the runtime's registry to the tools `profile` offers (the agent owns the
+    /// runtime's registry from here on; reloads are narrowed the same way).
     pub fn new(
         runtime: Arc<ToolRuntime>,
         model: Arc<dyn ModelClient>,
@@ -126,7 +125,7 @@ impl Agent {
         profile: AgentProfile,
         opts: AgentOptions,
     ) -> Self {
-        runtime.set_registry(offered_registry(&runtime.registry(), &profile, &runtime));
+        runtime.set_registry(filter_registry(&runtime.registry(), &profile));
         let budget = Mutex::new(Budget::new(&opts.model_info, &opts.compaction));
         Self {
             runtime,
@@ -342,7 +341,7 @@ impl Agent {
         if let Some(r) = &self.reloader
             && let Some(reloaded) = r.reload().await
         {
-            let offered = offered_registry(&reloaded.registry, &self.profile, &self.runtime);
+            let offered = filter_registry(&reloaded.registry, &self.profile);
             let tools = offered.listing();
             self.runtime.set_registry(offered);
             self.runtime.set_hooks(reloaded.hooks);
@@ -354,10 +353,13 @@ impl Agent {
         if !with_tools {
             return Vec::new();
         }
+        // A tool the rules deny outright is not offered, as opencode does; it stays in the
+        // registry, so a model that calls it anyway is told which rule denies it.
         let registry = self.runtime.registry();
         registry
             .tools()
             .iter()
+            .filter(|t| !self.runtime.denies_outright(t.id()))
             .map(|t| t.tool.spec().clone())
             .collect()
     }

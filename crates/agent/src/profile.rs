@@ -216,19 +216,6 @@ pub fn filter_registry(full: &ToolRegistry, profile: &AgentProfile) -> ToolRegis
     filter_with(full, |id| profile.offers(id))
 }
 
-/// `filter_registry` without the tools `runtime`'s permission rules deny outright (the last
-/// rule for the tool's permission is a deny of every pattern): as opencode does, the model
-/// is not offered a tool it could only ever be refused.
-pub fn offered_registry(
-    full: &ToolRegistry,
-    profile: &AgentProfile,
-    runtime: &podcode_tools::ToolRuntime,
-) -> ToolRegistry {
-    filter_with(full, |id| {
-        profile.offers(id) && !runtime.denies_outright(id)
-    })
-}
-
 fn filter_with(full: &ToolRegistry, keep: impl Fn(&str) -> bool) -> ToolRegistry {
     let mut out = ToolRegistry::new();
     let mut seen = HashSet::new();
