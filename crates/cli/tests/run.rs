@@ -345,7 +345,8 @@ fn json_format_prints_one_event_per_line_and_anthropic_works_too() {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds.first(), Some(&"turn_started"));
+    assert_eq!(kinds[..2], ["user_message", "turn_started"], "{kinds:?}");
+    assert_eq!(events[0]["text"], "list files");
     assert_eq!(kinds.last(), Some(&"turn_finished"));
     for k in [
         "step_started",
