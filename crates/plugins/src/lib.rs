@@ -33,7 +33,8 @@ pub use host::{
 };
 pub use manifest_cache::{CachedEntry, ManifestCache};
 pub use npm_install::{
-    ensure_installed, install_dir, resolve_npm_plugins_installing, spec_has_version, spec_name,
+    ensure_installed, install_dir, local_path, resolve_npm_plugins_installing, spec_has_version,
+    spec_name,
 };
 pub use opencode_events::OpencodeEvents;
 pub use plugin_files::{

@@ -111,6 +111,19 @@ pub async fn resolve_npm_plugins_installing(
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for spec in specs {
+        // A local path is loaded from where it is, as opencode does: edits take effect on
+        // the next reload instead of being shadowed by a copy installed once.
+        if let Some(path) = local_path(spec, &dirs.project_root, &dirs.home) {
+            match local_entry(&path) {
+                Some(path) => files.push(PluginFile {
+                    path,
+                    format: PluginFormat::Plugin,
+                    project: false,
+                }),
+                None => errors.push((spec.clone(), local_entry_text(spec, &path))),
+            }
+            continue;
+        }
         if !spec_has_version(spec) && spec_name(spec).is_some() {
             let (found, _) = resolve_npm_plugins(std::slice::from_ref(spec), dirs);
             if !found.is_empty() {
@@ -137,6 +150,57 @@ pub async fn resolve_npm_plugins_installing(
         }
     }
     (files, errors)
+}
+
+/// The file or folder a local plugin spec (`./my-plugin`, `/abs/x.ts`, `~/p`, `file:../p`)
+/// names, resolved against `base` (the project); `None` for package specs and tarballs,
+/// which are installed.
+pub fn local_path(spec: &str, base: &Path, home: &Path) -> Option<PathBuf> {
+    let spec = spec.trim();
+    if spec.ends_with(".tgz") || spec.ends_with(".tar.gz") {
+        return None;
+    }
+    let path = spec.strip_prefix("file:").unwrap_or(spec);
+    let local = spec.starts_with("file:")
+        || path.starts_with('.')
+        || path.starts_with('/')
+        || path.starts_with('~');
+    if !local {
+        return None;
+    }
+    Some(match path.strip_prefix("~/") {
+        Some(rest) => home.join(rest),
+        None if path == "~" => home.to_path_buf(),
+        None => base.join(path),
+    })
+}
+
+/// The plugin file at a local path: the file itself, or a folder's entry (its package.json's
+/// exports/module/main, else `index.ts`, `index.js` or `index.mjs`).
+fn local_entry(path: &Path) -> Option<PathBuf> {
+    if path.is_file() {
+        return Some(path.to_path_buf());
+    }
+    if !path.is_dir() {
+        return None;
+    }
+    package_entry(path).or_else(|| {
+        ["index.ts", "index.js", "index.mjs"]
+            .iter()
+            .map(|f| path.join(f))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Why a local plugin path loads nothing (user-facing).
+fn local_entry_text(spec: &str, path: &Path) -> String {
+    if !path.exists() {
+        return format!("plugin path {spec} does not exist ({})", path.display());
+    }
+    format!(
+        "plugin path {spec} ({}) has no plugin file: name a .ts/.js/.mjs file, or a folder whose package.json names its entry (exports, module or main) or that holds index.ts or index.js",
+        path.display()
+    )
 }
 
 /// The installed package folder of `spec`, installing it first if this is the first time.
@@ -267,6 +331,69 @@ pub(crate) fn last_lines(stderr: &[u8], stdout: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_local_plugin_path_is_loaded_from_where_it_is() {
+        let root = tempfile::tempdir().unwrap();
+        let project = root.path().join("project");
+        let home = root.path().join("home");
+        std::fs::create_dir_all(project.join("my-plugin")).unwrap();
+        std::fs::create_dir_all(home.join("plugins")).unwrap();
+        std::fs::write(
+            project.join("my-plugin/index.ts"),
+            "export const P = async () => ({})",
+        )
+        .unwrap();
+        std::fs::write(
+            home.join("plugins/one.js"),
+            "export const O = async () => ({})",
+        )
+        .unwrap();
+        std::fs::create_dir_all(project.join("empty")).unwrap();
+        let dirs = PluginDirs {
+            home: home.clone(),
+            opencode: vec![],
+            podcode_config: home.join(".config/podcode"),
+            project_root: project.clone(),
+        };
+        let specs: Vec<String> = [
+            "./my-plugin",
+            "~/plugins/one.js",
+            "file:./empty",
+            "./gone.ts",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let cache = root.path().join("cache");
+        let (files, errors) = resolve_npm_plugins_installing(&specs, &dirs, &cache).await;
+        let paths: Vec<_> = files.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(
+            paths,
+            [
+                project.join("./my-plugin").join("index.ts"),
+                home.join("plugins/one.js")
+            ]
+        );
+        assert!(!cache.exists(), "nothing was installed");
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].1.starts_with("plugin path file:./empty ("),
+            "{errors:?}"
+        );
+        assert!(
+            errors[0].1.ends_with("or that holds index.ts or index.js"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1]
+                .1
+                .starts_with("plugin path ./gone.ts does not exist"),
+            "{errors:?}"
+        );
+        assert_eq!(local_path("left-pad", &project, &home), None);
+        assert_eq!(local_path("./p.tgz", &project, &home), None);
+    }
 
     #[test]
     fn spec_names_and_versions() {
