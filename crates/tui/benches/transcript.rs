@@ -41,6 +41,11 @@ fn session() -> AppState {
             text: answer(i),
         });
         let call = format!("c{i}");
+        s.apply_event(&Event::ToolRequested {
+            message_id: format!("m{i}"),
+            call_id: call.clone(),
+            tool: "edit".into(),
+        });
         s.apply_event(&Event::ToolStarted {
             session_id: "ses_1".into(),
             call_id: call.clone(),

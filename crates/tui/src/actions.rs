@@ -8,7 +8,7 @@ use crate::changes_view::{RevertScope, revert_selected};
 use crate::event_loop::Loop;
 use crate::picker::{Picker, PickerKind};
 use crate::state::{AppState, Screen};
-use crate::transcript::Entry;
+use crate::transcript::{Entry, Transcript};
 
 impl Loop {
     pub(crate) fn open_picker(&mut self, kind: PickerKind) {
@@ -80,7 +80,7 @@ impl Loop {
             .map(|i| i.label)
             .unwrap_or_default();
         match self.services.transcript(session_id) {
-            Ok((entries, _)) => self.state.open_child(session_id, &label, entries),
+            Ok((items, _)) => self.state.open_child(session_id, &label, items),
             Err(e) => self.notice(format!("could not load the sub-agent's transcript: {e}")),
         }
     }
@@ -103,9 +103,9 @@ impl Loop {
             }
         };
         match self.services.transcript(session_id) {
-            Ok((entries, usage)) => {
+            Ok((items, usage)) => {
                 let mut fresh = self.fresh_state(session_id);
-                fresh.transcript.entries = entries;
+                fresh.transcript = Transcript::from_items(session_id, items);
                 fresh.status.usage = usage;
                 if let Ok((own, tree)) = self.services.totals(session_id) {
                     fresh.status.set_totals(own, tree);

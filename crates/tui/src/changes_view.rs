@@ -49,7 +49,7 @@ pub fn revert_selected(
     if let Some(note) = &report.note {
         state
             .transcript
-            .notice(crate::engine_services::revert_note_notice(note));
+            .notice(crate::transcript::revert_note_notice(note));
     }
     state.changes.message = Some(if let Some(c) = report.conflict {
         state.changes.conflict = Some((
@@ -77,7 +77,7 @@ pub fn revert_selected(
 
 #[cfg(test)]
 mod tests {
-    use podcode_protocol::{ChangeOp, RecordedChange, RevertReport, StepUsage};
+    use podcode_protocol::{ChangeOp, Item, RecordedChange, RevertReport, StepUsage};
 
     use super::*;
     use crate::changes::ChangeItem;
@@ -88,7 +88,7 @@ mod tests {
     struct Reverting;
 
     impl TuiServices for Reverting {
-        fn transcript(&self, id: &str) -> Result<(Vec<Entry>, StepUsage), String> {
+        fn transcript(&self, id: &str) -> Result<(Vec<Item>, StepUsage), String> {
             NoServices.transcript(id)
         }
         fn models(&self) -> Vec<PickItem> {

@@ -1,5 +1,5 @@
 //! The UI's services over the engine (`podcode-core`): stored transcripts (the engine's
-//! conversation items) as entries, the
+//! conversation items), the
 //! model and agent pickers, the session list, new sessions (held until their first prompt
 //! when the front end hands over its `Drafts`), the session tree's totals, and the Changes view with its
 //! reverts — what a front end wiring the UI to an `Engine` hands to `run`.
@@ -7,69 +7,10 @@
 use std::sync::Arc;
 
 use podcode_core::{Drafts, Engine, EngineError, NewSessionSpec};
-use podcode_protocol::{Item, RevertReport, RevertTarget, StepUsage, compacted_text};
+use podcode_protocol::{Item, RevertReport, RevertTarget, StepUsage};
 
 use crate::changes::ChangeItem;
 use crate::services::{PickItem, TuiServices};
-use crate::transcript::{Entry, ToolCard, ToolStatus};
-
-/// A stored conversation as transcript entries, and the tokens it used.
-pub fn transcript_entries(
-    engine: &Engine,
-    session_id: &str,
-) -> Result<(Vec<Entry>, StepUsage), EngineError> {
-    let (items, usage) = engine.transcript(session_id)?;
-    Ok((items.into_iter().flat_map(entries_of).collect(), usage))
-}
-
-/// The transcript entries of one conversation item.
-pub fn entries_of(item: Item) -> Vec<Entry> {
-    match item {
-        Item::User { text, files, .. } => {
-            let mut entries = Vec::new();
-            if !text.is_empty() {
-                entries.push(Entry::User(text));
-            }
-            for path in files {
-                entries.push(Entry::Notice(format!("📎 attached {path}")));
-            }
-            entries
-        }
-        Item::Assistant { message_id, text } => vec![Entry::Assistant { message_id, text }],
-        Item::Reasoning { message_id, text } => vec![Entry::Reasoning { message_id, text }],
-        Item::Tool(call) => vec![Entry::Tool(ToolCard {
-            call_id: call.call_id,
-            tool: call.tool,
-            title: call.title,
-            status: ToolStatus::from(call.state),
-            elapsed_ms: call.elapsed_ms,
-            output: call.output,
-            attachments: call.attachments,
-            spill_path: call.spill_path,
-            expanded: false,
-            diff: call.diff,
-        })],
-        Item::Compaction {
-            reason,
-            pruned,
-            summarized,
-            tokens_before,
-            tokens_after,
-        } => vec![Entry::Notice(compacted_text(
-            &reason,
-            pruned,
-            summarized,
-            tokens_before,
-            tokens_after,
-        ))],
-        Item::RevertNote { text } => vec![Entry::Notice(revert_note_notice(&text))],
-    }
-}
-
-/// How the TUI shows what the model was told after a revert.
-pub fn revert_note_notice(note: &str) -> String {
-    format!("↶ the model was told: {}", note.replace('\n', " "))
-}
 
 /// The UI's pickers, resumes, session list and Changes view, over the engine.
 pub struct EngineServices {
@@ -99,8 +40,10 @@ impl EngineServices {
 }
 
 impl TuiServices for EngineServices {
-    fn transcript(&self, session_id: &str) -> Result<(Vec<Entry>, StepUsage), String> {
-        transcript_entries(&self.engine, session_id).map_err(|e| e.to_string())
+    fn transcript(&self, session_id: &str) -> Result<(Vec<Item>, StepUsage), String> {
+        self.engine
+            .transcript(session_id)
+            .map_err(|e| e.to_string())
     }
 
     fn totals(&self, session_id: &str) -> Result<(StepUsage, StepUsage), String> {
@@ -205,6 +148,8 @@ impl TuiServices for EngineServices {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transcript::{Entry, entries_of};
+    use podcode_protocol::compacted_text;
 
     #[test]
     fn revert_notes_and_compactions_show_as_notices() {

@@ -217,13 +217,8 @@ impl Loop {
         self.prompt(text, files);
     }
 
+    /// Sends a prompt; it and its attached files show when the session reports them.
     fn prompt(&mut self, text: String, files: Vec<String>) {
-        for f in &files {
-            self.state
-                .transcript
-                .entries
-                .push(Entry::Notice(format!("📎 attached {f}")));
-        }
         let _ = self.ops.send(Op::Prompt {
             session_id: self.state.session_id.clone(),
             text,

@@ -221,7 +221,11 @@ mod tests {
         s.open_child(
             "ses_child",
             "general · Look",
-            vec![Entry::User("child".into())],
+            vec![podcode_protocol::Item::User {
+                message_id: "msg_u".into(),
+                text: "child".into(),
+                files: Vec::new(),
+            }],
         );
         s.status.busy = true;
         assert_eq!(handle_key(&mut s, key(KeyCode::Esc)), Action::None);

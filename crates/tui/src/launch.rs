@@ -54,8 +54,8 @@ pub async fn launch(engine: Arc<Engine>, opts: LaunchOptions) -> Result<(), TuiE
     let mut state = AppState::new(&model_name, &agent, &cwd_text, session.id());
     state.status.title = session.title().to_string();
     if resumed {
-        let (entries, _) = crate::transcript_entries(&engine, session.id())?;
-        state.transcript.entries = entries;
+        let (items, _) = engine.transcript(session.id())?;
+        state.transcript = crate::transcript::Transcript::from_items(session.id(), items);
         let totals = engine.totals(session.id())?;
         state.status.set_totals(totals.own, totals.tree);
     }

@@ -40,7 +40,7 @@ pub mod transcript_cache;
 pub use actions::ago;
 pub use changes::{ChangeItem, ChangesKey, ChangesView};
 pub use changes_view::{RevertScope, load_changes, revert_selected};
-pub use engine_services::{EngineServices, transcript_entries};
+pub use engine_services::EngineServices;
 pub use error::TuiError;
 pub use event_loop::{TuiParams, run};
 pub use input::{EditOutcome, Input, InputBuffer};

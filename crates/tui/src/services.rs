@@ -4,10 +4,9 @@
 //! reverts. The CLI implements it over the engine; tests
 //! implement it over fixed data.
 
-use podcode_protocol::{RevertReport, RevertTarget, StepUsage};
+use podcode_protocol::{Item, RevertReport, RevertTarget, StepUsage};
 
 use crate::changes::ChangeItem;
-use crate::transcript::Entry;
 
 /// One row of a picker: `value` is what picking it sends, `label` and `detail` are shown.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -34,8 +33,8 @@ impl PickItem {
 /// What the TUI asks of the engine besides the session's events and ops: stored transcripts,
 /// choices for the pickers, changes and reports. The binary implements it over `podcode-core`.
 pub trait TuiServices: Send + Sync {
-    /// A stored session as transcript entries, and the tokens it used so far.
-    fn transcript(&self, session_id: &str) -> Result<(Vec<Entry>, StepUsage), String>;
+    /// A stored session's conversation items, and the tokens it used so far.
+    fn transcript(&self, session_id: &str) -> Result<(Vec<Item>, StepUsage), String>;
     /// A stored session's totals: its own, and with its sub-agents' (zero when unknown).
     fn totals(&self, _session_id: &str) -> Result<(StepUsage, StepUsage), String> {
         Ok((StepUsage::default(), StepUsage::default()))
@@ -70,7 +69,7 @@ pub trait TuiServices: Send + Sync {
 pub struct NoServices;
 
 impl TuiServices for NoServices {
-    fn transcript(&self, _: &str) -> Result<(Vec<Entry>, StepUsage), String> {
+    fn transcript(&self, _: &str) -> Result<(Vec<Item>, StepUsage), String> {
         Ok((Vec::new(), StepUsage::default()))
     }
     fn models(&self) -> Vec<PickItem> {

@@ -60,6 +60,7 @@ impl AppState {
         Self {
             status: StatusLine::new(model, agent, cwd),
             session_id: session_id.into(),
+            transcript: Transcript::new(session_id),
             ..Default::default()
         }
     }
@@ -79,9 +80,9 @@ impl AppState {
         }
     }
 
-    /// The user sent `text`.
+    /// The user sent `text` (it shows when the session reports it: `Event::UserMessage`).
     pub fn push_user(&mut self, text: &str) {
-        self.transcript.push_user(text);
+        self.transcript.follow();
         self.status.prompted(text);
     }
 

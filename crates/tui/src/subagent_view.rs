@@ -5,7 +5,7 @@
 //! runs. Esc goes back. While the child is shown, the main transcript is kept aside in
 //! `ChildView::parent` and still receives every event, so nothing is missed meanwhile.
 
-use podcode_protocol::Event;
+use podcode_protocol::{Event, Item};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -86,13 +86,10 @@ impl AppState {
             .collect()
     }
 
-    /// Shows `entries` (the child's stored transcript) in place of the main transcript.
-    pub fn open_child(&mut self, session_id: &str, label: &str, entries: Vec<Entry>) {
+    /// Shows `items` (the child's stored conversation) in place of the main transcript.
+    pub fn open_child(&mut self, session_id: &str, label: &str, items: Vec<Item>) {
         self.close_child();
-        let child = Transcript {
-            entries,
-            ..Default::default()
-        };
+        let child = Transcript::from_items(session_id, items);
         let parent = std::mem::replace(&mut self.transcript, child);
         self.child = Some(ChildView {
             session_id: session_id.into(),
@@ -158,12 +155,26 @@ mod tests {
     use super::*;
     use crate::transcript::ToolCard;
 
-    fn started(call: &str, tool: &str, session: &str) -> Event {
-        Event::ToolStarted {
-            session_id: session.into(),
-            call_id: call.into(),
-            tool: tool.into(),
-            args: serde_json::Value::Null,
+    /// A call the model asked for, then its start.
+    fn started(call: &str, tool: &str, session: &str) -> [Event; 2] {
+        [
+            Event::ToolRequested {
+                message_id: format!("msg_{session}"),
+                call_id: call.into(),
+                tool: tool.into(),
+            },
+            Event::ToolStarted {
+                session_id: session.into(),
+                call_id: call.into(),
+                tool: tool.into(),
+                args: serde_json::Value::Null,
+            },
+        ]
+    }
+
+    fn apply(s: &mut AppState, events: [Event; 2], child: bool) {
+        for e in events {
+            s.apply_to_transcripts(&if child { from_child(e) } else { e });
         }
     }
 
@@ -180,9 +191,9 @@ mod tests {
 
     #[test]
     fn a_child_transcript_opens_stays_live_and_closes_back_to_the_main_one() {
-        let mut s = AppState::default();
-        s.apply_to_transcripts(&started("call_task", "task", "ses_main"));
-        s.apply_to_transcripts(&from_child(started("c1", "read", "ses_child")));
+        let mut s = AppState::new("m", "build", "/w", "ses_main");
+        apply(&mut s, started("call_task", "task", "ses_main"), false);
+        apply(&mut s, started("c1", "read", "ses_child"), true);
         let items = s.subagent_items();
         assert_eq!(items.len(), 1);
         assert_eq!(items[0].value, "ses_child");
@@ -192,7 +203,11 @@ mod tests {
         s.open_child(
             "ses_child",
             &items[0].label,
-            vec![Entry::User("Write new.".into())],
+            vec![Item::User {
+                message_id: "msg_u".into(),
+                text: "Write new.".into(),
+                files: Vec::new(),
+            }],
         );
         assert!(s.child_live());
         assert_eq!(
@@ -200,13 +215,13 @@ mod tests {
             " sub-agent general · Edit notes (live) · esc: back to the main conversation · ses_child"
         );
         // The child's next call shows in its transcript and moves the parent's card.
-        s.apply_to_transcripts(&from_child(started("c2", "bash", "ses_child")));
+        apply(&mut s, started("c2", "bash", "ses_child"), true);
         assert!(
             matches!(s.transcript.entries.last(), Some(Entry::Tool(ToolCard { tool, .. })) if tool == "bash")
         );
         assert_eq!(s.main_transcript().subagents["call_task"].tool_calls, 2);
         // The main conversation's own events land in the main transcript only.
-        s.apply_to_transcripts(&started("c3", "glob", "ses_main"));
+        apply(&mut s, started("c3", "glob", "ses_main"), false);
         assert_eq!(s.transcript.entries.len(), 2);
 
         s.close_child();

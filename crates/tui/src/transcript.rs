@@ -1,14 +1,19 @@
 //! The transcript component: the session's blocks (prompts, answers, reasoning, tool cards,
 //! notices), how far the user scrolled up, the spinner frame and the render cache. Runtime
-//! events grow it (`apply_event`: streamed text, tool calls starting and ending, notices);
+//! events grow it (`apply_event`): the conversation through the engine's item model (an
+//! `ItemFold`, the same items a stored transcript is made of, shown by `items.rs`), and
+//! besides it what only the screen shows (warnings, a turn's ending, a sub-agent's progress);
 //! the key handler scrolls it and expands cards; `view.rs` draws it.
 
+mod items;
 mod view;
+
+pub use items::{entries_of, revert_note_notice};
 
 use std::cell::RefCell;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use podcode_protocol::{Event, ToolCallState, TurnEnd};
+use podcode_protocol::{Event, Item, ItemFold, ToolCallState, TurnEnd};
 
 use crate::transcript_cache::TranscriptCache;
 
@@ -106,6 +111,8 @@ pub struct Transcript {
     pub render_cache: RefCell<TranscriptCache>,
     /// Live progress of each sub-agent, by the `task` call that started it.
     pub subagents: std::collections::HashMap<String, SubagentProgress>,
+    /// The conversation's items, as the session's events build them.
+    fold: ItemFold,
 }
 
 /// What a sub-agent is doing, shown as its `task` card's title while it runs.
@@ -128,14 +135,28 @@ pub fn subagent_title(agent: &str, description: &str, p: &SubagentProgress) -> S
 }
 
 impl Transcript {
+    /// The empty conversation of session `session_id`.
+    pub fn new(session_id: &str) -> Self {
+        Self::from_items(session_id, Vec::new())
+    }
+
+    /// Session `session_id`'s stored conversation; its live events continue it.
+    pub fn from_items(session_id: &str, items: Vec<Item>) -> Self {
+        Self {
+            entries: items.iter().cloned().flat_map(entries_of).collect(),
+            fold: ItemFold::with_items(session_id, items),
+            ..Default::default()
+        }
+    }
+
     /// A line from Podcode itself.
     pub fn notice(&mut self, text: String) {
         self.entries.push(Entry::Notice(text));
     }
 
-    /// The user sent `text`: it shows, and the view follows the end again.
-    pub fn push_user(&mut self, text: &str) {
-        self.entries.push(Entry::User(text.to_string()));
+    /// The user sent a prompt: the view follows the end again (the prompt shows when the
+    /// session reports it, as the item the model reads).
+    pub fn follow(&mut self) {
         self.scroll = 0;
     }
 
@@ -171,77 +192,10 @@ impl Transcript {
 
     /// The transcript's part of a runtime event (the status line takes the rest).
     pub fn apply_event(&mut self, event: &Event) {
+        if let Some(change) = self.fold.apply(event) {
+            self.show(change);
+        }
         match event {
-            Event::TextDelta { message_id, text } => self.append(message_id, text, false),
-            Event::ReasoningDelta { message_id, text } => self.append(message_id, text, true),
-            Event::ToolStarted { call_id, tool, .. } if self.card(call_id).is_none() => {
-                self.entries.push(Entry::Tool(ToolCard {
-                    call_id: call_id.clone(),
-                    tool: tool.clone(),
-                    title: String::new(),
-                    status: ToolStatus::Running,
-                    elapsed_ms: 0,
-                    output: String::new(),
-                    attachments: 0,
-                    spill_path: None,
-                    expanded: false,
-                    diff: None,
-                }));
-            }
-            Event::ToolMetadata {
-                call_id,
-                title: Some(t),
-                ..
-            } => {
-                if let Some(c) = self.card(call_id) {
-                    c.title = t.clone();
-                }
-            }
-            Event::ToolFinished {
-                call_id,
-                result,
-                spill_path,
-                duration_ms,
-                ..
-            } => {
-                if let Some(c) = self.card(call_id) {
-                    c.status = ToolStatus::Done;
-                    if !result.title.is_empty() {
-                        c.title = result.title.clone();
-                    }
-                    c.output = result.output.clone();
-                    c.attachments = result.attachments.len();
-                    c.spill_path = spill_path.clone();
-                    c.elapsed_ms = *duration_ms;
-                    c.diff = result
-                        .metadata
-                        .get("diff")
-                        .and_then(|d| d.as_str())
-                        .filter(|d| !d.is_empty())
-                        .map(str::to_string);
-                }
-            }
-            Event::ToolFailed {
-                call_id,
-                tool,
-                error,
-                duration_ms,
-                state,
-            } => {
-                if self.card(call_id).is_none() {
-                    self.apply_event(&Event::ToolStarted {
-                        session_id: String::new(),
-                        call_id: call_id.clone(),
-                        tool: tool.clone(),
-                        args: serde_json::Value::Null,
-                    });
-                }
-                if let Some(c) = self.card(call_id) {
-                    c.status = ToolStatus::from(*state);
-                    c.output = error.clone();
-                    c.elapsed_ms = *duration_ms;
-                }
-            }
             Event::Subagent {
                 session_id,
                 call_id,
@@ -275,20 +229,6 @@ impl Transcript {
                 message,
                 variant,
             } => self.notice(podcode_protocol::toast_text(title, message, variant)),
-            Event::Compacted {
-                reason,
-                pruned,
-                summarized,
-                tokens_before,
-                tokens_after,
-                ..
-            } => self.notice(podcode_protocol::compacted_text(
-                reason,
-                *pruned,
-                *summarized,
-                *tokens_before,
-                *tokens_after,
-            )),
             Event::Configured { agent, model } => {
                 self.notice(format!("next turns use agent {agent} with {model}"));
             }
@@ -327,34 +267,6 @@ impl Transcript {
             }
             _ => {}
         }
-    }
-
-    fn append(&mut self, message_id: &str, text: &str, reasoning: bool) {
-        if let Some(last) = self.entries.last_mut() {
-            match last {
-                Entry::Assistant {
-                    message_id: m,
-                    text: t,
-                } if !reasoning && m == message_id => {
-                    t.push_str(text);
-                    return;
-                }
-                Entry::Reasoning {
-                    message_id: m,
-                    text: t,
-                } if reasoning && m == message_id => {
-                    t.push_str(text);
-                    return;
-                }
-                _ => {}
-            }
-        }
-        let (message_id, text) = (message_id.to_string(), text.to_string());
-        self.entries.push(if reasoning {
-            Entry::Reasoning { message_id, text }
-        } else {
-            Entry::Assistant { message_id, text }
-        });
     }
 
     /// Marks the card of a call whose permission the user rejected.
@@ -434,7 +346,12 @@ mod tests {
 
     #[test]
     fn a_sub_agent_s_task_card_shows_its_current_tool_and_call_count() {
-        let mut t = Transcript::default();
+        let mut t = Transcript::new("ses_parent");
+        t.apply_event(&Event::ToolRequested {
+            message_id: "msg_1".into(),
+            call_id: "call_task".into(),
+            tool: "task".into(),
+        });
         t.apply_event(&Event::ToolStarted {
             session_id: "ses_parent".into(),
             call_id: "call_task".into(),

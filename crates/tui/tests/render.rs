@@ -24,7 +24,24 @@ fn base() -> AppState {
     s
 }
 
+/// The user sends `text`, and the session reports it (as the engine does, first thing).
+fn prompt(s: &mut AppState, text: &str) {
+    s.push_user(text);
+    s.apply_event(&Event::UserMessage {
+        session_id: "ses_1".into(),
+        message_id: format!("msg_user_{}", text.len()),
+        text: text.into(),
+        files: Vec::new(),
+    });
+}
+
+/// The model asks for a call, and it starts.
 fn started(s: &mut AppState, call: &str, tool: &str) {
+    s.apply_event(&Event::ToolRequested {
+        message_id: "msg_a".into(),
+        call_id: call.into(),
+        tool: tool.into(),
+    });
     s.apply_event(&Event::ToolStarted {
         session_id: "ses_1".into(),
         call_id: call.into(),
@@ -41,7 +58,7 @@ fn empty_session() {
 #[test]
 fn streaming_text() {
     let mut s = base();
-    s.push_user("explain the parser");
+    prompt(&mut s, "explain the parser");
     for chunk in [
         "The parser ",
         "reads tokens.\n\n```rust\nfn parse() {}\n```\n",
@@ -70,7 +87,7 @@ fn streaming_text() {
 #[test]
 fn tool_cards_running_failed_denied() {
     let mut s = base();
-    s.push_user("build it");
+    prompt(&mut s, "build it");
     started(&mut s, "c1", "bash");
     s.apply_event(&Event::ToolMetadata {
         call_id: "c1".into(),
@@ -114,7 +131,7 @@ fn tool_cards_running_failed_denied() {
 #[test]
 fn permission_modal() {
     let mut s = base();
-    s.push_user("fix the typo");
+    prompt(&mut s, "fix the typo");
     started(&mut s, "c1", "edit");
     s.modal = Some(PermissionModal {
         tool: "edit".into(),
@@ -219,7 +236,7 @@ fn turn_summary_and_long_transcript_follow_the_end() {
 #[test]
 fn no_color_draws_without_colours() {
     let mut s = base();
-    s.push_user("hi");
+    prompt(&mut s, "hi");
     started(&mut s, "c1", "bash");
     let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
     terminal.draw(|f| draw(f, &s)).unwrap();
@@ -271,7 +288,7 @@ fn answer(s: &mut AppState, text: &str) {
 #[test]
 fn markdown_answer() {
     let mut s = base();
-    s.push_user("how does it parse?");
+    prompt(&mut s, "how does it parse?");
     s.status.busy = false;
     answer(&mut s, MARKDOWN);
     insta::assert_snapshot!(screen_sized(&s, 80, 40));
@@ -351,7 +368,7 @@ fn diff_card(s: &mut AppState, changes: usize) {
 #[test]
 fn card_with_a_diff() {
     let mut s = base();
-    s.push_user("double them");
+    prompt(&mut s, "double them");
     diff_card(&mut s, 20);
     let text = screen(&s);
     assert!(!text.contains("Edit applied"), "{text}");
@@ -381,7 +398,10 @@ fn a_card_without_a_diff_shows_its_output() {
 
 fn mixed_session() -> AppState {
     let mut s = base();
-    s.push_user("tidy up the parser and explain the change in some detail please");
+    prompt(
+        &mut s,
+        "tidy up the parser and explain the change in some detail please",
+    );
     s.apply_event(&Event::ReasoningDelta {
         message_id: "m1".into(),
         text: "look at lex\nthen the tree\n".into(),
@@ -408,7 +428,7 @@ fn layout_120x40() {
 #[test]
 fn reasoning_streaming_shows_its_last_line() {
     let mut s = base();
-    s.push_user("q");
+    prompt(&mut s, "q");
     s.apply_event(&Event::ReasoningDelta {
         message_id: "m1".into(),
         text: "first idea\nsecond idea".into(),
@@ -521,7 +541,7 @@ fn scrolling_down_from_the_top_starts_at_the_top() {
 #[test]
 fn control_sequences_are_stripped_or_shown() {
     let mut s = base();
-    s.push_user("show it");
+    prompt(&mut s, "show it");
     s.apply_event(&Event::TextDelta {
         message_id: "m1".into(),
         text: "Look\u{1b}]52;c;ZXZpbA==\u{7} here\u{1b}[2J.".into(),
