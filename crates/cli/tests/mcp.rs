@@ -254,11 +254,16 @@ async fn mcp_serve_offers_builtins_and_executables_to_a_real_client() {
 }
 
 #[test]
-fn three_servers_not_required_do_not_delay_startup() {
+fn three_servers_with_no_first_request_wait_do_not_delay_startup() {
     let bin = everything();
     let config: String = ["one", "two", "three"]
         .iter()
-        .map(|n| format!("[mcp.{n}]\ncommand = \"{}\"\n\n", bin.display()))
+        .map(|n| {
+            format!(
+                "[mcp.{n}]\ncommand = \"{}\"\nfirst_request_wait = 0\n\n",
+                bin.display()
+            )
+        })
         .collect();
     let with = Env::new(&config);
     let without = Env::new("");
@@ -284,7 +289,7 @@ fn three_servers_not_required_do_not_delay_startup() {
         .count();
     assert_eq!(starting, 3, "{v}");
     eprintln!(
-        "NUMBER `podcode tools` with 3 stdio MCP servers not required: {elapsed:?} (without MCP: {base:?})"
+        "NUMBER `podcode tools` with 3 stdio MCP servers not waited for: {elapsed:?} (without MCP: {base:?})"
     );
 }
 

@@ -1,6 +1,7 @@
-//! MCP servers inside the agent loop: a server not marked `required` starts in the
-//! background, never delays the first model request, and its tools join the running
-//! session as soon as it is ready.
+//! MCP servers inside the agent loop: the first model request waits (up to
+//! `first_request_wait`) for a server whose tools are not known yet, so a one-shot `run`
+//! offers them, as opencode does; a server that is not waited for starts in the background
+//! and its tools join the running session as soon as it is ready.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -45,7 +46,8 @@ fn a_background_mcp_server_joins_the_running_session_when_ready() {
         ),
         Reply::new().text("done"),
     ]);
-    // A server that takes a second to come up, so it cannot be ready for the first request.
+    // A server that takes a second to come up and is not waited for, so it cannot be ready
+    // for the first request.
     let slow = env.root.path().join("slow-everything.sh");
     std::fs::write(
         &slow,
@@ -60,7 +62,7 @@ fn a_background_mcp_server_joins_the_running_session_when_ready() {
     env.write(
         ".podcode/config.toml",
         &format!(
-            "{config}\n[mcp.everything]\ncommand = \"{}\"\n",
+            "{config}\n[mcp.everything]\ncommand = \"{}\"\nfirst_request_wait = 0\n",
             slow.display()
         ),
     );
@@ -90,5 +92,50 @@ fn a_background_mcp_server_joins_the_running_session_when_ready() {
     assert!(
         second.contains(&"everything_echo".to_string()),
         "joined when ready: {second:?}"
+    );
+}
+
+#[test]
+fn an_opencode_json_mcp_server_is_offered_in_the_first_request() {
+    let env = Env::new(vec![Reply::new().text("done")]);
+    // Slow to come up, as an `npx -y` server is: the first request waits for it.
+    let slow = env.root.path().join("slow-everything.sh");
+    std::fs::write(
+        &slow,
+        format!(
+            "#!/bin/sh\nsleep 2\nexec {} \"$@\"\n",
+            everything().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    env.write(
+        "opencode.json",
+        &serde_json::json!({
+            "mcp": {"everything": {"type": "local", "command": [slow.to_string_lossy()]}}
+        })
+        .to_string(),
+    );
+    assert!(env.run(&["trust"]).status.success());
+
+    let listing = env.run(&["tools", "--json"]);
+    let listing: serde_json::Value = serde_json::from_slice(&listing.stdout).unwrap();
+    assert!(
+        listing["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == "everything_echo"),
+        "podcode tools lists the server's tools: {listing}"
+    );
+
+    // Nothing cached from the listing above: the run must wait for the server itself.
+    std::fs::remove_file(env.root.path().join("data/cache/mcp-manifests.json")).unwrap();
+    let out = env.run(&["run", "use the server", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first = tool_names(&env.requests()[0]);
+    assert!(
+        first.contains(&"everything_echo".to_string()),
+        "the first request offers the server's tools: {first:?}"
     );
 }

@@ -336,6 +336,10 @@ pub struct McpServerConfig {
     pub startup_timeout: u64,
     /// When true, failing to start the server is fatal instead of a warning.
     pub required: bool,
+    /// Seconds the first model request waits for a server whose tools are not known yet
+    /// (none cached from an earlier start of this exact config), as opencode waits for its
+    /// servers; a server slower than this joins when ready. 0: never wait.
+    pub first_request_wait: u64,
     /// The most of one message (one JSON-RPC line) from a stdio server held in memory: a
     /// long result's texts are streamed to disk and not counted; anything else over it
     /// (an image's data, an error's message) fails the call at once, saying its size.
@@ -358,6 +362,7 @@ impl Default for McpServerConfig {
             timeout: 120,
             startup_timeout: 30,
             required: false,
+            first_request_wait: 10,
             max_message_bytes: 16 * 1024 * 1024,
             sandbox: true,
         }
@@ -415,6 +420,7 @@ mod tests {
         let m = McpServerConfig::default();
         assert!(m.enabled);
         assert_eq!((m.timeout, m.startup_timeout, m.required), (120, 30, false));
+        assert_eq!(m.first_request_wait, 10);
         assert_eq!(m.max_message_bytes, 16 * 1024 * 1024);
     }
 

@@ -51,9 +51,14 @@ async fn startup() {
         let _ = source.tools();
         none.push(t.elapsed());
 
+        // Not waited for (`first_request_wait = 0`): what starting them adds to a start-up.
         let configs: BTreeMap<String, McpServerConfig> = ["one", "two", "three"]
             .iter()
-            .map(|n| (n.to_string(), everything()))
+            .map(|n| {
+                let mut c = everything();
+                c.first_request_wait = 0;
+                (n.to_string(), c)
+            })
             .collect();
         let t = Instant::now();
         let source = McpSource::new(&configs, cache.path().join(format!("three{i}.json")));
@@ -63,7 +68,7 @@ async fn startup() {
     }
     let (n, t) = (median(none), median(three));
     println!(
-        "MCP startup, tool source ready for the first request: 3 background stdio servers {:.0} µs vs none {:.0} µs (added {:.0} µs); target: no added latency",
+        "MCP startup, tool source ready for the first request: 3 stdio servers not waited for {:.0} µs vs none {:.0} µs (added {:.0} µs); target: no added latency",
         t.as_secs_f64() * 1e6,
         n.as_secs_f64() * 1e6,
         t.saturating_sub(n).as_secs_f64() * 1e6

@@ -1,8 +1,10 @@
-//! `McpSource`: every `[mcp.<name>]` server as one tool source. `start` returns at once:
-//! servers marked `required` are awaited, the others start in the background so they never
-//! delay the first model request. Their tools are offered from the live listing when the
-//! server is ready, otherwise from the manifest cached the last time this exact server
-//! config started (like plugin manifests); a server with neither is reported as starting.
+//! `McpSource`: every `[mcp.<name>]` server as one tool source. `start` waits for what the
+//! first model request needs, as opencode does: servers marked `required` in full, a server
+//! whose tools are not known yet (no manifest cached from an earlier start of this exact
+//! config) up to its `first_request_wait`; the rest start in the background. Tools are
+//! offered from the live listing when the server is ready, otherwise from the cached
+//! manifest (like plugin manifests); a server with neither is reported as starting and its
+//! tools join the session's next request once it is ready.
 //! A failed server's tools stay listed (calls restart it) and the reason is a load problem.
 
 use std::collections::BTreeMap;
@@ -128,11 +130,14 @@ impl McpSource {
         &self.servers
     }
 
-    /// Starts every enabled server. Waits only for `required` ones; returns at once
-    /// otherwise (the rest start in the background and cache their manifests).
+    /// Starts every enabled server. Waits for `required` ones, and up to its
+    /// `first_request_wait` for each server with no cached manifest; the rest go on
+    /// starting in the background (and cache their manifests when listed).
     pub async fn start(&self) {
         let mut required = Vec::new();
+        let mut unknown = Vec::new();
         for server in self.servers.iter().filter(|s| s.config.enabled) {
+            let known = server.status().0 == ServerState::Ready || self.cache.get(server).is_some();
             let s = server.clone();
             let cache = self.cache.clone();
             let ready = self.ready.clone();
@@ -148,11 +153,16 @@ impl McpSource {
             });
             if server.config.required {
                 required.push(task);
+            } else if !known && server.config.first_request_wait > 0 {
+                let wait = std::time::Duration::from_secs(server.config.first_request_wait);
+                unknown.push(tokio::time::timeout(wait, task));
             }
         }
         for task in required {
             let _ = task.await;
         }
+        // A server slower than its wait goes on starting: its task is not cancelled.
+        futures_util::future::join_all(unknown).await;
     }
 
     /// Starts every enabled server and waits for all of them (for listing commands).

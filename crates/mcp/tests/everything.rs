@@ -240,12 +240,35 @@ async fn filesystem_reads_and_reports_errors() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn startup_does_not_wait_for_servers_not_required() {
+async fn the_first_request_waits_for_servers_whose_tools_are_not_known_yet() {
+    let everything = bin("mcp-server-everything");
+    let cache = tempfile::tempdir().unwrap();
+    let configs: BTreeMap<_, _> = ["one", "two"]
+        .iter()
+        .map(|n| (n.to_string(), stdio(&everything, &[])))
+        .collect();
+    let source = McpSource::new(&configs, cache.path().join("mcp.json"));
+    source.start().await;
+    let (sources, problems) = source.tools();
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(sources.len(), 2);
+    assert!(sources[1].1.iter().any(|t| t.spec().id == "two_echo"));
+    for s in source.status() {
+        assert_eq!(s.state, ServerState::Ready, "{s:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn startup_does_not_wait_for_servers_with_no_first_request_wait() {
     let everything = bin("mcp-server-everything");
     let cache = tempfile::tempdir().unwrap();
     let configs: BTreeMap<_, _> = ["one", "two", "three"]
         .iter()
-        .map(|n| (n.to_string(), stdio(&everything, &[])))
+        .map(|n| {
+            let mut c = stdio(&everything, &[]);
+            c.first_request_wait = 0;
+            (n.to_string(), c)
+        })
         .collect();
     let source = McpSource::new(&configs, cache.path().join("mcp.json"));
     let t = Instant::now();
@@ -263,7 +286,7 @@ async fn startup_does_not_wait_for_servers_not_required() {
         "MCP server `one` is starting in the background; its tools join once it is ready"
     );
     eprintln!(
-        "NUMBER startup with 3 stdio MCP servers (not required): start() + tools() returned in {elapsed:?}, none awaited"
+        "NUMBER startup with 3 stdio MCP servers (first_request_wait = 0): start() + tools() returned in {elapsed:?}, none awaited"
     );
 
     // Once they are up, their manifests are cached: the next startup offers the tools at once.
