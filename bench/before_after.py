@@ -24,8 +24,11 @@ crates/agent/benches/loop_overhead.rs does. `read` needs no permission by defaul
 
 Both builds share this checkout's target dir (one target dir: dependencies compile once);
 the baseline builds from a git worktree at target/bench-baseline/src and its binary is copied
-to target/bench-baseline/podcode (reused while it is newer than the revision). Pass
---baseline-bin/--current-bin to skip building. Prints a table with medians, p90s, the ratio
+to target/bench-baseline/podcode (reused while it is the revision's and newer than it). Cargo
+names a workspace crate's artifacts by its place in the workspace, so a baseline build
+replaces the current crates' artifacts and the current build after it recompiles them once
+(~15 min release on a loaded 2-core machine). Pass --baseline-bin/--current-bin to skip
+building. Prints a table with medians, p90s, the ratio
 current/baseline and the noise (the spread between rounds). Asserts nothing.
 
 Run: python3 bench/before_after.py [--baseline REV] [--rounds 15]
@@ -134,9 +137,10 @@ class Model:
                 self.end_headers()
                 for frame, mark in frames(reply):
                     data = frame.encode()
+                    if mark:  # timed before the write: the reader may run before it returns
+                        model.writes[mark] = time.perf_counter()
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                     if mark:
-                        model.writes[mark] = time.perf_counter()
                         time.sleep(model.pace)
                 self.wfile.write(b"0\r\n\r\n")
 
@@ -211,8 +215,8 @@ class Bin:
     """One binary and what its CLI offers (read from --help, so a different baseline adapts)."""
 
     def __init__(self, label, path):
-        self.label, self.path = label, Path(path)
-        helps = lambda *a: subprocess.run([str(path), *a, "--help"], capture_output=True,
+        self.label, self.path = label, Path(path).resolve()
+        helps = lambda *a: subprocess.run([str(self.path), *a, "--help"], capture_output=True,
                                           text=True).stdout
         run_help = helps("run")
         self.max_steps = "--max-steps" in run_help
@@ -379,7 +383,7 @@ def pct(v, p):
 def noise(v):
     """Spread between rounds: interquartile range / median."""
     m = statistics.median(v)
-    return (pct(v, 0.75) - pct(v, 0.25)) / m if m else 0.0
+    return (pct(v, 0.75) - pct(v, 0.25)) / abs(m) if m else 0.0
 
 
 def main():
