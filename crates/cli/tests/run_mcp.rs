@@ -139,3 +139,53 @@ fn an_opencode_json_mcp_server_is_offered_in_the_first_request() {
         "the first request offers the server's tools: {first:?}"
     );
 }
+
+#[test]
+fn a_sandboxed_npx_style_server_can_make_its_cache_on_a_fresh_account() {
+    let env = Env::new(vec![Reply::new().text("done")]);
+    // As `npx -y` does at every start: write its package cache under ~/.npm. The account is
+    // fresh (no ~/.npm yet) and the server runs in the sandbox, which can only open folders
+    // that exist.
+    let home = env.root.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    assert!(!home.join(".npm").exists());
+    let npx_like = env.root.path().join("npx-like.sh");
+    std::fs::write(
+        &npx_like,
+        format!(
+            "#!/bin/sh\nmkdir -p \"$HOME/.npm/_cacache\" && touch \"$HOME/.npm/_cacache/index\" || exit 1\ntouch \"$HOME/outside\" 2>/dev/null\nexec {} \"$@\"\n",
+            everything().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&npx_like, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = std::fs::read_to_string(env.repo().join(".podcode/config.toml")).unwrap();
+    env.write(
+        ".podcode/config.toml",
+        &format!(
+            "{config}\n[mcp.everything]\ncommand = \"{}\"\n",
+            npx_like.display()
+        ),
+    );
+    assert!(env.run(&["trust"]).status.success());
+    let status = env.run(&["sandbox", "status"]);
+    assert!(
+        text(&status.stdout).contains("Landlock  available"),
+        "{}",
+        text(&status.stdout)
+    );
+
+    let listing = env.run(&["tools", "--json"]);
+    let listing: serde_json::Value = serde_json::from_slice(&listing.stdout).unwrap();
+    assert!(
+        listing["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == "everything_echo"),
+        "the server started and listed its tools: {listing}"
+    );
+    assert!(home.join(".npm/_cacache/index").exists());
+    // The sandbox still keeps it out of the rest of the account.
+    assert!(!home.join("outside").exists());
+}

@@ -272,7 +272,7 @@ impl Engine {
                 Arc::new(podcode_mcp::McpSource::new_sandboxed(
                     &servers,
                     self.dirs.data_dir.join("cache/mcp-manifests.json"),
-                    self.mcp_sandbox(),
+                    self.mcp_sandbox(&servers),
                 ))
             })
             .clone()

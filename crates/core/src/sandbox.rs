@@ -132,9 +132,23 @@ impl Engine {
 
     /// Where stdio MCP servers run: like the plugin host (its network setting), with the
     /// workspace writable, and the package managers' caches that exist (`npx -y …`,
-    /// `uvx …` and `bunx …` servers install themselves there at every start).
-    pub(crate) fn mcp_sandbox(&self) -> Option<podcode_mcp::StdioSandbox> {
+    /// `uvx …` and `bunx …` servers install themselves there at every start). A sandbox
+    /// can only open folders that exist, so when a sandboxed stdio server is configured
+    /// `~/.npm` and `~/.cache` are made first (npm and XDG tools would make them anyway):
+    /// otherwise the first `npx -y` server on a fresh account could never install itself.
+    pub(crate) fn mcp_sandbox(
+        &self,
+        servers: &std::collections::BTreeMap<String, podcode_config::McpServerConfig>,
+    ) -> Option<podcode_mcp::StdioSandbox> {
         let home = &self.dirs().home;
+        let sandboxed_stdio = servers
+            .values()
+            .any(|s| s.enabled && s.sandbox && s.command.is_some());
+        if sandboxed_stdio && home.is_dir() {
+            for cache in &MCP_CACHES[..2] {
+                let _ = std::fs::create_dir(home.join(cache));
+            }
+        }
         let mut writable = vec![self.project().to_path_buf(), self.cwd().to_path_buf()];
         writable.extend(
             MCP_CACHES
