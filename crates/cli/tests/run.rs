@@ -583,3 +583,55 @@ fn an_overflow_compacts_the_conversation_and_the_turn_goes_on() {
         "{last}"
     );
 }
+
+#[test]
+fn a_tool_the_rules_deny_outright_is_not_offered_and_podcode_tools_says_so() {
+    let env = Env::new(vec![
+        // A model that calls it anyway is refused, naming the rule.
+        Reply::new().tool_call("c1", "webfetch", r#"{"url": "https://example.com/"}"#),
+        Reply::new().text("ok"),
+    ]);
+    env.write(
+        ".podcode/config.toml",
+        "model = \"scripted/test\"\n\
+         [[permission]]\npermission = \"webfetch\"\npattern = \"*\"\naction = \"deny\"\n\
+         [[permission]]\npermission = \"bash\"\npattern = \"rm *\"\naction = \"deny\"\n",
+    );
+    let out = env.run(&["tools", "--json"]);
+    let listing: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let note = |id: &str| {
+        listing["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .map(|t| t["note"].clone())
+            .unwrap()
+    };
+    assert_eq!(
+        note("webfetch"),
+        "not offered: the permission rules deny it outright (a model that calls it is refused)"
+    );
+    assert_eq!(note("bash"), Value::Null, "denied for one pattern only");
+    let text_out = text(&env.run(&["tools"]).stdout);
+    assert!(text_out.contains("note: not offered: the permission rules deny it outright"));
+
+    let out = env.run(&["run", "fetch it"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = env.requests();
+    let offered: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(
+        !offered.contains(&"webfetch") && offered.contains(&"bash"),
+        "{offered:?}"
+    );
+    let answers = tool_messages(&requests[1]);
+    assert_eq!(
+        answers[0].1,
+        "Permission denied: a rule in the user's configuration denies webfetch for \"*\". Do not retry this call; find another way or ask the user to change the rule."
+    );
+}

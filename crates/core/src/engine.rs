@@ -361,6 +361,20 @@ impl Engine {
             .clone()
     }
 
+    /// The permission rules every session starts from: the built-ins' defaults, then the
+    /// config's (an agent profile's or `--allow` rules come after them).
+    pub(crate) fn base_rules(&self) -> Vec<PermissionRule> {
+        let mut rules = podcode_builtins::default_rules();
+        // Starting a sub-agent needs no ask of its own: what it does asks as usual.
+        rules.push(PermissionRule::new(
+            "task",
+            "*",
+            podcode_protocol::PermissionAction::Allow,
+        ));
+        rules.extend(self.config.permission.iter().cloned());
+        rules
+    }
+
     /// A pipeline over `registry` whose asks go to `asker`; `extra_rules` (an agent
     /// profile's, or `--allow` policies) come after the defaults and the config's rules;
     /// spawned processes run in agent `agent`'s sandbox.
@@ -374,14 +388,7 @@ impl Engine {
         events: podcode_tools::EventSink,
     ) -> Result<ToolRuntime, EngineError> {
         let store = self.store()?;
-        let mut rules = podcode_builtins::default_rules();
-        // Starting a sub-agent needs no ask of its own: what it does asks as usual.
-        rules.push(PermissionRule::new(
-            "task",
-            "*",
-            podcode_protocol::PermissionAction::Allow,
-        ));
-        rules.extend(self.config.permission.iter().cloned());
+        let mut rules = self.base_rules();
         rules.extend(extra_rules.iter().cloned());
         let engine = PermissionEngine::new(rules, store.clone(), self.project_key(), asker);
         let mut opts = RuntimeOptions::new(self.dirs.spill_dir());

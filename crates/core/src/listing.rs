@@ -38,6 +38,11 @@ pub struct ToolInfo {
 /// The note on `sync_to_main`: only worktree sessions are offered it.
 pub const SYNC_NOTE: &str = "only in worktree sessions (--worktree)";
 
+/// The note on a tool the config's permission rules deny for every pattern: it stays in the
+/// set (a call is refused, naming the rule) but the model is not offered it, as in opencode.
+pub const DENIED_NOTE: &str =
+    "not offered: the permission rules deny it outright (a model that calls it is refused)";
+
 /// The tool set as `podcode tools` shows it: offered tools, load problems, switched-off tools.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolListing {
@@ -248,7 +253,25 @@ impl Engine {
                 note: None,
             },
         );
+        self.mark_denied(&mut out.tools);
         out
+    }
+
+    /// Notes the tools the config's rules deny outright (an agent profile may deny more).
+    fn mark_denied(&self, tools: &mut [ToolInfo]) {
+        let Ok(store) = self.store() else { return };
+        let reject = podcode_protocol::PermissionReply::Reject { feedback: None };
+        let rules = podcode_tools::PermissionEngine::new(
+            self.base_rules(),
+            store,
+            self.project_key(),
+            std::sync::Arc::new(podcode_tools::FixedAsker(reject)),
+        );
+        for t in tools {
+            if rules.denies_outright(podcode_tools::tool_permission(&t.id)) {
+                t.note = Some(DENIED_NOTE.to_string());
+            }
+        }
     }
 
     /// Tool ids offered now, one `id · source` line each, then load problems.

@@ -554,3 +554,45 @@ async fn after_hooks_see_streamed_output_as_the_model_reads_it_and_their_rewrite
     );
     assert!(out.model_text.contains("[output truncated:"));
 }
+
+#[tokio::test]
+async fn a_self_gated_tool_the_rules_deny_outright_never_runs() {
+    let ran = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = ran.clone();
+    let fetch = FnTool::new(
+        podcode_protocol::ToolSpec::new("fetchy", "Fetches.", json!({"type": "object"})),
+        move |_, _| {
+            // Work a denied tool must not do: its own ask would only come after it.
+            counter.fetch_add(1, Ordering::SeqCst);
+            async { Ok(ToolResult::text("fetched")) }
+        },
+    )
+    .self_gated()
+    .arc();
+    let h = harness(
+        registry(vec![fetch, testing::noop("noop")]),
+        Setup {
+            rules: vec![
+                PermissionRule::new("*", "*", PermissionAction::Allow),
+                PermissionRule::new("fetchy", "*", PermissionAction::Deny),
+                // Denied for one pattern only: still runs and gates itself.
+                PermissionRule::new("noop", "secret*", PermissionAction::Deny),
+            ],
+            ..Default::default()
+        },
+    );
+    let out = h.call("fetchy", "{}").await;
+    assert_eq!(out.status, CallStatus::Denied);
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "the tool did not run");
+    assert_eq!(
+        out.model_text,
+        PermissionError::Denied {
+            permission: "fetchy".into(),
+            patterns: vec!["*".into()],
+        }
+        .to_string()
+    );
+    assert!(out.model_text.contains("fetchy"), "{}", out.model_text);
+    let out = h.call("noop", "{}").await;
+    assert_eq!(out.status, CallStatus::Completed);
+}

@@ -1,7 +1,7 @@
 //! Stages 2 to 4, everything that may refuse a call before its tool runs: validate the
 //! arguments (the tool's own validator, else its JSON Schema with defaults filled in),
-//! let before-hooks rewrite them or block the call, then ask permission for tools that do
-//! not gate themselves. Each stage takes the arguments by value and hands them on; a
+//! let before-hooks rewrite them or block the call, refuse a tool the rules deny outright,
+//! then ask permission for tools that do not gate themselves. Each stage takes the arguments by value and hands them on; a
 //! refusal is a `Stop` with its own model-facing text.
 
 use podcode_protocol::PermissionRequest;
@@ -17,8 +17,23 @@ impl ToolRuntime {
     pub(super) async fn admit(&self, s: &CallState, args: Value) -> Result<Value, Stop> {
         let args = validate(s, args).await?;
         let args = self.before_hooks(s, args).await?;
+        self.refuse_denied_outright(s)?;
         permission(s, &args).await?;
         Ok(args)
+    }
+
+    /// A tool the rules deny for every pattern is refused before it runs, also one that
+    /// gates itself: its own ask may come after work a denied tool must not do at all
+    /// (`webfetch` resolves the host name first, and a DNS lookup can carry data out).
+    fn refuse_denied_outright(&self, s: &CallState) -> Result<(), Stop> {
+        if !self.denies_outright(s.id()) {
+            return Ok(());
+        }
+        let denied = crate::permission::PermissionError::Denied {
+            permission: crate::permission::tool_permission(s.id()).to_string(),
+            patterns: vec!["*".into()],
+        };
+        Err(Stop::new(CallStatus::Denied, denied.to_string()))
     }
 
     /// Every hook sees the arguments the previous one left; a failing hook is a warning
