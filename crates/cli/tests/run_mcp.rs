@@ -36,6 +36,33 @@ fn tool_names(request: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// An executable script in the test's root that runs `prelude`, then the everything server.
+fn wrapped_everything(env: &Env, name: &str, prelude: &str) -> PathBuf {
+    let path = env.root.path().join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\n{prelude}\nexec {} \"$@\"\n",
+            everything().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// Whether `podcode tools --json` lists `id`.
+fn tools_list(env: &Env, id: &str) -> (bool, serde_json::Value) {
+    let out = env.run(&["tools", "--json"]);
+    let listing: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = listing["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["id"] == id);
+    (listed, listing)
+}
+
 #[test]
 fn a_background_mcp_server_joins_the_running_session_when_ready() {
     let env = Env::new(vec![
@@ -48,16 +75,7 @@ fn a_background_mcp_server_joins_the_running_session_when_ready() {
     ]);
     // A server that takes a second to come up and is not waited for, so it cannot be ready
     // for the first request.
-    let slow = env.root.path().join("slow-everything.sh");
-    std::fs::write(
-        &slow,
-        format!(
-            "#!/bin/sh\nsleep 1\nexec {} \"$@\"\n",
-            everything().display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let slow = wrapped_everything(&env, "slow-everything.sh", "sleep 1");
     let config = std::fs::read_to_string(env.repo().join(".podcode/config.toml")).unwrap();
     env.write(
         ".podcode/config.toml",
@@ -99,16 +117,7 @@ fn a_background_mcp_server_joins_the_running_session_when_ready() {
 fn an_opencode_json_mcp_server_is_offered_in_the_first_request() {
     let env = Env::new(vec![Reply::new().text("done")]);
     // Slow to come up, as an `npx -y` server is: the first request waits for it.
-    let slow = env.root.path().join("slow-everything.sh");
-    std::fs::write(
-        &slow,
-        format!(
-            "#!/bin/sh\nsleep 2\nexec {} \"$@\"\n",
-            everything().display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let slow = wrapped_everything(&env, "slow-everything.sh", "sleep 2");
     env.write(
         "opencode.json",
         &serde_json::json!({
@@ -118,16 +127,8 @@ fn an_opencode_json_mcp_server_is_offered_in_the_first_request() {
     );
     assert!(env.run(&["trust"]).status.success());
 
-    let listing = env.run(&["tools", "--json"]);
-    let listing: serde_json::Value = serde_json::from_slice(&listing.stdout).unwrap();
-    assert!(
-        listing["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["id"] == "everything_echo"),
-        "podcode tools lists the server's tools: {listing}"
-    );
+    let (listed, listing) = tools_list(&env, "everything_echo");
+    assert!(listed, "podcode tools lists the server's tools: {listing}");
 
     // Nothing cached from the listing above: the run must wait for the server itself.
     std::fs::remove_file(env.root.path().join("data/cache/mcp-manifests.json")).unwrap();
@@ -149,16 +150,11 @@ fn a_sandboxed_npx_style_server_can_make_its_cache_on_a_fresh_account() {
     let home = env.root.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     assert!(!home.join(".npm").exists());
-    let npx_like = env.root.path().join("npx-like.sh");
-    std::fs::write(
-        &npx_like,
-        format!(
-            "#!/bin/sh\nmkdir -p \"$HOME/.npm/_cacache\" && touch \"$HOME/.npm/_cacache/index\" || exit 1\ntouch \"$HOME/outside\" 2>/dev/null\nexec {} \"$@\"\n",
-            everything().display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&npx_like, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let npx_like = wrapped_everything(
+        &env,
+        "npx-like.sh",
+        "mkdir -p \"$HOME/.npm/_cacache\" && touch \"$HOME/.npm/_cacache/index\" || exit 1\ntouch \"$HOME/outside\" 2>/dev/null",
+    );
     let config = std::fs::read_to_string(env.repo().join(".podcode/config.toml")).unwrap();
     env.write(
         ".podcode/config.toml",
@@ -175,16 +171,8 @@ fn a_sandboxed_npx_style_server_can_make_its_cache_on_a_fresh_account() {
         text(&status.stdout)
     );
 
-    let listing = env.run(&["tools", "--json"]);
-    let listing: serde_json::Value = serde_json::from_slice(&listing.stdout).unwrap();
-    assert!(
-        listing["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["id"] == "everything_echo"),
-        "the server started and listed its tools: {listing}"
-    );
+    let (listed, listing) = tools_list(&env, "everything_echo");
+    assert!(listed, "the server started and listed its tools: {listing}");
     assert!(home.join(".npm/_cacache/index").exists());
     // The sandbox still keeps it out of the rest of the account.
     assert!(!home.join("outside").exists());
