@@ -179,7 +179,8 @@ async fn project_tools_load_only_in_a_trusted_workspace() {
         &tmp.path().join("c.json"),
     ))
     .await;
-    assert!(trusted.get("add").is_some());
+    // Says why when it fails: it failed once under a CPU hog (cause not yet known).
+    assert!(trusted.get("add").is_some(), "{:?}", trusted.problems());
 }
 
 #[tokio::test]
