@@ -246,7 +246,8 @@ impl ChildTransport {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let mut child = cmd.spawn()?;
+        // A server script saved a moment ago may still be "busy" (see `retry_while_busy`).
+        let mut child = podcode_sandbox::retry_while_busy(|| cmd.spawn())?;
         let missing = || std::io::Error::other("the server's stdio was not captured");
         let stdout = child.stdout.take().ok_or_else(missing)?;
         let stdin = child.stdin.take().ok_or_else(missing)?;

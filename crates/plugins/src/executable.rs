@@ -128,8 +128,7 @@ pub async fn describe_executable_in(
     if let Some(dir) = file.parent() {
         cmd.current_dir(dir);
     }
-    let child = cmd
-        .spawn()
+    let child = podcode_sandbox::retry_while_busy(|| cmd.spawn())
         .map_err(|e| format!("could not run `{} describe`: {e}", file.display()))?;
     let out = tokio::time::timeout(DESCRIBE_TIMEOUT, child.wait_with_output())
         .await
@@ -249,7 +248,7 @@ impl Tool for ExecutableTool {
                 cmd.env("TMPDIR", temp);
             }
         }
-        let mut child = cmd.spawn().map_err(|e| {
+        let mut child = podcode_sandbox::retry_while_busy(|| cmd.spawn()).map_err(|e| {
             ToolError::failed(format!("could not start {}: {e}", self.file.display()))
         })?;
         let pgid = child.id();

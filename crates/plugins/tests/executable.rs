@@ -179,8 +179,34 @@ async fn project_tools_load_only_in_a_trusted_workspace() {
         &tmp.path().join("c.json"),
     ))
     .await;
-    // Says why when it fails: it failed once under a CPU hog (cause not yet known).
     assert!(trusted.get("add").is_some(), "{:?}", trusted.problems());
+}
+
+/// A file open for writing cannot be executed ("Text file busy"); a child another thread forks
+/// while a tool file is being saved holds it open for that instant. Here the test holds it.
+#[tokio::test]
+async fn a_tool_still_open_for_writing_loads_once_its_writer_lets_go() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let global = tmp.path().join("g");
+    std::fs::create_dir_all(&global).unwrap();
+    let path = global.join("add");
+    let mut held = std::fs::File::create(&path).unwrap();
+    held.write_all(ADD.as_bytes()).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(150));
+        drop(held);
+    });
+    let r = registry_for(&opts(
+        &global,
+        &tmp.path().join("p"),
+        false,
+        &tmp.path().join("c.json"),
+    ))
+    .await;
+    closer.join().unwrap();
+    assert!(r.get("add").is_some(), "{:?}", r.problems());
 }
 
 #[tokio::test]

@@ -289,7 +289,12 @@ fn supervisor(
 }
 
 fn exec(cmd: &[OsString]) -> ! {
-    let err = std::process::Command::new(&cmd[0]).args(&cmd[1..]).exec();
+    // `exec` returns only on failure; a program file being written a moment ago is retried.
+    let Err(err) = crate::busy::retry_while_busy(|| {
+        Err::<std::convert::Infallible, _>(
+            std::process::Command::new(&cmd[0]).args(&cmd[1..]).exec(),
+        )
+    });
     let code = if err.kind() == std::io::ErrorKind::NotFound {
         EXIT_NOT_FOUND
     } else {

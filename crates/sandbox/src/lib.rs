@@ -12,6 +12,7 @@
 //! protocols, on every kernel with seccomp; Unix sockets stay usable), and on Landlock ABI
 //! 4+ TCP bind/connect are refused too.
 
+mod busy;
 pub mod denial;
 pub mod helper;
 mod launcher;
@@ -22,6 +23,7 @@ mod policy;
 mod status;
 mod supervise;
 
+pub use busy::{BUSY_PATIENCE, retry_while_busy};
 pub use denial::{Denial, denial_for, denied_note, detect, log_len, logged_denial, read_log};
 pub use helper::{HELPER_BINARY, HELPER_SUBCOMMAND, helper_beside, helper_main, run_helper};
 pub use launcher::{Sandbox, Settings};

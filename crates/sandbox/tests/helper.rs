@@ -222,3 +222,25 @@ fn a_missing_command_and_a_bad_policy_say_what_went_wrong() {
         text(&out)
     );
 }
+
+#[test]
+fn a_program_written_a_moment_ago_runs_once_its_writer_lets_go() {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let ws = tempfile::tempdir().unwrap();
+    let path = ws.path().join("tool.sh");
+    let mut held = std::fs::File::create(&path).unwrap();
+    held.write_all(b"#!/bin/sh\necho ran\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        drop(held);
+    });
+    // The helper (not the test) runs the file, while the test still holds it for writing.
+    let sb = sandbox(Mode::WorkspaceWrite, false);
+    let (program, args) = sb.wrap(&sb.policy([ws.path()]), path.as_os_str(), &[]);
+    let out = Command::new(program).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(text(&out), "ran\n");
+    closer.join().unwrap();
+}
