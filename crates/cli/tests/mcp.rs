@@ -39,6 +39,19 @@ fn text(b: &[u8]) -> String {
 }
 
 /// The real server is a test prerequisite, never a reason to skip.
+/// Tool `id` as `podcode tools --json` lists it.
+fn listed_tool(env: &Env, id: &str) -> serde_json::Value {
+    let out = env.run(&["tools", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("{id} not listed: {v}"))
+        .clone()
+}
+
 fn everything() -> PathBuf {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../mcp/tests/servers/node_modules/.bin/mcp-server-everything");
@@ -84,14 +97,7 @@ fn mcp_list_shows_state_tools_and_errors_then_tools_are_offered() {
     assert!(v["servers"][1]["tools"].as_u64().unwrap() >= 5);
 
     // The manifest cached by `mcp list` lets `podcode tools` offer the tools at once.
-    let out = env.run(&["tools", "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let echo = v["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["id"] == "everything_echo")
-        .expect("everything_echo listed");
+    let echo = listed_tool(&env, "everything_echo");
     assert_eq!(echo["source"]["kind"], "mcp");
     assert_eq!(echo["source"]["name"], "mcp:everything");
     assert_eq!(echo["parameters"]["required"][0], "message");
@@ -105,6 +111,25 @@ fn mcp_list_shows_state_tools_and_errors_then_tools_are_offered() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).trim(), "Echo: hi");
+
+    // The server declares resources (cached with its manifest): the resource tools are
+    // offered, and reading is a `read`, allowed by default without an ask.
+    let read = listed_tool(&env, "read_mcp_resource");
+    assert_eq!(read["source"]["name"], "mcp:resources");
+    let out = env.run(&[
+        "tool",
+        "call",
+        "read_mcp_resource",
+        r#"{"server":"everything","uri":"demo://resource/dynamic/text/2"}"#,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with(
+            "Resource: demo://resource/dynamic/text/2\nMIME: text/plain\nResource 2: "
+        ),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]

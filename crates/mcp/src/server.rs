@@ -98,6 +98,8 @@ pub struct McpServer {
     /// A snapshot of the state readable without waiting for a start in progress.
     status: StdMutex<(ServerState, Option<String>, usize)>,
     tools: StdMutex<Vec<RemoteTool>>,
+    /// Whether the running (or last) server declared the `resources` capability.
+    resources: std::sync::atomic::AtomicBool,
     stderr: Arc<StdMutex<String>>,
     /// The size of the last over-limit message whose id could not be found (0: none).
     unmatched_oversize: Arc<std::sync::atomic::AtomicU64>,
@@ -145,6 +147,7 @@ impl McpServer {
             }),
             status: StdMutex::new((state, None, 0)),
             tools: StdMutex::new(Vec::new()),
+            resources: std::sync::atomic::AtomicBool::new(false),
             stderr: Arc::new(StdMutex::new(String::new())),
             unmatched_oversize: Arc::default(),
             spills: Arc::default(),
@@ -164,6 +167,11 @@ impl McpServer {
     /// The tools from the last successful listing.
     pub fn tools(&self) -> Vec<RemoteTool> {
         self.tools.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// Whether the server offers resources (as of its last start), for the resource tools.
+    pub fn offers_resources(&self) -> bool {
+        self.resources.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The server process id while it runs (stdio servers only).
@@ -237,6 +245,11 @@ impl McpServer {
                 if let Ok(mut t) = self.tools.lock() {
                     *t = tools;
                 }
+                let resources = client
+                    .peer_info()
+                    .is_some_and(|info| info.capabilities.resources.is_some());
+                self.resources
+                    .store(resources, std::sync::atomic::Ordering::Relaxed);
                 let client = Arc::new(client);
                 conn.client = Some(client.clone());
                 conn.pid = pid;

@@ -24,6 +24,15 @@ use crate::tool::McpTool;
 struct CacheEntry {
     key: String,
     tools: Vec<RemoteTool>,
+    /// The server declared the `resources` capability (older caches: no).
+    #[serde(default)]
+    resources: bool,
+}
+
+/// What a server offered when it last started: its tools, and whether it has resources.
+struct Listing {
+    tools: Vec<RemoteTool>,
+    resources: bool,
 }
 
 /// Tool manifests per server, valid while the server's config is unchanged.
@@ -43,19 +52,24 @@ impl ManifestCache {
             .unwrap_or_default()
     }
 
-    fn get(&self, server: &McpServer) -> Option<Vec<RemoteTool>> {
+    fn get(&self, server: &McpServer) -> Option<Listing> {
         let mut all = self.read();
         let entry = all.remove(&server.name)?;
-        (entry.key == Self::key(&server.config)).then_some(entry.tools)
+        (entry.key == Self::key(&server.config)).then_some(Listing {
+            tools: entry.tools,
+            resources: entry.resources,
+        })
     }
 
-    fn put(&self, server: &McpServer, tools: Vec<RemoteTool>) {
+    /// Records what a server that just started offers.
+    fn put(&self, server: &McpServer) {
         let mut all = self.read();
         all.insert(
             server.name.clone(),
             CacheEntry {
                 key: Self::key(&server.config),
-                tools,
+                tools: server.tools(),
+                resources: server.offers_resources(),
             },
         );
         if let Some(dir) = self.file.parent() {
@@ -144,7 +158,7 @@ impl McpSource {
             let task = tokio::spawn(async move {
                 let was_ready = s.status().0 == ServerState::Ready;
                 if s.client().await.is_ok() {
-                    cache.put(&s, s.tools());
+                    cache.put(&s);
                     // Only a server that just became ready changes the tool set.
                     if !was_ready {
                         ready.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -176,7 +190,7 @@ impl McpSource {
                 let cache = self.cache.clone();
                 tokio::spawn(async move {
                     if s.client().await.is_ok() {
-                        cache.put(&s, s.tools());
+                        cache.put(&s);
                     }
                 })
             })
@@ -191,6 +205,7 @@ impl McpSource {
         let mut ids = IdAllocator::new();
         let mut sources = Vec::new();
         let mut problems = Vec::new();
+        let mut with_resources = Vec::new();
         for server in &self.servers {
             let source_name = format!("mcp:{}", server.name);
             let (state, error, _) = server.status();
@@ -198,7 +213,10 @@ impl McpSource {
                 continue;
             }
             let listed = if state == ServerState::Ready {
-                Some(server.tools())
+                Some(Listing {
+                    tools: server.tools(),
+                    resources: server.offers_resources(),
+                })
             } else {
                 self.cache.get(server)
             };
@@ -215,9 +233,13 @@ impl McpSource {
                 }),
                 _ => {}
             }
-            let Some(remote) = listed else { continue };
+            let Some(listed) = listed else { continue };
+            if listed.resources {
+                with_resources.push(server.clone());
+            }
             let timeout_ms = server.config.timeout.saturating_mul(1000);
-            let tools: Vec<Arc<dyn Tool>> = remote
+            let tools: Vec<Arc<dyn Tool>> = listed
+                .tools
                 .into_iter()
                 .map(|t| {
                     let id = ids.id(&server.name, &t.name);
@@ -227,6 +249,12 @@ impl McpSource {
                 })
                 .collect();
             sources.push((ToolOrigin::new(SourceKind::Mcp, source_name), tools));
+        }
+        if !with_resources.is_empty() {
+            sources.push((
+                ToolOrigin::new(SourceKind::Mcp, crate::resources::SOURCE.to_string()),
+                crate::resources::tools(&with_resources),
+            ));
         }
         (sources, problems)
     }

@@ -366,3 +366,150 @@ async fn a_server_that_fails_to_start_is_retried_with_backoff() {
     assert_eq!(tools, 0);
     assert!(last_error.unwrap().starts_with("could not start"));
 }
+
+fn registry_of(source: &McpSource) -> ToolRegistry {
+    let (sources, _) = source.tools();
+    let mut registry = ToolRegistry::new();
+    for (s, tools) in sources {
+        registry.merge(s, tools);
+    }
+    registry
+}
+
+/// A server that declares resources adds the three resource tools (opencode's names); they
+/// list and read through the pipeline and gate themselves with `read` on `mcp:<server>:<uri>`.
+#[tokio::test(flavor = "multi_thread")]
+async fn resources_are_listed_and_read_through_the_resource_tools() {
+    let fs_root = tempfile::tempdir().unwrap();
+    let fs_only = rig(vec![(
+        "fs",
+        stdio(
+            &bin("mcp-server-filesystem"),
+            &[fs_root.path().to_str().unwrap()],
+        ),
+    )])
+    .await;
+    // A server without resources adds none.
+    assert!(
+        fs_only
+            .h
+            .runtime
+            .registry()
+            .get("list_mcp_resources")
+            .is_none()
+    );
+
+    let r = rig(vec![
+        ("everything", stdio(&bin("mcp-server-everything"), &[])),
+        (
+            "fs",
+            stdio(
+                &bin("mcp-server-filesystem"),
+                &[fs_root.path().to_str().unwrap()],
+            ),
+        ),
+    ])
+    .await;
+    let out = r.h.call_json("list_mcp_resources", json!({})).await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    let listed: serde_json::Value = serde_json::from_str(&out.model_text).unwrap();
+    let resources = listed["resources"].as_array().unwrap();
+    assert!(!resources.is_empty(), "{listed}");
+    assert!(
+        resources
+            .iter()
+            .all(|r| r["server"] == "everything"
+                && r["uri"].as_str().unwrap().starts_with("demo://")),
+        "{listed}"
+    );
+
+    let out =
+        r.h.call_json(
+            "list_mcp_resource_templates",
+            json!({"server": "everything"}),
+        )
+        .await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    let templates: serde_json::Value = serde_json::from_str(&out.model_text).unwrap();
+    assert!(
+        templates["resourceTemplates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["uriTemplate"] == "demo://resource/dynamic/text/{resourceId}"),
+        "{templates}"
+    );
+
+    // A listed static resource, and a template filled in, read back as text.
+    let first = resources[0]["uri"].as_str().unwrap();
+    let out =
+        r.h.call_json(
+            "read_mcp_resource",
+            json!({"server": "everything", "uri": first}),
+        )
+        .await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+    assert!(
+        out.model_text
+            .starts_with(&format!("Resource: {first}\nMIME: ")),
+        "{}",
+        out.model_text
+    );
+    let uri = "demo://resource/dynamic/text/3";
+    let out =
+        r.h.call_json(
+            "read_mcp_resource",
+            json!({"server": "everything", "uri": uri}),
+        )
+        .await;
+    assert!(
+        out.model_text.starts_with(
+            "Resource: demo://resource/dynamic/text/3\nMIME: text/plain\nResource 3: "
+        ),
+        "{}",
+        out.model_text
+    );
+
+    // A server without resources is named, with the ones that have them.
+    let out =
+        r.h.call_json("read_mcp_resource", json!({"server": "fs", "uri": "x"}))
+            .await;
+    assert_eq!(out.status, CallStatus::Failed);
+    assert_eq!(
+        out.model_text,
+        format!(
+            "The read_mcp_resource tool failed: {}",
+            podcode_mcp::no_resources_text("fs", &["everything".into()])
+        )
+    );
+
+    // `read` rules apply to `mcp:<server>:<uri>`.
+    let guarded = harness(
+        registry_of(&r.source),
+        Setup {
+            rules: vec![
+                PermissionRule::new("*", "*", PermissionAction::Allow),
+                PermissionRule::new(
+                    "read",
+                    "mcp:everything:demo://resource/dynamic/*",
+                    PermissionAction::Deny,
+                ),
+            ],
+            ..Default::default()
+        },
+    );
+    let out = guarded
+        .call_json(
+            "read_mcp_resource",
+            json!({"server": "everything", "uri": uri}),
+        )
+        .await;
+    assert_eq!(out.status, CallStatus::Denied, "{}", out.model_text);
+    let out = guarded
+        .call_json(
+            "read_mcp_resource",
+            json!({"server": "everything", "uri": first}),
+        )
+        .await;
+    assert_eq!(out.status, CallStatus::Completed, "{}", out.model_text);
+}

@@ -130,6 +130,8 @@ pub fn tool_permission(tool_id: &str) -> &str {
     match tool_id {
         "write" | "edit" | "apply_patch" | "multiedit" | "patch" => "edit",
         id if id.starts_with("browser_") => "browser",
+        // MCP resources are context to read, as opencode treats them.
+        "list_mcp_resources" | "list_mcp_resource_templates" | "read_mcp_resource" => "read",
         id => id,
     }
 }
