@@ -515,3 +515,44 @@ fn a_worktree_session_cannot_write_the_users_checkout() {
         "fine\n"
     );
 }
+
+/// The plugin host runs in the sandbox, which cannot write Podcode's data folder: what a
+/// plugin logs through `client.app.log` from a tool reaches the plugin log all the same.
+#[test]
+fn a_plugins_client_log_from_a_tool_reaches_the_plugin_log_under_the_sandbox() {
+    let env = Env::new();
+    if !landlock(&env) {
+        return;
+    }
+    let dir = env.root.path().join("config/plugins");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("logme.js"),
+        r#"export const LogMe = async ({ client }) => ({
+  tool: {
+    logme: {
+      description: "Logs a line.",
+      args: {},
+      async execute() {
+        await client.app.log({ body: { service: "logme", level: "warn", message: "from a tool" } })
+        return "logged"
+      },
+    },
+  },
+})
+"#,
+    )
+    .unwrap();
+    let o = env.run(&["tool", "call", "logme", "{}", "--yes"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o).trim(), "logged");
+    let log = std::fs::read_to_string(env.root.path().join("data/logs/plugins.log")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(log.trim()).unwrap();
+    assert_eq!(line["service"], "logme");
+    assert_eq!(line["level"], "warn");
+    assert_eq!(line["message"], "from a tool");
+    assert!(
+        line["file"].as_str().unwrap().ends_with("logme.js"),
+        "{line}"
+    );
+}

@@ -5,10 +5,11 @@
 // `{ data, error }`): `client.app.log({ body: { service, level, message, extra } })` (also
 // without the `body` wrapper) and `client.tui.showToast({ body: { title, message, variant } })`.
 // Both are kept per plugin file while the file loads (the load result's `logs`, which
-// `podcode plugins` prints) and, after the load (from hooks and tools), appended as JSON lines
-// to Podcode's plugin log (`<data>/logs/plugins.log`, named by `initialize`; stderr before);
-// a toast after the load is also sent to Rust (notification `client.toast`), which shows it
-// in the front ends. Session reads — `client.session.list()`, `.get({ path: { id } })`,
+// `podcode plugins` prints) and, after the load (from hooks and tools), sent to Rust
+// (notification `client.log`), which appends them as JSON lines to Podcode's plugin log
+// (`<data>/logs/plugins.log`): the host itself may not write there, since it runs in the
+// sandbox. A toast after the load is also sent to Rust (notification `client.toast`), which
+// shows it in the front ends. Session reads — `client.session.list()`, `.get({ path: { id } })`,
 // `.messages({ path: { id } })`, `.status()` — ask Rust (request `client.session`), which
 // answers from Podcode's session store in opencode's shapes. Every other path
 // (`client.session.prompt`, `client.find.files`, …) reads as a function, so
@@ -16,18 +17,9 @@
 // rejects with "<path> is not supported in Podcode" — the SDK's own failure mode, which
 // plugins already catch.
 
-import { appendFileSync, mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import { logErr, notify, request } from "./io.mjs";
+import { notify, request } from "./io.mjs";
 
 const LEVELS = new Set(["debug", "info", "warn", "error"]);
-
-let logFile = null;
-
-/** Where client calls made after a load are written (one JSON object a line). */
-export function setClientLogFile(path) {
-  logFile = path;
-}
 
 /** The file whose load is running (imports run one at a time), for attributing calls. */
 let loading = null;
@@ -82,17 +74,7 @@ function record(file, entry) {
     loading.entries.push(entry);
     return;
   }
-  if (logFile) {
-    try {
-      mkdirSync(dirname(logFile), { recursive: true });
-      appendFileSync(logFile, JSON.stringify({ time: new Date().toISOString(), file, ...entry }) + "\n");
-      return;
-    } catch {
-      // unwritable: fall back to stderr
-    }
-  }
-  const who = entry.service ? `${entry.service}: ` : "";
-  logErr(`podcode plugin ${entry.kind} (${file}) ${entry.level} ${who}${entry.message}`);
+  notify("client.log", { time: new Date().toISOString(), file, ...entry });
 }
 
 function ok() {

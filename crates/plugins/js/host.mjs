@@ -12,7 +12,6 @@ import { flushAndExit, logErr, respond, respondError, startReading, streamOutput
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { IS_BUN, callError } from "./errors.mjs";
-import { setClientLogFile } from "./client.mjs";
 import { buildCtx, normaliseResult } from "./context.mjs";
 import { HostError, findTool, hooksForErrors, importHooks, loadPlugin, registry } from "./plugins.mjs";
 import { validateArgs } from "./validate.mjs";
@@ -55,11 +54,10 @@ if (IS_BUN) {
 const calls = new Map(); // callId → AbortController
 
 const methods = {
-  async initialize({ protocolVersion, logFile, directory } = {}) {
+  async initialize({ protocolVersion, directory } = {}) {
     if (protocolVersion !== undefined && protocolVersion !== 1) {
       throw new HostError(`unsupported plugin host protocol version ${protocolVersion} (this host speaks 1)`, {});
     }
-    if (typeof logFile === "string" && logFile !== "") setClientLogFile(logFile);
     // Plugins run in the session's directory, as in opencode: `process.cwd()`, relative
     // paths and `$` (Bun.$ starts commands in the cwd). The process started in the host dir,
     // where Bun read bunfig.toml (no auto-install); that setting stays.

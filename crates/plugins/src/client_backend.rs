@@ -1,5 +1,6 @@
 //! What the opencode `client` in the plugin host asks of the engine after a plugin loaded:
-//! toasts (`client.tui.showToast`, a notification `client.toast`) and session reads
+//! log lines written after a load (a notification `client.log`, appended to the plugin log
+//! by `append_log`), toasts (`client.tui.showToast`, a notification `client.toast`) and session reads
 //! (`client.session.list/get/messages/status`, a request `client.session`). The sidecar
 //! routes these frames to the `ClientBackend` its host was given (the engine's); without one
 //! a toast is only logged and a session read answers that there is no session store.
@@ -51,6 +52,22 @@ pub trait ClientBackend: Send + Sync {
     fn toast(&self, toast: Toast);
     /// Answers `client.session.<method>(args)` with the SDK's `data`.
     fn session(&self, method: &str, args: &Value) -> Result<Value, ClientError>;
+}
+
+/// Appends one `client.log` entry (`{time, file, kind, level, service, message, extra?}`) to
+/// the plugin log as a JSON line. A log that cannot be written loses the line, never the call.
+pub(crate) fn append_log(file: &std::path::Path, entry: &Value) {
+    use std::io::Write;
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+    {
+        let _ = writeln!(f, "{entry}");
+    }
 }
 
 /// A `client.*` notification from the sidecar: a toast goes to the backend.

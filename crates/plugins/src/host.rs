@@ -307,12 +307,12 @@ impl PluginHost {
         self.spawns.fetch_add(1, Ordering::SeqCst);
         sc.set_client(self.client.lock().ok().and_then(|c| c.clone()));
         // What plugins tell the opencode `client` after loading goes to this log file.
-        let log_file = self.opts.data_dir.join("logs").join("plugins.log");
+        sc.set_log_file(self.opts.data_dir.join("logs").join("plugins.log"));
         sc.request(
             "initialize",
             // `directory`: the sidecar works there, so a plugin's `process.cwd()` and `$`
             // are the session's directory, as in opencode.
-            json!({"protocolVersion": 1, "hostDir": dir, "logFile": log_file, "directory": self.opts.directory}),
+            json!({"protocolVersion": 1, "hostDir": dir, "directory": self.opts.directory}),
         )
         .await
         .map_err(|e| format!("the plugin host did not start: {e}"))?;

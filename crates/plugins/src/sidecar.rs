@@ -12,7 +12,7 @@
 //! the whole group.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -61,6 +61,8 @@ struct Inner {
     group_alive: AtomicBool,
     /// Serves the plugin `client`'s toasts and session reads (`client.*` frames).
     client: Mutex<Option<Arc<dyn ClientBackend>>>,
+    /// Where `client.app.log` calls made after a load are appended (see `client.mjs`).
+    log_file: Mutex<Option<PathBuf>>,
 }
 
 impl Drop for Inner {
@@ -93,6 +95,14 @@ impl Sidecar {
     pub fn set_client(&self, backend: Option<Arc<dyn ClientBackend>>) {
         if let Ok(mut c) = self.inner.client.lock() {
             *c = backend;
+        }
+    }
+
+    /// Appends what plugins log through the `client` after loading to `file` (Podcode
+    /// writes it: the host may run in a sandbox that cannot).
+    pub fn set_log_file(&self, file: PathBuf) {
+        if let Ok(mut f) = self.inner.log_file.lock() {
+            *f = Some(file);
         }
     }
 
@@ -144,6 +154,7 @@ impl Sidecar {
             pgid,
             group_alive: AtomicBool::new(true),
             client: Mutex::new(None),
+            log_file: Mutex::new(None),
         });
         let for_err = inner.clone();
         tokio::spawn(async move {
@@ -452,6 +463,11 @@ async fn route(inner: &Arc<Inner>, frame: Value) {
 fn client_frame(inner: &Arc<Inner>, method: &str, params: Value, id: Option<Value>) {
     let backend = inner.client.lock().ok().and_then(|c| c.clone());
     match id {
+        None if method == "client.log" => {
+            if let Some(file) = inner.log_file.lock().ok().and_then(|f| f.clone()) {
+                crate::client_backend::append_log(&file, &params);
+            }
+        }
         None => crate::client_backend::notified(backend, method, params),
         Some(id) => {
             let inner = inner.clone();
