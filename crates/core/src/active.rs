@@ -31,6 +31,13 @@ impl ActiveSessions {
         }
     }
 
+    /// The sessions with a turn running now.
+    pub(crate) fn ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.running().keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
     /// Who drives the turn of `id` running now, if one runs.
     pub(crate) fn driver(&self, id: &str) -> Option<Driver> {
         self.running().get(id).copied()

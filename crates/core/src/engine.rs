@@ -307,6 +307,7 @@ impl Engine {
             client: Some(Arc::new(crate::plugin_client::EngineClient::new(
                 self.dirs.db_path(),
                 self.project.clone(),
+                self.active.clone(),
             ))),
         }));
         let executables = Executables {

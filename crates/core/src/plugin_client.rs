@@ -1,10 +1,14 @@
 //! The engine's side of the opencode `client` plugins receive (`podcode_plugins::ClientBackend`):
 //! a toast becomes `Event::Toast` for every session (through the tool set's notices, the
-//! channel every session forwards to its front end); session reads answer from the store in
-//! the opencode SDK's shapes — `Session` (`{id, projectID, directory, parentID?, title,
-//! version, time: {created, updated}}`), `messages` as `[{info, parts}]`, and `status` as
-//! opencode's map of busy sessions. The store is opened on the first read, so a plugin that
-//! never reads sessions costs nothing.
+//! channel every session forwards to its front end); session calls answer from the store in
+//! the opencode SDK's shapes — `Session` (`{id, slug, projectID, directory, parentID?, title,
+//! agent, model?, version, cost, tokens, time}`), `messages` as `[{info, parts}]`, `status` as
+//! opencode's map of sessions with a turn running (`active.rs`). Two calls write:
+//! `update({body: {title}})` retitles a session, and `prompt({body: {noReply: true, parts}})`
+//! stores the parts as a user message the next request sends (how plugins add context; parts
+//! marked `synthetic` are hidden from transcripts, as in opencode). A prompt that asks for a
+//! reply is refused with a text saying so: a plugin cannot start a turn here. The store is
+//! opened on the first call, so a plugin that never uses sessions costs nothing.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -12,6 +16,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use podcode_plugins::{ClientBackend, ClientError, Toast};
 use podcode_protocol::Event;
 use podcode_store::{SessionRow, Store};
+
+use crate::active::ActiveSessions;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
@@ -20,15 +26,20 @@ pub struct EngineClient {
     project: PathBuf,
     store: Mutex<Option<Arc<Store>>>,
     notices: OnceLock<broadcast::Sender<Event>>,
+    active: Arc<ActiveSessions>,
 }
 
+/// What `client.session.prompt` says when a plugin asks for a reply.
+pub const PROMPT_NEEDS_NO_REPLY: &str = "client.session.prompt starts no turn in Podcode: pass `noReply: true` to add the parts to the session for its next request";
+
 impl EngineClient {
-    pub fn new(db_path: PathBuf, project: PathBuf) -> Self {
+    pub(crate) fn new(db_path: PathBuf, project: PathBuf, active: Arc<ActiveSessions>) -> Self {
         Self {
             db_path,
             project,
             store: Mutex::new(None),
             notices: OnceLock::new(),
+            active,
         }
     }
 
@@ -55,20 +66,66 @@ fn unknown(e: impl std::fmt::Display) -> ClientError {
     ClientError::new("UnknownError", e.to_string())
 }
 
-/// opencode's `Session` for a stored session.
-fn session_json(row: &SessionRow, project: &Path) -> Value {
+/// opencode's `Session` for a stored session (its keys, where Podcode has the value).
+fn session_json(row: &SessionRow, project: &Path, store: &Store) -> Value {
+    let usage = store
+        .session_usage(&row.id)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let mut v = json!({
         "id": row.id,
+        "slug": row.id,
         "projectID": project.display().to_string(),
         "directory": row.cwd,
         "title": row.title,
+        "agent": row.agent,
         "version": env!("CARGO_PKG_VERSION"),
+        "cost": usage.cost.unwrap_or(0.0),
+        "tokens": {
+            "input": usage.input_tokens,
+            "output": usage.output_tokens,
+            "reasoning": usage.reasoning_tokens,
+            "cache": {"read": usage.cache_read_tokens, "write": usage.cache_write_tokens},
+        },
         "time": {"created": row.created_at, "updated": row.updated_at},
     });
     if let Some(parent) = &row.parent_id {
         v["parentID"] = json!(parent);
     }
+    if let Some((provider, model)) = row.model.as_deref().and_then(|m| m.split_once('/')) {
+        v["model"] = json!({"id": model, "providerID": provider});
+    }
     v
+}
+
+fn not_found(id: &str) -> ClientError {
+    ClientError::new("NotFoundError", format!("Session not found: {id}"))
+}
+
+/// The text parts of a prompt's `body.parts` (`{type: "text", text, synthetic?}`).
+fn prompt_texts(args: &Value) -> Result<Vec<(String, bool)>, ClientError> {
+    let parts = args
+        .pointer("/body/parts")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let texts: Vec<(String, bool)> = parts
+        .iter()
+        .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|p| {
+            let text = p.get("text").and_then(Value::as_str)?;
+            let synthetic = p.get("synthetic").and_then(Value::as_bool) == Some(true);
+            Some((text.to_string(), synthetic))
+        })
+        .collect();
+    if texts.is_empty() {
+        return Err(ClientError::new(
+            "BadRequestError",
+            "client.session.prompt needs text parts: { body: { parts: [{ type: \"text\", text }] } }",
+        ));
+    }
+    Ok(texts)
 }
 
 fn needs_id(args: &Value, method: &str) -> Result<String, ClientError> {
@@ -97,32 +154,42 @@ impl ClientBackend for EngineClient {
     fn session(&self, method: &str, args: &Value) -> Result<Value, ClientError> {
         match method {
             "list" => {
-                let rows = self.store()?.list_sessions().map_err(unknown)?;
+                let store = self.store()?;
+                let rows = store.list_sessions().map_err(unknown)?;
                 Ok(Value::Array(
                     rows.iter()
                         .filter(|r| Path::new(&r.main_cwd).starts_with(&self.project))
-                        .map(|r| session_json(r, &self.project))
+                        .map(|r| session_json(r, &self.project, &store))
                         .collect(),
                 ))
             }
             "get" => {
                 let id = needs_id(args, method)?;
-                match self.store()?.session(&id).map_err(unknown)? {
-                    Some(row) => Ok(session_json(&row, &self.project)),
-                    None => Err(ClientError::new(
-                        "NotFoundError",
-                        format!("Session not found: {id}"),
-                    )),
+                let store = self.store()?;
+                match store.session(&id).map_err(unknown)? {
+                    Some(row) => Ok(session_json(&row, &self.project, &store)),
+                    None => Err(not_found(&id)),
                 }
             }
+            "update" => {
+                let id = needs_id(args, method)?;
+                let store = self.store()?;
+                if let Some(title) = args.pointer("/body/title").and_then(Value::as_str)
+                    && !store.retitle_session(&id, title).map_err(unknown)?
+                {
+                    return Err(not_found(&id));
+                }
+                match store.session(&id).map_err(unknown)? {
+                    Some(row) => Ok(session_json(&row, &self.project, &store)),
+                    None => Err(not_found(&id)),
+                }
+            }
+            "prompt" => self.prompt(args),
             "messages" => {
                 let id = needs_id(args, method)?;
                 let store = self.store()?;
                 if store.session(&id).map_err(unknown)?.is_none() {
-                    return Err(ClientError::new(
-                        "NotFoundError",
-                        format!("Session not found: {id}"),
-                    ));
+                    return Err(not_found(&id));
                 }
                 let rows = store.messages(&id).map_err(unknown)?;
                 let rows: Vec<_> = rows
@@ -168,13 +235,64 @@ impl ClientBackend for EngineClient {
                 }
                 Ok(Value::Array(out))
             }
-            // opencode lists only sessions that are not idle; Podcode's turns run inside the
-            // process that started them and are not recorded as running, so none is listed.
-            "status" => Ok(json!({})),
+            // opencode lists only sessions that are not idle: here, those with a turn
+            // running in this process.
+            "status" => Ok(Value::Object(
+                self.active
+                    .ids()
+                    .into_iter()
+                    .map(|id| (id, json!({"type": "busy"})))
+                    .collect(),
+            )),
             other => Err(ClientError::new(
                 "BadRequestError",
                 format!("client.session.{other} is not supported in Podcode"),
             )),
         }
+    }
+}
+
+impl EngineClient {
+    /// `client.session.prompt` with `noReply: true`: the parts become a user message of the
+    /// session, sent with its next request; answers opencode's `{info, parts}`.
+    fn prompt(&self, args: &Value) -> Result<Value, ClientError> {
+        let id = needs_id(args, "prompt")?;
+        if args.pointer("/body/noReply").and_then(Value::as_bool) != Some(true) {
+            return Err(ClientError::new("BadRequestError", PROMPT_NEEDS_NO_REPLY));
+        }
+        let texts = prompt_texts(args)?;
+        let store = self.store()?;
+        let session = store
+            .session(&id)
+            .map_err(unknown)?
+            .ok_or_else(|| not_found(&id))?;
+        let synthetic = texts.iter().all(|(_, s)| *s);
+        let content = json!({"agent": session.agent, "synthetic": synthetic, "note": "plugin"});
+        let message = store.add_message(&id, "user", &content).map_err(unknown)?;
+        let mut parts = Vec::new();
+        for (text, synthetic) in texts {
+            let mut data = json!({"text": text});
+            if synthetic {
+                data["synthetic"] = json!(true);
+            }
+            let part = store
+                .add_part(&message, &id, "text", &data)
+                .map_err(unknown)?;
+            data["id"] = json!(part);
+            data["sessionID"] = json!(id);
+            data["messageID"] = json!(message);
+            data["type"] = json!("text");
+            parts.push(data);
+        }
+        let created = store
+            .message(&message)
+            .map_err(unknown)?
+            .map(|m| m.created_at)
+            .unwrap_or_default();
+        Ok(json!({
+            "info": {"id": message, "sessionID": id, "role": "user",
+                     "time": {"created": created}, "agent": session.agent},
+            "parts": parts,
+        }))
     }
 }

@@ -25,9 +25,18 @@ export const Reader = async ({ client }) => ({
         const missing = await client.session.get({ path: { id: "ses_missing" } });
         const status = await client.session.status();
         const toast = await client.tui.showToast({ body: { title: "Reader", message: "read the sessions", variant: "success" } });
-        let prompt;
-        try { await client.session.prompt({ path: { id: ctx.sessionID } }); } catch (e) { prompt = e.message; }
+        let command;
+        try { await client.session.command({ path: { id: ctx.sessionID }, body: { command: "x" } }); } catch (e) { command = e.message; }
+        // How real plugins add context: a prompt that asks for no reply.
+        const injected = await client.session.prompt({ path: { id: ctx.sessionID }, body: { noReply: true, parts: [{ type: "text", text: "Context from the plugin: ticket PRJ-7.", synthetic: true }] } });
+        const replyAsked = await client.session.prompt({ path: { id: ctx.sessionID }, body: { parts: [{ type: "text", text: "hi" }] } });
+        const renamed = await client.session.update({ path: { id: ctx.sessionID }, body: { title: "renamed by a plugin" } });
         return JSON.stringify({
+          keys: Object.keys(one.data).sort(),
+          injected: injected.data,
+          replyAsked: replyAsked.error,
+          renamed: renamed.data.title,
+          command,
           listed: list.data.map((s) => s.id),
           listError: list.error ?? null,
           session: one.data,
@@ -36,7 +45,6 @@ export const Reader = async ({ client }) => ({
           missing,
           status,
           toast: toast.data,
-          prompt,
         });
       },
     },
@@ -96,12 +104,47 @@ async fn a_plugin_reads_sessions_and_shows_a_toast_through_the_client() {
         out["missing"],
         serde_json::json!({"error": {"name": "NotFoundError", "data": {"message": "Session not found: ses_missing"}}})
     );
-    assert_eq!(out["status"], serde_json::json!({"data": {}}));
+    // The session runs this tool's turn: it is busy.
+    assert_eq!(
+        out["status"],
+        serde_json::json!({"data": {id: {"type": "busy"}}})
+    );
     assert_eq!(out["toast"], true);
     assert_eq!(
-        out["prompt"],
-        "client.session.prompt is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status)"
+        out["command"],
+        "client.session.command is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status/update/prompt)"
     );
+    // opencode's Session keys, where Podcode has the value (no share, revert, summary yet).
+    assert_eq!(
+        out["keys"],
+        serde_json::json!([
+            "agent",
+            "cost",
+            "directory",
+            "id",
+            "model",
+            "projectID",
+            "slug",
+            "time",
+            "title",
+            "tokens",
+            "version"
+        ]),
+        "{out:#}"
+    );
+    let injected = &out["injected"];
+    assert_eq!(injected["info"]["role"], "user", "{out:#}");
+    assert_eq!(injected["info"]["sessionID"], id);
+    assert_eq!(
+        injected["parts"][0]["text"],
+        "Context from the plugin: ticket PRJ-7."
+    );
+    assert_eq!(injected["parts"][0]["synthetic"], true);
+    assert_eq!(
+        out["replyAsked"],
+        serde_json::json!({"name": "BadRequestError", "data": {"message": podcode_core::PROMPT_NEEDS_NO_REPLY}})
+    );
+    assert_eq!(out["renamed"], "renamed by a plugin");
     assert_eq!(
         toasts,
         [Event::Toast {
@@ -110,6 +153,36 @@ async fn a_plugin_reads_sessions_and_shows_a_toast_through_the_client() {
             variant: "success".into(),
         }]
     );
+    // The injected context goes with the next request, and no transcript shows it.
+    server.push(Reply::new().text("noted"));
+    session.send(Op::Prompt {
+        session_id: id.to_string(),
+        text: "next".into(),
+        files: Vec::new(),
+    });
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(e, Event::TurnFinished { .. }) {
+            break;
+        }
+    }
+    let last = server.requests().last().unwrap().to_string();
+    assert!(
+        last.contains("Context from the plugin: ticket PRJ-7."),
+        "{last}"
+    );
+    let (items, _) = engine.transcript(id).unwrap();
+    let prompts: Vec<&str> = items
+        .iter()
+        .filter_map(|i| match i {
+            podcode_protocol::Item::User { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(prompts, ["read the sessions", "next"]);
     session.close().await;
     engine.shutdown().await;
 }

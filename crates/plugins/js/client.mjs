@@ -9,10 +9,12 @@
 // (notification `client.log`), which appends them as JSON lines to Podcode's plugin log
 // (`<data>/logs/plugins.log`): the host itself may not write there, since it runs in the
 // sandbox. A toast after the load is also sent to Rust (notification `client.toast`), which
-// shows it in the front ends. Session reads — `client.session.list()`, `.get({ path: { id } })`,
-// `.messages({ path: { id } })`, `.status()` — ask Rust (request `client.session`), which
-// answers from Podcode's session store in opencode's shapes. Every other path
-// (`client.session.prompt`, `client.find.files`, …) reads as a function, so
+// shows it in the front ends. Session calls — `client.session.list()`, `.get({ path: { id } })`,
+// `.messages({ path: { id } })`, `.status()`, `.update({ path: { id }, body: { title } })` and
+// `.prompt({ path: { id }, body: { noReply: true, parts } })` — ask Rust (request
+// `client.session`), which answers from Podcode's session store in opencode's shapes (a
+// prompt adds its parts for the session's next request; it starts no turn). Every other path
+// (`client.session.command`, `client.find.files`, …) reads as a function, so
 // `typeof client.session?.status` feature tests and property reads never throw; calling one
 // rejects with "<path> is not supported in Podcode" — the SDK's own failure mode, which
 // plugins already catch.
@@ -36,7 +38,7 @@ export async function collectingClientCalls(sink, fn) {
 }
 
 export function unsupportedMessage(path) {
-  return `client.${path} is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status)`;
+  return `client.${path} is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status/update/prompt)`;
 }
 
 function text(v) {
@@ -115,6 +117,15 @@ async function sessionRead(method, arg) {
   if (id !== undefined) args.id = String(id);
   const limit = arg?.query?.limit ?? arg?.limit;
   if (Number.isInteger(limit) && limit > 0) args.limit = limit;
+  // SDK v1 sends `{ path, body }`; v2 puts the body's fields beside `sessionID`.
+  const body = arg?.body ?? (arg && typeof arg === "object" ? arg : undefined);
+  if (body && typeof body === "object") {
+    try {
+      args.body = JSON.parse(JSON.stringify(body));
+    } catch {
+      // not serialisable: sent without a body, and Rust says what is missing
+    }
+  }
   try {
     const reply = await request("client.session", { method, args });
     return { data: reply?.data, error: reply?.error };
@@ -133,6 +144,8 @@ export function makeClient(file) {
       get: (arg) => sessionRead("get", arg),
       messages: (arg) => sessionRead("messages", arg),
       status: (arg) => sessionRead("status", arg),
+      update: (arg) => sessionRead("update", arg),
+      prompt: (arg) => sessionRead("prompt", arg),
     },
   };
   const branch = (name, impl) =>

@@ -1,7 +1,7 @@
 //! What the opencode `client` in the plugin host asks of the engine after a plugin loaded:
 //! log lines written after a load (a notification `client.log`, appended to the plugin log
 //! by `append_log`), toasts (`client.tui.showToast`, a notification `client.toast`) and session reads
-//! (`client.session.list/get/messages/status`, a request `client.session`). The sidecar
+//! (`client.session.list/get/messages/status/update/prompt`, a request `client.session`). The sidecar
 //! routes these frames to the `ClientBackend` its host was given (the engine's); without one
 //! a toast is only logged and a session read answers that there is no session store.
 

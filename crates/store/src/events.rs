@@ -110,6 +110,16 @@ impl Store {
         Ok(n > 0)
     }
 
+    /// Sets a session's title, replacing any (a plugin's `client.session.update`). Returns
+    /// whether the session exists.
+    pub fn retitle_session(&self, id: &str, title: &str) -> Result<bool, StoreError> {
+        let n = self.conn()?.execute(
+            "UPDATE sessions SET title = ?2 WHERE id = ?1",
+            params![id, title],
+        )?;
+        Ok(n > 0)
+    }
+
     /// Deletes a session and everything stored under it: its sub-agent sessions (recursively),
     /// messages and parts, tool calls, change journal, worktree record and event log. Files
     /// on disk are not touched. Returns whether the session existed.
