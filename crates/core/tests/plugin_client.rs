@@ -12,6 +12,28 @@ use podcode_protocol::{Event, Op, PermissionReply};
 use podcode_providers::testing::{Reply, ScriptedModel};
 use serde_json::Value;
 
+/// Prompts `session` with `text` and waits for the turn's end.
+async fn prompt_and_wait(
+    session: &podcode_core::Session,
+    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    text: &str,
+) {
+    session.send(Op::Prompt {
+        session_id: session.id().to_string(),
+        text: text.into(),
+        files: Vec::new(),
+    });
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(e, Event::TurnFinished { .. }) {
+            break;
+        }
+    }
+}
+
 const READER: &str = r#"
 export const Reader = async ({ client }) => ({
   tool: {
@@ -155,20 +177,7 @@ async fn a_plugin_reads_sessions_and_shows_a_toast_through_the_client() {
     );
     // The injected context goes with the next request, and no transcript shows it.
     server.push(Reply::new().text("noted"));
-    session.send(Op::Prompt {
-        session_id: id.to_string(),
-        text: "next".into(),
-        files: Vec::new(),
-    });
-    loop {
-        let e = tokio::time::timeout(Duration::from_secs(60), events.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        if matches!(e, Event::TurnFinished { .. }) {
-            break;
-        }
-    }
+    prompt_and_wait(&session, &mut events, "next").await;
     let last = server.requests().last().unwrap().to_string();
     assert!(
         last.contains("Context from the plugin: ticket PRJ-7."),
@@ -210,20 +219,7 @@ async fn a_compacting_hook_adds_what_the_summary_must_keep() {
     let session = open_build_session(&engine, "keeping").await.unwrap();
     let mut events = session.subscribe();
     for text in ["first", "second"] {
-        session.send(Op::Prompt {
-            session_id: session.id().to_string(),
-            text: text.into(),
-            files: Vec::new(),
-        });
-        loop {
-            let e = tokio::time::timeout(Duration::from_secs(60), events.recv())
-                .await
-                .unwrap()
-                .unwrap();
-            if matches!(e, Event::TurnFinished { .. }) {
-                break;
-            }
-        }
+        prompt_and_wait(&session, &mut events, text).await;
     }
     session.send(Op::Compact {
         session_id: session.id().to_string(),
