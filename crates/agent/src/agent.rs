@@ -26,6 +26,7 @@ use crate::texts::{max_steps_text, no_tools_text};
 
 mod chat_hooks;
 mod context;
+mod messages_hook;
 
 /// A rebuilt tool set: the complete (unfiltered) registry and the hooks of the plugins
 /// that were loaded with it.

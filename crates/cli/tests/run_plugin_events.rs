@@ -151,3 +151,66 @@ fn a_system_transform_hook_adds_context_to_every_request() {
     let plugins = text(&env.run(&["plugins"]).stdout);
     assert!(!plugins.contains("is not called"), "{plugins}");
 }
+
+/// Written like context-pruning plugins: it replaces old tool outputs and adds a line to the
+/// first user message, for the request only.
+const PRUNE: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
+import { appendFileSync } from "node:fs"
+
+export const Prune: Plugin = async ({ directory }) => ({
+  "experimental.chat.messages.transform": async (input, output) => {
+    const tools = output.messages.flatMap((m) => m.parts.filter((p) => p.type === "tool"))
+    appendFileSync(`${directory}/transform.jsonl`, JSON.stringify({
+      input: Object.keys(input),
+      roles: output.messages.map((m) => m.info.role),
+      tools: tools.map((p) => [p.tool, p.state.status, p.state.input.filePath]),
+    }) + "\n")
+    for (const p of tools) if (p.state.status === "completed") p.state.output = "[output pruned]"
+    output.messages[0].parts.push({ type: "text", text: "Pruner: old outputs were pruned.", synthetic: true })
+  },
+})
+"#;
+
+#[test]
+fn a_messages_transform_hook_rewrites_each_request_and_not_the_conversation() {
+    let env = Env::new(vec![
+        Reply::new().tool_call("c1", "read", r#"{"filePath": "notes.txt"}"#),
+        Reply::new().text("Read it."),
+    ]);
+    env.write(".opencode/plugins/prune.ts", PRUNE);
+    env.write("notes.txt", "secret-ish notes\n");
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "read my notes", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let reqs = env.requests();
+    assert_eq!(reqs.len(), 2);
+    let second = reqs[1]["messages"].to_string();
+    assert!(second.contains("[output pruned]"), "{second}");
+    assert!(!second.contains("secret-ish notes"), "{second}");
+    assert!(
+        second.contains("Pruner: old outputs were pruned."),
+        "{second}"
+    );
+    let seen: Vec<Value> = env
+        .read("transform.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(seen.len(), 2, "once per request: {seen:?}");
+    assert_eq!(seen[0]["input"], serde_json::json!([]));
+    assert_eq!(seen[0]["roles"], serde_json::json!(["user"]));
+    assert_eq!(seen[1]["roles"], serde_json::json!(["user", "assistant"]));
+    assert_eq!(
+        seen[1]["tools"],
+        serde_json::json!([["read", "completed", "notes.txt"]])
+    );
+    // The stored conversation keeps what the tool really returned.
+    let list = text(&env.run(&["sessions", "--json"]).stdout);
+    let sessions: Value = serde_json::from_str(&list).unwrap();
+    let id = sessions[0]["id"].as_str().unwrap().to_string();
+    let shown = text(&env.run(&["sessions", "show", &id]).stdout);
+    assert!(shown.contains("secret-ish notes"), "{shown}");
+    assert!(!shown.contains("Pruner"), "{shown}");
+    let plugins = text(&env.run(&["plugins"]).stdout);
+    assert!(!plugins.contains("is not called"), "{plugins}");
+}

@@ -164,6 +164,7 @@ pub const CALLED_HOOKS: &[&str] = &[
     "chat.message",
     "chat.params",
     "experimental.chat.system.transform",
+    "experimental.chat.messages.transform",
     "experimental.session.compacting",
 ];
 
@@ -374,6 +375,10 @@ impl ToolHook for PluginHooks {
         } else {
             Err(errors.join("; "))
         }
+    }
+
+    fn handles_chat(&self, name: &str) -> bool {
+        self.handles(name)
     }
 
     async fn chat(&self, name: &str, input: &Value, mut output: Value) -> Result<Value, String> {

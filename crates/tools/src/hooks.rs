@@ -66,6 +66,12 @@ pub trait ToolHook: Send + Sync {
         Ok(())
     }
 
+    /// Whether `chat` does anything for hook `name`, so a caller can skip building a costly
+    /// `output` (the whole conversation, for `experimental.chat.messages.transform`).
+    fn handles_chat(&self, _name: &str) -> bool {
+        false
+    }
+
     /// Conversation hooks around model requests (`chat.message` on a new user message,
     /// `chat.params` and `experimental.chat.system.transform` before every request): gets
     /// `output`, returns it, possibly changed.

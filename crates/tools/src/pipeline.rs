@@ -178,6 +178,11 @@ impl ToolRuntime {
         }
     }
 
+    /// Whether some hook handles conversation hook `name` (see `ToolHook::handles_chat`).
+    pub fn has_chat_hook(&self, name: &str) -> bool {
+        self.shared.hooks().iter().any(|h| h.handles_chat(name))
+    }
+
     /// Runs a conversation hook (`chat.message`, `chat.params`) through every hook source in
     /// order; a failing hook is a warning and leaves the output as it was.
     pub async fn chat_hook(&self, name: &str, input: Value, mut output: Value) -> Value {

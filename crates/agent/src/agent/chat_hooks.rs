@@ -117,6 +117,30 @@ impl Agent {
         }
     }
 
+    /// `experimental.chat.messages.transform` may rewrite the conversation of one request
+    /// (see `messages_hook`); `None` when no plugin has the hook or what it left cannot be
+    /// sent (then `warn` says why).
+    pub(super) async fn messages_transform_hook(
+        &self,
+        session_id: &str,
+        messages: &[podcode_providers::Message],
+        warn: impl FnOnce(String),
+    ) -> Option<Vec<podcode_providers::Message>> {
+        use super::messages_hook::{HOOK, from_opencode, to_opencode};
+        if !self.runtime.has_chat_hook(HOOK) {
+            return None;
+        }
+        let output = json!({"messages": to_opencode(messages, session_id)});
+        let out = self.runtime.chat_hook(HOOK, json!({}), output).await;
+        match from_opencode(&out["messages"], messages) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                warn(e);
+                None
+            }
+        }
+    }
+
     fn params_input(&self, session_id: &str) -> Value {
         let model = self.model.model();
         let info = model_json(&model.provider, &model.model, &self.opts.model_info);

@@ -100,14 +100,21 @@ impl Agent {
         loop {
             attempt += 1;
             let raw = fixed + estimate_messages(&history.messages);
+            let messages = if with_tools {
+                history.messages.clone()
+            } else {
+                without_tool_parts(&history.messages)
+            };
+            let messages = self
+                .messages_transform_hook(&rec.session, &messages, |message| {
+                    rec.emit(Event::Warning { message })
+                })
+                .await
+                .unwrap_or(messages);
             let request = ChatRequest {
                 model: self.model.model().model.clone(),
                 system: system.to_string(),
-                messages: if with_tools {
-                    history.messages.clone()
-                } else {
-                    without_tool_parts(&history.messages)
-                },
+                messages,
                 tools: tools.to_vec(),
                 max_tokens: params.max_tokens,
                 temperature: params.temperature,
