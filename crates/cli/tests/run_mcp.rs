@@ -1,7 +1,8 @@
 //! MCP servers inside the agent loop: the first model request waits (up to
 //! `first_request_wait`) for a server whose tools are not known yet, so a one-shot `run`
 //! offers them, as opencode does; a server that is not waited for starts in the background
-//! and its tools join the running session as soon as it is ready.
+//! and its tools join the running session as soon as it is ready. A server a plugin's
+//! `config` hook adds is offered like a configured one.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -176,4 +177,78 @@ fn a_sandboxed_npx_style_server_can_make_its_cache_on_a_fresh_account() {
     assert!(home.join(".npm/_cacache/index").exists());
     // The sandbox still keeps it out of the rest of the account.
     assert!(!home.join("outside").exists());
+}
+
+/// Written like plugin packs that bring their own MCP server: the `config` hook adds a server,
+/// a permission rule and a command to opencode's config object.
+const PACK: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
+import { appendFileSync } from "node:fs"
+
+export const Pack: Plugin = async ({ directory }) => ({
+  config: async (config) => {
+    appendFileSync(`${directory}/config-seen.json`, JSON.stringify({
+      keys: Object.keys(config).sort(), mcp: Object.keys(config.mcp), model: config.model,
+    }) + "\n")
+    config.mcp = config.mcp ?? {}
+    config.mcp.pack = { type: "local", command: [process.env.PACK_SERVER], enabled: true }
+    config.permission = { ...config.permission, webfetch: "deny" }
+    config.command = { ...config.command, review: { template: "Review $ARGUMENTS" } }
+  },
+})
+"#;
+
+#[test]
+fn a_plugins_config_hook_adds_an_mcp_server_and_a_permission_rule() {
+    let env = Env::new(vec![Reply::new().text("ok")]);
+    env.write(".opencode/plugins/pack.ts", PACK);
+    assert!(env.run(&["trust"]).status.success());
+    // The server the plugin names, passed the way a pack would find its own binary.
+    let server = everything();
+    let run = |args: &[&str]| {
+        let mut cmd = env.cmd(args);
+        cmd.env("PACK_SERVER", &server);
+        cmd.output().unwrap()
+    };
+    let out = run(&["run", "hello"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The first request offers the added server's tools, and no webfetch (denied outright).
+    let first = &env.requests()[0];
+    let names = tool_names(first);
+    assert!(names.iter().any(|n| n == "pack_echo"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "webfetch"), "{names:?}");
+    let seen = env.read("config-seen.json");
+    let seen: serde_json::Value = serde_json::from_str(seen.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        seen["keys"],
+        serde_json::json!([
+            "$schema",
+            "agent",
+            "command",
+            "mcp",
+            "model",
+            "permission",
+            "plugin"
+        ])
+    );
+    // `podcode plugins` says what was applied, and what was not.
+    let plugins = text(&run(&["plugins"]).stdout);
+    assert!(
+        plugins.contains("config hooks added: MCP server pack, rule webfetch * deny"),
+        "{plugins}"
+    );
+    assert!(
+        plugins.contains(
+            "a plugin's config hook changed command.review (Podcode has no custom commands yet): Podcode does not apply that"
+        ),
+        "{plugins}"
+    );
+    let out = run(&[
+        "tool",
+        "call",
+        "pack_echo",
+        r#"{"message":"from the pack"}"#,
+        "--yes",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Echo: from the pack");
 }

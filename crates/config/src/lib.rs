@@ -3,10 +3,13 @@
 //!
 //! Errors name the file, line, column and key; unknown keys are warnings, never errors. In a
 //! workspace the user has not trusted, the project's file may only narrow (`untrusted`).
-//! opencode's `opencode.json(c)` files are read too and mapped onto the same shape (`opencode`).
+//! opencode's `opencode.json(c)` files are read too and mapped onto the same shape (`opencode`),
+//! and what plugins' `config` hooks add to opencode's config object is mapped the same way
+//! (`hook_config`).
 
 mod dirs;
 mod error;
+mod hook_config;
 mod load;
 mod locate;
 mod model;
@@ -18,6 +21,7 @@ mod untrusted;
 
 pub use dirs::{Dirs, OpencodeDirs, project_config_file, project_root};
 pub use error::ConfigError;
+pub use hook_config::{HookAdditions, hook_additions, opencode_view};
 pub use load::{
     ConfigFile, LoadedConfig, load, load_files, load_str, load_with_trust, load_workspace,
 };

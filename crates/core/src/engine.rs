@@ -302,7 +302,7 @@ impl Engine {
             trusted,
             npm_plugins: self.config.plugins.clone(),
             plugin_config: serde_json::to_value(&self.config.plugin_config).unwrap_or_default(),
-            config: serde_json::to_value(&self.config).unwrap_or_default(),
+            config: podcode_config::opencode_view(&self.config),
             sandbox: self.plugin_sandbox(),
             client: Some(Arc::new(crate::plugin_client::EngineClient::new(
                 self.dirs.db_path(),
@@ -373,6 +373,10 @@ impl Engine {
             podcode_protocol::PermissionAction::Allow,
         ));
         rules.extend(self.config.permission.iter().cloned());
+        // What plugins' `config` hooks added, once the plugins have loaded.
+        if let Some(plugins) = self.tools.get().and_then(|sets| sets.plugins().cloned()) {
+            rules.extend(plugins.added_rules());
+        }
         rules
     }
 

@@ -164,7 +164,42 @@ pub fn plugin_lines(registry: &ToolRegistry, state: Option<&PluginState>) -> Vec
             out.push(format!("           {}", call.line()));
         }
     }
+    if let Some(added) = state.map(|s| &s.config_added) {
+        out.extend(config_hook_lines(added));
+    }
     out
+}
+
+/// What plugins' `config` hooks added (applied) and changed (not applied), for `podcode
+/// plugins`.
+pub fn config_hook_lines(added: &podcode_config::HookAdditions) -> Vec<String> {
+    let mut taken: Vec<String> = added
+        .mcp
+        .keys()
+        .map(|name| format!("MCP server {name}"))
+        .collect();
+    taken.extend(
+        added
+            .rules
+            .iter()
+            .map(|r| format!("rule {} {} {}", r.permission, r.pattern, r.action)),
+    );
+    let mut out = Vec::new();
+    if !taken.is_empty() {
+        out.push(format!("config hooks added: {}", taken.join(", ")));
+    }
+    for what in &added.ignored {
+        out.push(format!(
+            "           warning: {}",
+            config_not_applied_text(what)
+        ));
+    }
+    out
+}
+
+/// The warning for what a plugin's `config` hook changed that Podcode does not apply.
+pub fn config_not_applied_text(what: &str) -> String {
+    format!("a plugin's config hook changed {what}: Podcode does not apply that")
 }
 
 /// The warning for a hook a plugin defines that Podcode never calls: the plugin loads, but
@@ -224,6 +259,11 @@ pub fn plugin_json(registry: &ToolRegistry, state: Option<&PluginState>) -> Valu
         "runtime": state.and_then(|s| s.host.runtime()).map(|r| r.name()),
         "files": files,
         "config_dependencies": state.map(|s| s.config_deps.as_slice()).unwrap_or_default(),
+        "config_hooks": state.map(|s| json!({
+            "mcp": s.config_added.mcp.keys().collect::<Vec<_>>(),
+            "rules": s.config_added.rules,
+            "not_applied": s.config_added.ignored,
+        })),
     })
 }
 

@@ -140,26 +140,12 @@ impl Engine {
         &self,
         servers: &std::collections::BTreeMap<String, podcode_config::McpServerConfig>,
     ) -> Option<podcode_mcp::StdioSandbox> {
-        let home = &self.dirs().home;
-        let sandboxed_stdio = servers
-            .values()
-            .any(|s| s.enabled && s.sandbox && s.command.is_some());
-        if sandboxed_stdio && home.is_dir() {
-            for cache in &MCP_CACHES[..2] {
-                let _ = std::fs::create_dir(home.join(cache));
-            }
-        }
-        let mut writable = vec![self.project().to_path_buf(), self.cwd().to_path_buf()];
-        writable.extend(
-            MCP_CACHES
-                .iter()
-                .map(|c| home.join(c))
-                .filter(|p| p.is_dir()),
-        );
-        Some(podcode_mcp::StdioSandbox {
-            sandbox: Arc::new(self.plugin_sandbox()?),
-            writable,
-        })
+        stdio_sandbox(
+            &self.dirs().home,
+            [self.project(), self.cwd()],
+            self.plugin_sandbox(),
+            servers,
+        )
     }
 
     /// The sandbox the plugin sidecar runs in (its own network setting).
@@ -351,6 +337,35 @@ pub(crate) fn clean_temp_dirs(root: &Path) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
+}
+
+/// The sandbox of [`Engine::mcp_sandbox`] for `servers` (also the ones plugins' `config`
+/// hooks add): `sandbox` with `roots` and the package managers' caches writable.
+pub(crate) fn stdio_sandbox<'a>(
+    home: &Path,
+    roots: impl IntoIterator<Item = &'a Path>,
+    sandbox: Option<Sandbox>,
+    servers: &std::collections::BTreeMap<String, podcode_config::McpServerConfig>,
+) -> Option<podcode_mcp::StdioSandbox> {
+    let sandboxed_stdio = servers
+        .values()
+        .any(|s| s.enabled && s.sandbox && s.command.is_some());
+    if sandboxed_stdio && home.is_dir() {
+        for cache in &MCP_CACHES[..2] {
+            let _ = std::fs::create_dir(home.join(cache));
+        }
+    }
+    let mut writable: Vec<PathBuf> = roots.into_iter().map(Path::to_path_buf).collect();
+    writable.extend(
+        MCP_CACHES
+            .iter()
+            .map(|c| home.join(c))
+            .filter(|p| p.is_dir()),
+    );
+    Some(podcode_mcp::StdioSandbox {
+        sandbox: Arc::new(sandbox?),
+        writable,
+    })
 }
 
 #[cfg(test)]

@@ -113,7 +113,8 @@ pub struct PluginSettings {
     pub npm_plugins: Vec<String>,
     /// `plugin_config` from config.
     pub plugin_config: Value,
-    /// The whole config, handed to plugins' `config` hook.
+    /// The config in opencode's shape, handed to plugins' `config` hook (what the hooks add
+    /// is applied: `config_added`).
     pub config: Value,
     /// The sandbox the plugin host runs in (`None`: unconfined).
     pub sandbox: Option<podcode_sandbox::Sandbox>,
@@ -161,6 +162,12 @@ pub struct PluginState {
     pub config_deps: Vec<podcode_plugins::DepsReport>,
     /// What this load's plugins depended on (imported helpers, packages), for `stamp`.
     pub watched: std::collections::BTreeSet<PathBuf>,
+    /// What the plugins' `config` hooks added (rules, MCP servers) and what they changed
+    /// that is not applied.
+    pub config_added: podcode_config::HookAdditions,
+    /// The MCP servers the hooks added, keyed by their config (kept across reloads that
+    /// add the same servers, so they are not restarted).
+    pub mcp: Option<(String, Arc<podcode_mcp::McpSource>)>,
 }
 
 /// JS/TS plugins and tool files (Podcode and opencode formats) and npm plugin packages,
@@ -197,6 +204,45 @@ impl Plugins {
     /// The newest load's host, reports and hooks (`None` before the first load).
     pub fn state(&self) -> Option<Arc<PluginState>> {
         lock(&self.current).clone()
+    }
+
+    /// The MCP servers plugins' `config` hooks added, started (waited for like configured
+    /// ones before the first request); the previous load's source when they are the same.
+    async fn added_mcp(
+        &self,
+        added: &podcode_config::HookAdditions,
+    ) -> Option<(String, Arc<podcode_mcp::McpSource>)> {
+        if added.mcp.is_empty() {
+            return None;
+        }
+        let s = &self.settings;
+        let key = serde_json::to_string(&added.mcp).unwrap_or_default();
+        let previous = self
+            .state()
+            .and_then(|st| st.mcp.clone())
+            .filter(|(k, _)| *k == key);
+        let source = match previous {
+            Some((_, source)) => source,
+            None => Arc::new(podcode_mcp::McpSource::new_sandboxed(
+                &added.mcp,
+                s.dirs.data_dir.join("cache/mcp-manifests-plugins.json"),
+                crate::sandbox::stdio_sandbox(
+                    &s.dirs.home,
+                    [s.project.as_path(), s.cwd.as_path()],
+                    s.sandbox.clone(),
+                    &added.mcp,
+                ),
+            )),
+        };
+        source.start().await;
+        Some((key, source))
+    }
+
+    /// The permission rules plugins' `config` hooks added (after the config's own).
+    pub fn added_rules(&self) -> Vec<podcode_protocol::PermissionRule> {
+        self.state()
+            .map(|st| st.config_added.rules.clone())
+            .unwrap_or_default()
     }
 }
 
@@ -265,16 +311,29 @@ impl ToolSource for Plugins {
             }
         }
         let hooks = plugins.hooks.map(Arc::new);
+        let mut config_added = podcode_config::HookAdditions::default();
         if let Some(h) = &hooks {
             if h.handles("config") {
-                for e in h
-                    .broadcast("config", s.config.clone(), serde_json::json!({}))
-                    .await
-                {
+                let (after, errors) = h.config(s.config.clone()).await;
+                for e in errors {
                     out.problem("plugins", ProblemLevel::Warning, e);
+                }
+                config_added = podcode_config::hook_additions(&s.config, &after);
+                for what in &config_added.ignored {
+                    out.problem(
+                        "plugins",
+                        ProblemLevel::Warning,
+                        crate::listing::config_not_applied_text(what),
+                    );
                 }
             }
             out.hooks.push(h.clone());
+        }
+        let mcp = self.added_mcp(&config_added).await;
+        if let Some((_, source)) = &mcp {
+            let (groups, problems) = source.tools();
+            out.groups.extend(groups);
+            out.problems.extend(problems);
         }
         let state = Arc::new(PluginState {
             host,
@@ -282,6 +341,8 @@ impl ToolSource for Plugins {
             hooks,
             config_deps,
             watched: plugins.watched,
+            config_added,
+            mcp,
         });
         if let Some(old) = lock(&self.current).replace(state) {
             lock(&self.retired).push(old.host.clone());

@@ -114,6 +114,8 @@ const methods = {
         throw new HostError(message, data);
       }
     }
+    // opencode's `config` hook changes its one argument, the config object: that is its output.
+    if (name === "config") return { output: input ?? null };
     return { output: output === undefined ? null : output };
   },
 };

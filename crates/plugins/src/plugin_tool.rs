@@ -204,6 +204,21 @@ impl PluginHooks {
         errors
     }
 
+    /// Runs every plugin's `config` hook in turn on opencode's config object, each seeing
+    /// what the ones before it changed (as opencode hands them one live object); returns the
+    /// object as they left it, and the errors (for the user).
+    pub async fn config(&self, mut config: Value) -> (Value, Vec<String>) {
+        let mut errors = Vec::new();
+        for f in &self.files {
+            match self.run(f, "config", config.clone(), Value::Null).await {
+                Some(Ok(out)) if out.is_object() => config = out,
+                Some(Err(e)) => errors.push(format!("config hook failed: {e}")),
+                _ => {}
+            }
+        }
+        (config, errors)
+    }
+
     /// Feeds every runtime event to the plugins' `event` hooks, in order, until the runtime
     /// goes away, the feed is aborted (the plugins were reloaded) or drained (the engine shuts
     /// down: what was already sent is delivered first, so a one-shot `podcode run` does not
