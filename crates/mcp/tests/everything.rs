@@ -251,7 +251,11 @@ async fn the_first_request_waits_for_servers_whose_tools_are_not_known_yet() {
     source.start().await;
     let (sources, problems) = source.tools();
     assert!(problems.is_empty(), "{problems:?}");
-    assert_eq!(sources.len(), 2);
+    // Each server's tools, then the resource tools (the everything server has resources).
+    assert_eq!(
+        source_names(&sources),
+        ["mcp:one", "mcp:two", "mcp:resources"]
+    );
     assert!(sources[1].1.iter().any(|t| t.spec().id == "two_echo"));
     for s in source.status() {
         assert_eq!(s.state, ServerState::Ready, "{s:?}");
@@ -294,7 +298,10 @@ async fn startup_does_not_wait_for_servers_with_no_first_request_wait() {
     let again = McpSource::new(&configs, cache.path().join("mcp.json"));
     again.start().await;
     let (sources, _) = again.tools();
-    assert_eq!(sources.len(), 3);
+    assert_eq!(
+        source_names(&sources),
+        ["mcp:one", "mcp:three", "mcp:two", "mcp:resources"]
+    );
     assert!(sources[0].1.iter().any(|t| t.spec().id == "one_echo"));
 }
 
@@ -365,6 +372,10 @@ async fn a_server_that_fails_to_start_is_retried_with_backoff() {
     assert_eq!(state, ServerState::Failed);
     assert_eq!(tools, 0);
     assert!(last_error.unwrap().starts_with("could not start"));
+}
+
+fn source_names(sources: &[podcode_mcp::SourceTools]) -> Vec<String> {
+    sources.iter().map(|(o, _)| o.name.clone()).collect()
 }
 
 fn registry_of(source: &McpSource) -> ToolRegistry {
