@@ -2,7 +2,9 @@
 //! scripted model (real HTTP + SSE), and the tools each sends for the project's opencode tool
 //! file — names, descriptions and JSON Schemas — must be byte for byte the same; and a plugin
 //! recording what its hooks see observes the same PluginInput, `chat.params` and
-//! `tool.execute.after` shapes under both, and changes their requests the same way. opencode
+//! `tool.execute.after` shapes under both, and changes their requests the same way; its
+//! `event` hook sees the same event types in the same order, with the same property keys,
+//! for a turn with an edit. opencode
 //! (`opencode-ai`, with the `@opencode-ai/plugin` it installs into a config dir) comes from
 //! `crates/cli/tests/opencode-crosscheck/` (`npm install --no-save` there; `.ci/run` does it). Nothing needs
 //! the network: the plugin package is copied into the project's `.opencode/node_modules` as
@@ -120,47 +122,7 @@ fn opencode_and_podcode_send_the_same_tools_for_an_opencode_tool_file() {
     let before = env.requests().len();
 
     // opencode, pointed at the same scripted model, with its own home folders.
-    let home = env.root.path().join("oc-home");
-    let modules = env.repo().join(".opencode/node_modules");
-    for entry in std::fs::read_dir(PathBuf::from(OPENCODE_DIR).join("node_modules"))
-        .unwrap()
-        .flatten()
-    {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("opencode") && !name.starts_with('.') {
-            copy_dir(&entry.path(), &modules.join(&name));
-        }
-    }
-    std::fs::write(
-        env.repo().join("opencode.json"),
-        serde_json::json!({
-            "$schema": "https://opencode.ai/config.json",
-            "provider": {"scripted": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Scripted",
-                "options": {"baseURL": env.server.base_url(), "apiKey": "test"},
-                "models": {"test": {"name": "test"}}
-            }},
-            "model": "scripted/test"
-        })
-        .to_string(),
-    )
-    .unwrap();
-    let mut cmd = Command::new(&opencode);
-    cmd.args(["run", "hello"])
-        .current_dir(env.repo())
-        // opencode takes its working directory from PWD when it is set.
-        .env("PWD", env.repo())
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("npm_config_registry", dead_registry())
-        .env("npm_config_fetch_retries", "0")
-        .env_remove("OPENCODE_CONFIG")
-        .env_remove("OPENCODE_CONFIG_DIR");
-    let stderr = run_with_limit(cmd, Duration::from_secs(180));
+    let stderr = run_opencode(&env, &opencode, "hello", None);
     let requests = env.requests();
     let opencode_tools = sent_tools(&requests[before..], "shapes_");
     assert!(
@@ -196,7 +158,16 @@ export const Probe: Plugin = async (input) => {
   rec("cwd", process.cwd() === input.directory)
   rec("pwd", (await input.$`pwd`.text()).trim() === input.directory)
   let params = false
+  const events = `${input.directory}/events-${process.env.PROBE_RUNNER}.jsonl`
   return {
+    event: async ({ event }: any) => {
+      const p = event.properties ?? {}
+      const extra: any = {}
+      if (event.type === "message.part.updated") extra.part = p.part?.type + (p.part?.state?.status ? ":" + p.part.state.status : "")
+      if (event.type === "message.updated") extra.role = p.info?.role
+      if (event.type === "session.status") extra.status = p.status?.type
+      appendFileSync(events, JSON.stringify({ type: event.type, keys: Object.keys(p).sort(), ...extra }) + "\n")
+    },
     "chat.params": async (i: any, o: any) => {
       if (i.agent !== "build") return
       o.temperature = 0.42
@@ -260,6 +231,55 @@ fn sampling(requests: &[Value]) -> Value {
     ])
 }
 
+/// Runs `opencode run PROMPT` in `env`'s repository against the same scripted model, with
+/// its own home folders, the plugin package installed as opencode would have, and
+/// `permission` (if any) allowed; returns its stderr.
+fn run_opencode(env: &Env, opencode: &Path, prompt: &str, permission: Option<&str>) -> String {
+    let home = env.root.path().join("oc-home");
+    let modules = env.repo().join(".opencode/node_modules");
+    for entry in std::fs::read_dir(PathBuf::from(OPENCODE_DIR).join("node_modules"))
+        .unwrap()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("opencode") && !name.starts_with('.') {
+            copy_dir(&entry.path(), &modules.join(&name));
+        }
+    }
+    std::fs::write(
+        env.repo().join("opencode.json"),
+        serde_json::json!({
+            "$schema": "https://opencode.ai/config.json",
+            "provider": {"scripted": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Scripted",
+                "options": {"baseURL": env.server.base_url(), "apiKey": "test"},
+                "models": {"test": {"name": "test"}}
+            }},
+            "model": "scripted/test",
+            "permission": permission.map_or_else(|| serde_json::json!({}), |p| serde_json::json!({p: "allow"})),
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut cmd = Command::new(opencode);
+    cmd.args(["run", prompt])
+        .current_dir(env.repo())
+        // opencode takes its working directory from PWD when it is set.
+        .env("PWD", env.repo())
+        .env("PROBE_RUNNER", "opencode")
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("npm_config_registry", dead_registry())
+        .env("npm_config_fetch_retries", "0")
+        .env_remove("OPENCODE_CONFIG")
+        .env_remove("OPENCODE_CONFIG_DIR");
+    run_with_limit(cmd, Duration::from_secs(180))
+}
+
 #[test]
 fn opencode_and_podcode_plugins_see_the_same_input_chat_params_and_tool_execute_after() {
     let opencode = PathBuf::from(OPENCODE_DIR).join("node_modules/.bin/opencode");
@@ -309,48 +329,7 @@ fn opencode_and_podcode_plugins_see_the_same_input_chat_params_and_tool_execute_
     let podcode_params = sampling(&env.requests());
     let before = env.requests().len();
 
-    let home = env.root.path().join("oc-home");
-    let modules = env.repo().join(".opencode/node_modules");
-    for entry in std::fs::read_dir(PathBuf::from(OPENCODE_DIR).join("node_modules"))
-        .unwrap()
-        .flatten()
-    {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("opencode") && !name.starts_with('.') {
-            copy_dir(&entry.path(), &modules.join(&name));
-        }
-    }
-    std::fs::write(
-        env.repo().join("opencode.json"),
-        serde_json::json!({
-            "$schema": "https://opencode.ai/config.json",
-            "provider": {"scripted": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Scripted",
-                "options": {"baseURL": env.server.base_url(), "apiKey": "test"},
-                "models": {"test": {"name": "test"}}
-            }},
-            "model": "scripted/test",
-            "permission": {"bash": "allow"}
-        })
-        .to_string(),
-    )
-    .unwrap();
-    let mut cmd = Command::new(&opencode);
-    cmd.args(["run", "print the token"])
-        .current_dir(env.repo())
-        .env("PWD", env.repo())
-        .env("PROBE_RUNNER", "opencode")
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("npm_config_registry", dead_registry())
-        .env("npm_config_fetch_retries", "0")
-        .env_remove("OPENCODE_CONFIG")
-        .env_remove("OPENCODE_CONFIG_DIR");
-    let stderr = run_with_limit(cmd, Duration::from_secs(180));
+    let stderr = run_opencode(&env, &opencode, "print the token", Some("bash"));
     let opencode_sent = bash_result(&env.requests()[before..]);
     let opencode_params = sampling(&env.requests()[before..]);
 
@@ -360,6 +339,14 @@ fn opencode_and_podcode_plugins_see_the_same_input_chat_params_and_tool_execute_
         theirs.contains_key("after.text"),
         "opencode ran no bash call: {theirs:#?}\n{stderr}"
     );
+    for runner in ["podcode", "opencode"] {
+        eprintln!("== {runner}");
+        eprintln!(
+            "{}",
+            std::fs::read_to_string(env.repo().join(format!("events-{runner}.jsonl")))
+                .unwrap_or_default()
+        );
+    }
     // The same keys and values…
     for key in [
         "input",
@@ -399,4 +386,108 @@ fn opencode_and_podcode_plugins_see_the_same_input_chat_params_and_tool_execute_
     // …and the redaction is what both models read.
     assert_eq!(podcode_sent.as_deref(), Some("TOKEN=[REDACTED]\n"));
     assert_eq!(opencode_sent, podcode_sent);
+}
+
+/// Event types opencode sends for its own bookkeeping, with no counterpart a plugin could
+/// miss in Podcode (plugin registry, model catalogue, integrations).
+const OPENCODE_ONLY: &[&str] = &[
+    "plugin.added",
+    "catalog.updated",
+    "reference.updated",
+    "integration.updated",
+];
+/// Event types opencode sends that Podcode does not send yet (session records and diffs).
+const NOT_SENT_YET: &[&str] = &["session.created", "session.updated", "session.diff"];
+
+/// One runner's events as `type` or `type part-kind[:status]`, the bookkeeping left out;
+/// `message.updated` and `session.status` are compared apart (opencode repeats them);
+/// repeats in a row count once. Also each type's property keys.
+fn event_outline(repo: &Path, runner: &str) -> (Vec<String>, BTreeMap<String, Value>) {
+    let text = std::fs::read_to_string(repo.join(format!("events-{runner}.jsonl")))
+        .unwrap_or_else(|e| panic!("{runner} delivered no event: {e}"));
+    let mut outline: Vec<String> = Vec::new();
+    let mut keys = BTreeMap::new();
+    for line in text.lines() {
+        let e: Value = serde_json::from_str(line).unwrap();
+        let kind = e["type"].as_str().unwrap().to_string();
+        assert!(
+            !NOT_SENT_YET.contains(&kind.as_str()) || runner == "opencode",
+            "{kind} is sent now: move it out of NOT_SENT_YET"
+        );
+        if OPENCODE_ONLY.contains(&kind.as_str()) || NOT_SENT_YET.contains(&kind.as_str()) {
+            continue;
+        }
+        keys.entry(kind.clone()).or_insert(e["keys"].clone());
+        let entry = match (kind.as_str(), e["part"].as_str()) {
+            ("message.updated" | "session.status", _) => continue,
+            // opencode's snapshot patches: Podcode journals changes instead.
+            (_, Some("patch")) => continue,
+            (_, Some(part)) => format!("{kind} {part}"),
+            _ => kind,
+        };
+        if outline.last() != Some(&entry) {
+            outline.push(entry);
+        }
+    }
+    (outline, keys)
+}
+
+#[test]
+fn opencode_and_podcode_plugins_see_the_same_events_for_a_turn_with_an_edit() {
+    let opencode = PathBuf::from(OPENCODE_DIR).join("node_modules/.bin/opencode");
+    assert!(
+        opencode.is_file(),
+        "opencode is not installed for this test: run `npm install --no-save` in {OPENCODE_DIR} (.ci/run does)"
+    );
+    let env_holder: std::sync::Arc<std::sync::OnceLock<PathBuf>> = Default::default();
+    let target = env_holder.clone();
+    let model = podcode_providers::testing::ScriptedModel::responding(
+        vec![],
+        std::sync::Arc::new(move |body: &Value| {
+            let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+            let answered = body["messages"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+            let file = target.get().cloned().unwrap_or_default();
+            let args = serde_json::json!({"filePath": file, "content": "hello\n"}).to_string();
+            match (has_tools, answered) {
+                (false, _) => Reply::new().text("Title"),
+                (true, false) => Reply::new().tool_call("call_1", "write", &args),
+                (true, true) => Reply::new().text("Wrote it."),
+            }
+        }),
+    );
+    let env = Env::with_server(model);
+    let _ = env_holder.set(env.repo().join("notes.txt"));
+    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(env.repo())
+        .status()
+        .unwrap();
+    assert!(git.success());
+    env.write(".opencode/plugins/probe.ts", PROBE);
+
+    assert!(env.run(&["trust"]).status.success());
+    let out = env
+        .cmd(&["run", "write the notes", "--yes"])
+        .env("PROBE_RUNNER", "podcode")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    assert_eq!(env.read("notes.txt"), "hello\n");
+    std::fs::remove_file(env.repo().join("notes.txt")).unwrap();
+    let stderr = run_opencode(&env, &opencode, "write the notes", Some("edit"));
+    assert_eq!(
+        env.read("notes.txt"),
+        "hello\n",
+        "opencode wrote nothing: {stderr}"
+    );
+
+    let (ours, our_keys) = event_outline(&env.repo(), "podcode");
+    let (theirs, their_keys) = event_outline(&env.repo(), "opencode");
+    assert_eq!(ours, theirs, "event outline (podcode left, opencode right)");
+    for (kind, keys) in &their_keys {
+        assert_eq!(our_keys.get(kind), Some(keys), "{kind}: property keys");
+    }
 }

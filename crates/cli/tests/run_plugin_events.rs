@@ -59,10 +59,11 @@ fn an_event_hook_written_for_opencode_sees_opencode_s_events_until_the_session_i
             .all(|e| e["id"].as_str().is_some_and(|i| i.starts_with("evt_"))),
         "{seen:#?}"
     );
-    // The prompt, then the session busy; the last events are the session idle.
+    // The prompt and its text, then the session busy; the last events are the session idle.
     assert_eq!(seen[0]["type"], "message.updated", "{types:?}");
     assert_eq!(seen[0]["role"], "user", "{types:?}");
-    assert_eq!(seen[1]["status"], "busy", "{types:?}");
+    assert_eq!(seen[1]["part"]["text"], "say hello there", "{types:?}");
+    assert_eq!(seen[2]["status"], "busy", "{types:?}");
     assert_eq!(
         types[types.len() - 2..],
         ["session.status", "session.idle"],
@@ -79,7 +80,7 @@ fn an_event_hook_written_for_opencode_sees_opencode_s_events_until_the_session_i
         .filter(|e| e["part"]["type"] == "tool")
         .map(|e| e["part"]["status"].as_str().unwrap())
         .collect();
-    assert_eq!(tool.first(), Some(&"running"), "{seen:#?}");
+    assert_eq!(tool[..2], ["pending", "running"], "{seen:#?}");
     assert_eq!(tool.last(), Some(&"completed"), "{seen:#?}");
     let edited = seen.iter().find(|e| e["type"] == "file.edited").unwrap();
     assert!(
@@ -94,7 +95,11 @@ fn an_event_hook_written_for_opencode_sees_opencode_s_events_until_the_session_i
         .filter_map(|e| e["part"]["text"].as_str())
         .filter(|t| !t.is_empty())
         .collect();
-    assert_eq!(texts, ["Changing it.", "Done."], "{seen:#?}");
+    assert_eq!(
+        texts,
+        ["say hello there", "Changing it.", "Done."],
+        "{seen:#?}"
+    );
     for e in &seen {
         assert!(
             !e["type"].as_str().unwrap().contains('_'),

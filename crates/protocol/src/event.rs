@@ -217,7 +217,6 @@ pub enum Event {
     /// Streamed assistant text, as it arrives.
     TextDelta {
         /// The assistant message the text belongs to.
-        /// The assistant message that asked.
         message_id: String,
         /// The new text, to append.
         text: String,

@@ -27,6 +27,22 @@ struct Turn {
     message: String,
     created: u64,
     text: Option<(String, String)>,
+    /// The prompt's text (its `text` part).
+    prompt: String,
+    /// Calls the streaming step asked for that have not ended yet.
+    open_calls: std::collections::HashSet<String>,
+    /// A step that ended while its calls still run: opencode ends a step (its text part,
+    /// `step-finish` part and assistant message) after the step's tool calls, so it is told
+    /// when the last of them ends (or the next step or the turn's end comes first).
+    finish: Option<StepEnd>,
+}
+
+/// What a step's end tells, kept until it can be told.
+struct StepEnd {
+    message: String,
+    reason: String,
+    usage: StepUsage,
+    at: u64,
 }
 
 /// A tool call's part, kept from its start to its end.
@@ -103,7 +119,7 @@ impl OpencodeEvents {
             info["cost"] = json!(usage.cost.unwrap_or(0.0));
             info["tokens"] = tokens(usage);
         }
-        json!({"info": info})
+        json!({"info": info, "sessionID": session})
     }
 
     fn text_part(&self, session: &str, t: &Turn, end: Option<u64>) -> Option<Value> {
@@ -125,6 +141,59 @@ impl OpencodeEvents {
         }})
     }
 
+    /// `message.part.updated` for `part` (a bare part, or `{part}`), with opencode's
+    /// `sessionID` and `time` beside it.
+    fn part_event(&mut self, session: &str, part: Value) -> Value {
+        let part = match part {
+            Value::Object(mut m) if m.len() == 1 && m.contains_key("part") => {
+                m.remove("part").unwrap_or_default()
+            }
+            other => other,
+        };
+        self.event(
+            "message.part.updated",
+            json!({"part": part, "sessionID": session, "time": now()}),
+        )
+    }
+
+    /// A call of `session`'s step ended: the step's end is told once no call is left.
+    fn call_ended(&mut self, session: &str, call_id: &str) -> Vec<Value> {
+        let Some(t) = self.turns.get_mut(session) else {
+            return Vec::new();
+        };
+        t.open_calls.remove(call_id);
+        if t.open_calls.is_empty() {
+            self.end_step(session)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The end of `session`'s last step, when it is waiting to be told: its whole text
+    /// part, its `step-finish` part and the completed assistant message.
+    fn end_step(&mut self, session: &str) -> Vec<Value> {
+        let Some(t) = self.turns.get_mut(session) else {
+            return Vec::new();
+        };
+        t.open_calls.clear();
+        let Some(end) = t.finish.take() else {
+            return Vec::new();
+        };
+        let t = &self.turns[session];
+        let text = self.text_part(session, t, Some(end.at));
+        let info = self.assistant(session, t, Some((&end.usage, end.at)));
+        let mut out = Vec::new();
+        if let Some(p) = text {
+            out.push(self.part_event(session, p));
+        }
+        let step = json!({"id": self.id("prt"), "sessionID": session,
+            "messageID": end.message, "type": "step-finish", "reason": end.reason,
+            "cost": end.usage.cost.unwrap_or(0.0), "tokens": tokens(&end.usage)});
+        out.push(self.part_event(session, step));
+        out.push(self.event("message.updated", info));
+        out
+    }
+
     /// The opencode events `event` stands for, in order (none for what opencode has no
     /// event for).
     pub fn translate(&mut self, event: &Event) -> Vec<Value> {
@@ -133,10 +202,12 @@ impl OpencodeEvents {
             Event::UserMessage {
                 session_id,
                 message_id,
+                text,
                 ..
             } => {
                 let turn = self.turns.entry(session_id.clone()).or_default();
                 turn.user = message_id.clone();
+                turn.prompt = text.clone();
             }
             Event::TurnStarted {
                 session_id,
@@ -153,8 +224,12 @@ impl OpencodeEvents {
                     "id": turn.user, "sessionID": session_id, "role": "user",
                     "time": {"created": created}, "agent": agent,
                     "model": {"providerID": provider, "modelID": model},
-                }});
+                }, "sessionID": session_id});
+                let (user, prompt) = (turn.user.clone(), turn.prompt.clone());
                 out.push(self.event("message.updated", info));
+                let part = json!({"id": self.id("prt"), "sessionID": session_id,
+                    "messageID": user, "type": "text", "text": prompt});
+                out.push(self.part_event(session_id, part));
                 out.push(self.status(session_id, true));
             }
             Event::StepStarted {
@@ -162,6 +237,7 @@ impl OpencodeEvents {
                 message_id,
                 ..
             } => {
+                out.extend(self.end_step(session_id));
                 self.messages.insert(message_id.clone(), session_id.clone());
                 let part = self.id("prt");
                 let turn = self.turns.entry(session_id.clone()).or_default();
@@ -170,9 +246,9 @@ impl OpencodeEvents {
                 turn.text = None;
                 let info = self.assistant(session_id, &self.turns[session_id], None);
                 out.push(self.event("message.updated", info));
-                let step = json!({"part": {"id": part, "sessionID": session_id,
-                    "messageID": message_id, "type": "step-start"}});
-                out.push(self.event("message.part.updated", step));
+                let step = json!({"id": part, "sessionID": session_id,
+                    "messageID": message_id, "type": "step-start"});
+                out.push(self.part_event(session_id, step));
             }
             Event::TextDelta { message_id, text } => {
                 let Some(session) = self.messages.get(message_id).cloned() else {
@@ -191,7 +267,7 @@ impl OpencodeEvents {
                     .0
                     .clone();
                 if first && let Some(p) = self.text_part(&session, &self.turns[&session], None) {
-                    out.push(self.event("message.part.updated", p));
+                    out.push(self.part_event(&session, p));
                 }
                 if let Some((_, all)) = self.turns.get_mut(&session).and_then(|t| t.text.as_mut()) {
                     all.push_str(text);
@@ -199,6 +275,22 @@ impl OpencodeEvents {
                 let delta = json!({"sessionID": session, "messageID": message_id,
                     "partID": part, "field": "text", "delta": text});
                 out.push(self.event("message.part.delta", delta));
+            }
+            Event::ToolRequested {
+                message_id,
+                call_id,
+                tool,
+            } => {
+                let Some(session) = self.messages.get(message_id).cloned() else {
+                    return out;
+                };
+                if let Some(turn) = self.turns.get_mut(&session) {
+                    turn.open_calls.insert(call_id.clone());
+                }
+                let part = json!({"id": call_id, "sessionID": session, "messageID": message_id,
+                    "type": "tool", "callID": call_id, "tool": tool,
+                    "state": {"status": "pending", "input": {}, "raw": ""}});
+                out.push(self.part_event(&session, part));
             }
             Event::ToolStarted {
                 session_id,
@@ -221,7 +313,8 @@ impl OpencodeEvents {
                 };
                 let state = json!({"status": "running", "input": call.input,
                     "time": {"start": call.start}});
-                out.push(self.event("message.part.updated", Self::tool_part(&call, state)));
+                let part = Self::tool_part(&call, state);
+                out.push(self.part_event(session_id, part));
                 self.calls.insert(call_id.clone(), call);
             }
             Event::ToolMetadata {
@@ -238,8 +331,8 @@ impl OpencodeEvents {
                     if let Some(metadata) = metadata {
                         state["metadata"] = metadata.clone();
                     }
-                    let part = Self::tool_part(call, state);
-                    out.push(self.event("message.part.updated", part));
+                    let (session, part) = (call.session.clone(), Self::tool_part(call, state));
+                    out.push(self.part_event(&session, part));
                 }
             }
             Event::ToolFinished {
@@ -254,18 +347,31 @@ impl OpencodeEvents {
                     let state = json!({"status": "completed", "input": call.input,
                         "output": result.output, "title": result.title, "metadata": metadata,
                         "time": {"start": call.start, "end": now()}});
-                    out.push(self.event("message.part.updated", Self::tool_part(&call, state)));
+                    out.push(self.part_event(&call.session, Self::tool_part(&call, state)));
+                    out.extend(self.call_ended(&call.session, call_id));
                 }
             }
             Event::ToolFailed { call_id, error, .. } => {
                 if let Some(call) = self.calls.remove(call_id) {
                     let state = json!({"status": "error", "input": call.input, "error": error,
                         "time": {"start": call.start, "end": now()}});
-                    out.push(self.event("message.part.updated", Self::tool_part(&call, state)));
+                    out.push(self.part_event(&call.session, Self::tool_part(&call, state)));
+                    out.extend(self.call_ended(&call.session, call_id));
+                } else if let Some(session) = self
+                    .turns
+                    .iter()
+                    .find(|(_, t)| t.open_calls.contains(call_id))
+                    .map(|(s, _)| s.clone())
+                {
+                    // Refused before it started: it ends the step's wait all the same.
+                    out.extend(self.call_ended(&session, call_id));
                 }
             }
             Event::ChangeRecorded { file, .. } => {
                 out.push(self.event("file.edited", json!({"file": file})));
+                // opencode's watcher then sees the write too.
+                let watched = json!({"file": file, "event": "change"});
+                out.push(self.event("file.watcher.updated", watched));
             }
             Event::StepFinished {
                 session_id,
@@ -274,22 +380,18 @@ impl OpencodeEvents {
                 usage,
                 ..
             } => {
-                let end = now();
-                let Some(t) = self.turns.get(session_id) else {
+                let Some(t) = self.turns.get_mut(session_id) else {
                     return out;
                 };
-                let text = self.text_part(session_id, t, Some(end));
-                let info = self.assistant(session_id, t, Some((usage, end)));
-                let part = self.id("prt");
-                if let Some(p) = text {
-                    out.push(self.event("message.part.updated", p));
+                t.finish = Some(StepEnd {
+                    message: message_id.clone(),
+                    reason: finish_reason.clone().unwrap_or_default(),
+                    usage: *usage,
+                    at: now(),
+                });
+                if t.open_calls.is_empty() {
+                    out.extend(self.end_step(session_id));
                 }
-                let step = json!({"part": {"id": part, "sessionID": session_id,
-                    "messageID": message_id, "type": "step-finish",
-                    "reason": finish_reason.clone().unwrap_or_default(),
-                    "cost": usage.cost.unwrap_or(0.0), "tokens": tokens(usage)}});
-                out.push(self.event("message.part.updated", step));
-                out.push(self.event("message.updated", info));
             }
             Event::Compacted { session_id, .. } => {
                 out.push(self.event("session.compacted", json!({"sessionID": session_id})));
@@ -318,6 +420,7 @@ impl OpencodeEvents {
                 session_id,
                 summary,
             } => {
+                out.extend(self.end_step(session_id));
                 if self.turns.remove(session_id).is_some() {
                     self.messages.retain(|_, s| s != session_id);
                 }
@@ -337,130 +440,4 @@ impl OpencodeEvents {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use podcode_protocol::{ToolResult, TurnSummary};
-
-    fn types(events: &[Value]) -> Vec<String> {
-        events
-            .iter()
-            .map(|e| e["type"].as_str().unwrap_or_default().to_string())
-            .collect()
-    }
-
-    #[test]
-    fn a_turn_with_text_and_an_edit_reads_as_opencode_tells_it() {
-        let mut t = OpencodeEvents::new();
-        let s = "ses_1".to_string();
-        let mut all = Vec::new();
-        let mut feed = |e: Event| all.extend(t.translate(&e));
-        feed(Event::UserMessage {
-            session_id: s.clone(),
-            message_id: "msg_u".into(),
-            text: "fix it".into(),
-            files: vec![],
-        });
-        feed(Event::TurnStarted {
-            session_id: s.clone(),
-            agent: "build".into(),
-            model: "openai/gpt-5".into(),
-        });
-        feed(Event::StepStarted {
-            session_id: s.clone(),
-            message_id: "msg_a".into(),
-            step: 1,
-        });
-        for d in ["Fix", "ing."] {
-            feed(Event::TextDelta {
-                message_id: "msg_a".into(),
-                text: d.into(),
-            });
-        }
-        feed(Event::ToolStarted {
-            session_id: s.clone(),
-            call_id: "call_1".into(),
-            tool: "edit".into(),
-            args: json!({"filePath": "a.rs"}),
-        });
-        feed(Event::ChangeRecorded {
-            change_id: "chg".into(),
-            call_id: Some("call_1".into()),
-            file: "/p/a.rs".into(),
-        });
-        feed(Event::ToolFinished {
-            call_id: "call_1".into(),
-            tool: "edit".into(),
-            result: ToolResult {
-                title: "a.rs".into(),
-                output: "Edited a.rs".into(),
-                metadata: Value::Null,
-                ..Default::default()
-            },
-            spill_path: None,
-            duration_ms: 3,
-        });
-        feed(Event::StepFinished {
-            session_id: s.clone(),
-            message_id: "msg_a".into(),
-            step: 1,
-            status: "completed".into(),
-            finish_reason: Some("stop".into()),
-            usage: StepUsage::default(),
-        });
-        feed(Event::TurnFinished {
-            session_id: s.clone(),
-            summary: TurnSummary {
-                session_id: s.clone(),
-                end: TurnEnd::Answered,
-                steps: 1,
-                tool_calls: 1,
-                usage: StepUsage::default(),
-                changes: vec![],
-                files: vec![],
-                error: None,
-            },
-        });
-        assert_eq!(
-            types(&all),
-            [
-                "message.updated",
-                "session.status",
-                "message.updated",
-                "message.part.updated",
-                "message.part.updated",
-                "message.part.delta",
-                "message.part.delta",
-                "message.part.updated",
-                "file.edited",
-                "message.part.updated",
-                "message.part.updated",
-                "message.part.updated",
-                "message.updated",
-                "session.status",
-                "session.idle",
-            ]
-        );
-        assert!(
-            all.iter()
-                .all(|e| e["id"].as_str().is_some_and(|i| i.starts_with("evt_")))
-        );
-        let user = &all[0]["properties"]["info"];
-        assert_eq!(
-            (&user["id"], &user["role"], &user["model"]["modelID"]),
-            (&json!("msg_u"), &json!("user"), &json!("gpt-5"))
-        );
-        let assistant = &all[2]["properties"]["info"];
-        assert_eq!(assistant["parentID"], "msg_u");
-        assert_eq!(assistant["providerID"], "openai");
-        assert_eq!(all[4]["properties"]["part"]["text"], "");
-        assert_eq!(all[6]["properties"]["delta"], "ing.");
-        let done = &all[9]["properties"]["part"];
-        assert_eq!(done["state"]["status"], "completed");
-        assert_eq!(done["state"]["input"]["filePath"], "a.rs");
-        assert_eq!(done["state"]["metadata"], json!({}));
-        assert_eq!(all[10]["properties"]["part"]["text"], "Fixing.");
-        assert_eq!(all[8]["properties"]["file"], "/p/a.rs");
-        assert_eq!(all[14]["properties"]["sessionID"], "ses_1");
-        assert_eq!(all[13]["properties"]["status"]["type"], "idle");
-    }
-}
+mod tests;
