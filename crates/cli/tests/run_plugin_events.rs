@@ -1,6 +1,7 @@
 //! A plugin's `event` hook, written for opencode (switching on `event.type`, reading
 //! `event.properties`), driven through the installed binary against the scripted model: a
-//! `podcode run` with an edit sees opencode's bus events — the prompt, the session busy,
+//! `podcode run` with an edit sees opencode's bus events — the new session, the prompt, the
+//! session busy,
 //! the assistant message and its parts, the edited file, and the session idle at the end —
 //! each `{id, type, properties}`, all delivered before `run` exits; and an
 //! `experimental.chat.system.transform` hook adds context to every request's system prompt.
@@ -59,11 +60,16 @@ fn an_event_hook_written_for_opencode_sees_opencode_s_events_until_the_session_i
             .all(|e| e["id"].as_str().is_some_and(|i| i.starts_with("evt_"))),
         "{seen:#?}"
     );
-    // The prompt and its text, then the session busy; the last events are the session idle.
-    assert_eq!(seen[0]["type"], "message.updated", "{types:?}");
-    assert_eq!(seen[0]["role"], "user", "{types:?}");
-    assert_eq!(seen[1]["part"]["text"], "say hello there", "{types:?}");
-    assert_eq!(seen[2]["status"], "busy", "{types:?}");
+    // The new session, the prompt and its text, then the session busy; the last events
+    // are the session idle.
+    assert_eq!(
+        types[..3],
+        ["session.created", "session.updated", "message.updated"],
+        "{types:?}"
+    );
+    assert_eq!(seen[2]["role"], "user", "{types:?}");
+    assert_eq!(seen[3]["part"]["text"], "say hello there", "{types:?}");
+    assert_eq!(seen[4]["status"], "busy", "{types:?}");
     assert_eq!(
         types[types.len() - 2..],
         ["session.status", "session.idle"],

@@ -96,7 +96,8 @@ impl TaskHost {
                         model: Some(model.model().to_string()),
                         title: spec.description.chars().take(60).collect(),
                     })
-                    .map_err(failed)?
+                    .map_err(failed)
+                    .inspect(|row| engine.announce_session(row))?
                     .id
             }
         };

@@ -420,7 +420,20 @@ impl Engine {
             title: spec.title.into(),
             ..Default::default()
         })?;
+        self.announce_session(&row);
         Ok(row.id)
+    }
+
+    /// Tells the engine's bus (plugins' `event` hooks read it) that `row` was just stored.
+    pub(crate) fn announce_session(&self, row: &podcode_store::SessionRow) {
+        let _ = self.bus.send(Event::SessionCreated {
+            session_id: row.id.clone(),
+            parent_id: row.parent_id.clone(),
+            title: row.title.clone(),
+            directory: row.cwd.clone(),
+            agent: row.agent.clone(),
+            created_at: row.created_at,
+        });
     }
 
     /// Forgets the cached plugin and tool manifests, so every file is loaded again.

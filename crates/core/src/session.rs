@@ -290,9 +290,11 @@ impl Engine {
             // Refuse before a session row exists for a worktree that cannot be made.
             crate::worktree::check(self.cwd())?;
         }
+        // The tool set (and with it plugins' `event` hooks) first: a new session's
+        // `SessionCreated` then reaches them.
+        let sets = self.tool_sets().await;
         let (id, title) = self.pick_session(&opts.pick, &profile.name, &model_name)?;
         let (place, worktree) = self.session_place(&id, fresh_worktree)?;
-        let sets = self.tool_sets().await;
         let (events, _) = broadcast::channel(SESSION_EVENTS);
         let (ops, op_rx) = mpsc::unbounded_channel();
         let port = Port::new(&id, events, Some(ops), self.active.clone());

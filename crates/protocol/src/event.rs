@@ -183,6 +183,23 @@ pub enum Event {
         /// `id · source` per tool, then one line per load problem.
         tools: Vec<String>,
     },
+    /// A session was stored (a front end's first prompt, or a sub-agent's start). Sent on
+    /// the engine's bus, before the session's first event.
+    SessionCreated {
+        /// The new session.
+        session_id: String,
+        /// The session whose `task` call started it, for a sub-agent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_id: Option<String>,
+        /// Its title (may be empty).
+        title: String,
+        /// Where it works.
+        directory: String,
+        /// The agent profile it runs.
+        agent: String,
+        /// When it was stored, in milliseconds since the Unix epoch.
+        created_at: i64,
+    },
     /// The agent loop took a user prompt and stored it: every front end (and a replay of
     /// the event log) shows the prompt from this, whoever sent it.
     UserMessage {

@@ -199,6 +199,26 @@ impl OpencodeEvents {
     pub fn translate(&mut self, event: &Event) -> Vec<Value> {
         let mut out = Vec::new();
         match event {
+            Event::SessionCreated {
+                session_id,
+                parent_id,
+                title,
+                directory,
+                created_at,
+                ..
+            } => {
+                let mut info = json!({
+                    "id": session_id, "slug": session_id, "projectID": directory,
+                    "directory": directory, "title": title, "version": env!("CARGO_PKG_VERSION"),
+                    "time": {"created": created_at, "updated": created_at},
+                });
+                if let Some(parent) = parent_id {
+                    info["parentID"] = json!(parent);
+                }
+                let props = json!({"sessionID": session_id, "info": info});
+                out.push(self.event("session.created", props.clone()));
+                out.push(self.event("session.updated", props));
+            }
             Event::UserMessage {
                 session_id,
                 message_id,

@@ -146,3 +146,22 @@ fn a_turn_with_text_and_an_edit_reads_as_opencode_tells_it() {
     assert_eq!(all[17]["properties"]["sessionID"], "ses_1");
     assert_eq!(all[16]["properties"]["status"]["type"], "idle");
 }
+
+#[test]
+fn a_new_session_is_created_then_updated_as_in_opencode() {
+    let mut t = OpencodeEvents::new();
+    let out = t.translate(&Event::SessionCreated {
+        session_id: "ses_c".into(),
+        parent_id: Some("ses_p".into()),
+        title: "Child".into(),
+        directory: "/p".into(),
+        agent: "general".into(),
+        created_at: 5,
+    });
+    assert_eq!(types(&out), ["session.created", "session.updated"]);
+    let props = &out[0]["properties"];
+    assert_eq!(props["sessionID"], "ses_c");
+    assert_eq!(props["info"]["parentID"], "ses_p");
+    assert_eq!(props["info"]["title"], "Child");
+    assert_eq!(props["info"]["time"]["created"], 5);
+}
