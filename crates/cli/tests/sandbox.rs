@@ -556,3 +556,47 @@ fn a_plugins_client_log_from_a_tool_reaches_the_plugin_log_under_the_sandbox() {
         "{line}"
     );
 }
+
+/// A plugin that keeps state in its own folder in the home directory: under the default
+/// sandbox its load fails and `podcode plugins` says what was refused and how to allow it;
+/// once the folder exists and is listed as writable, it loads and keeps its state there.
+#[test]
+fn a_plugin_refused_its_state_folder_is_told_how_to_allow_it() {
+    let env = Env::new();
+    if !landlock(&env) {
+        return;
+    }
+    let dir = env.root.path().join("config/plugins");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("stateful.js"),
+        r#"import { mkdirSync, writeFileSync } from "node:fs"
+import { homedir } from "node:os"
+export const Stateful = async () => {
+  mkdirSync(`${homedir()}/.stateful-plugin`, { recursive: true })
+  writeFileSync(`${homedir()}/.stateful-plugin/state.json`, "{}")
+  return { tool: { stateful: { description: "Has state.", args: {}, async execute() { return "ok" } } } }
+}
+"#,
+    )
+    .unwrap();
+    let state = env.home().join(".stateful-plugin");
+    let o = env.run(&["plugins"]);
+    let report = out(&o);
+    assert!(report.contains("failed   "), "{report}");
+    assert!(
+        report.contains(&format!(
+            "The sandbox (workspace-write) stopped writing {}. To allow it, add the directory to `writable` under `[sandbox]` in the config, or set `mode = \"full\"` there.",
+            state.display()
+        )),
+        "{report}"
+    );
+    assert!(!state.exists());
+    // What the note says to do.
+    std::fs::create_dir_all(&state).unwrap();
+    env.config("[sandbox]\nwritable = [\"~/.stateful-plugin\"]\n");
+    let o = env.run(&["tool", "call", "stateful", "{}", "--yes"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o).trim(), "ok");
+    assert!(state.join("state.json").exists());
+}

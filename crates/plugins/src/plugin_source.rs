@@ -126,7 +126,21 @@ async fn load_one(
         };
     }
     let started = Instant::now();
+    let mark = host.denial_mark();
     let fresh = host.load(file).await.map(|(_, r)| r);
+    // A load the sandbox made fail says what it refused and how to allow it, and is not
+    // cached: it may load once the setting is changed.
+    let note = fresh
+        .as_ref()
+        .err()
+        .and_then(|e| host.sandbox_note(&e.message, mark));
+    let failed = fresh.as_ref().err().map(|e| {
+        let text = error_text(&name, e);
+        match &note {
+            Some(note) => format!("{text}\n{note}"),
+            None => text,
+        }
+    });
     let load_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let (value, deps) = match &fresh {
         Ok(r) => (
@@ -134,17 +148,17 @@ async fn load_one(
             watch_list(&file.path, Some(&r.dependencies)),
         ),
         Err(e) => (
-            json!({"error": error_text(&name, e)}),
+            json!({"error": failed.clone().unwrap_or_default()}),
             watch_list(&file.path, e.dependencies.as_ref()),
         ),
     };
     watched.extend(deps.iter().cloned());
     match &fresh {
-        Err(e) if e.environment => cache.remove(&key),
+        Err(e) if e.environment || note.is_some() => cache.remove(&key),
         _ => cache.put_entry(&key, key_stamp, deps, load_ms, value),
     }
     Outcome {
-        result: fresh.map_err(|e| error_text(&name, &e)),
+        result: fresh.map_err(|_| failed.unwrap_or_default()),
         load_ms: Some(load_ms),
         cached: false,
     }
