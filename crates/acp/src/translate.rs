@@ -1,11 +1,14 @@
 //! How Podcode's tool calls look to an ACP client: the tool kind (the editor's icon and
 //! grouping), the title and the locations (the editor's "follow along"), all derived from
-//! the tool id and its arguments; and the stop reason a finished turn reports. Pure
+//! the tool id and its arguments; the plan a `todowrite` becomes; and the stop reason a
+//! finished turn reports. Pure
 //! functions, so every text and mapping here is pinned by the tests below.
 
 use std::path::{Path, PathBuf};
 
-use agent_client_protocol_schema::v1::{StopReason, ToolCallLocation, ToolKind};
+use agent_client_protocol_schema::v1::{
+    Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, StopReason, ToolCallLocation, ToolKind,
+};
 use podcode_protocol::{TurnEnd, clip_title};
 use serde_json::Value;
 
@@ -171,6 +174,35 @@ pub fn tool_locations(tool: &str, args: &Value, dir: &Path) -> Vec<ToolCallLocat
     }
 }
 
+/// An ACP plan from a `todowrite` result's `{todos}` metadata: each item's content,
+/// priority and status; cancelled items are no longer part of the plan.
+pub fn plan_of(metadata: &Value) -> Plan {
+    let entries = metadata["todos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            let status = match t["status"].as_str()? {
+                "pending" => PlanEntryStatus::Pending,
+                "in_progress" => PlanEntryStatus::InProgress,
+                "completed" => PlanEntryStatus::Completed,
+                _ => return None,
+            };
+            let priority = match t["priority"].as_str() {
+                Some("high") => PlanEntryPriority::High,
+                Some("low") => PlanEntryPriority::Low,
+                _ => PlanEntryPriority::Medium,
+            };
+            Some(PlanEntry::new(
+                t["content"].as_str().unwrap_or_default(),
+                priority,
+                status,
+            ))
+        })
+        .collect();
+    Plan::new(entries)
+}
+
 /// The stop reason of a finished turn. `finish_reason` is the last model request's: a
 /// reply cut at the token limit is `max_tokens`, one the provider's filter stopped is a
 /// `refusal`.
@@ -324,5 +356,21 @@ mod tests {
         );
         assert_eq!(s(TurnEnd::MaxSteps, None), json!("max_turn_requests"));
         assert_eq!(s(TurnEnd::Aborted, Some("stop")), json!("cancelled"));
+    }
+
+    #[test]
+    fn a_todo_list_becomes_the_plan_without_cancelled_items() {
+        let plan = plan_of(&json!({"todos": [
+            {"content": "Write the test", "status": "completed", "priority": "high"},
+            {"content": "Fix the bug", "status": "in_progress", "priority": "medium"},
+            {"content": "Old idea", "status": "cancelled", "priority": "low"},
+        ]}));
+        assert_eq!(
+            serde_json::to_value(&plan).unwrap(),
+            json!({"entries": [
+                {"content": "Write the test", "priority": "high", "status": "completed"},
+                {"content": "Fix the bug", "priority": "medium", "status": "in_progress"},
+            ]})
+        );
     }
 }

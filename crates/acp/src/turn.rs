@@ -175,8 +175,16 @@ impl Turn {
                 ..
             } => self.change(&change_id, &call_id),
             Event::ToolFinished {
-                call_id, result, ..
+                call_id,
+                tool,
+                result,
+                ..
             } => {
+                // The todo list is the client's plan (the whole list each time).
+                if tool == "todowrite" {
+                    let plan = crate::translate::plan_of(&result.metadata);
+                    self.send(SessionUpdate::Plan(plan));
+                }
                 let mut content = self.take_diffs(&call_id);
                 if !result.output.is_empty() {
                     content.push(ToolCallContent::from(result.output));

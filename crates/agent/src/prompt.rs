@@ -13,6 +13,7 @@ Guidelines:
 - Keep going until the user's request is fully handled, then stop and answer. Do not ask for confirmation you do not need.
 - Use paths relative to the working directory, or absolute paths inside it.
 - Read a file before you edit it; prefer small, precise edits over rewriting whole files.
+- For work of three or more steps, keep a todo list with todowrite: write it first, mark an item in_progress when you start it and completed as soon as it is done.
 - If a tool call fails, read the error: it says what went wrong and how to fix the call.
 - If the user rejects a permission, do not retry the same call; follow their feedback or ask how to proceed.
 - Never invent file contents or command output. If you are unsure, look.
@@ -217,6 +218,7 @@ mod tests {
             "- Keep going until the user's request is fully handled, then stop and answer. Do not ask for confirmation you do not need.",
             "- Use paths relative to the working directory, or absolute paths inside it.",
             "- Read a file before you edit it; prefer small, precise edits over rewriting whole files.",
+            "- For work of three or more steps, keep a todo list with todowrite: write it first, mark an item in_progress when you start it and completed as soon as it is done.",
             "- If a tool call fails, read the error: it says what went wrong and how to fix the call.",
             "- If the user rejects a permission, do not retry the same call; follow their feedback or ask how to proceed.",
             "- Never invent file contents or command output. If you are unsure, look.",

@@ -1,5 +1,5 @@
 //! The protected built-in tools: read list write edit apply_patch glob grep bash symbols
-//! webfetch sync_to_main. Each one
+//! webfetch sync_to_main todowrite todoread. Each one
 //! carries its own permission gate inside `execute` (that is why plugins may not replace
 //! them) and journals every file it changes. `register_all` puts them into a registry;
 //! `default_rules` are the permission defaults that make read-only tools quiet.
@@ -14,6 +14,7 @@ mod read;
 mod secrets;
 mod symbols;
 pub mod sync_to_main;
+mod todo;
 mod webfetch;
 mod workspace;
 mod write;
@@ -24,6 +25,7 @@ use podcode_protocol::{PermissionAction, PermissionRule};
 use podcode_tools::ToolRegistry;
 
 pub use secrets::{Secret, classify as classify_secret};
+pub use todo::{PRIORITIES as TODO_PRIORITIES, STATUSES as TODO_STATUSES};
 /// Whether an address is internal (loopback, private, link-local, …): shared with the
 /// browser tools, which gate navigations the way webfetch gates downloads.
 pub use webfetch::is_private as is_private_address;
@@ -43,6 +45,8 @@ pub fn register_all(registry: &mut ToolRegistry) {
     registry.register_builtin(Arc::new(symbols::SymbolsTool::new()));
     registry.register_builtin(Arc::new(webfetch::WebfetchTool::new()));
     registry.register_builtin(Arc::new(sync_to_main::SyncToMainTool::new()));
+    registry.register_builtin(Arc::new(todo::TodoWriteTool::new()));
+    registry.register_builtin(Arc::new(todo::TodoReadTool::new()));
 }
 
 /// The JSON Schema of a built-in's arguments, from its `schemars`-derived struct. Doc
@@ -68,6 +72,8 @@ pub fn default_rules() -> Vec<PermissionRule> {
         ("glob", "*", Allow),
         ("grep", "*", Allow),
         ("symbols", "*", Allow),
+        ("todowrite", "*", Allow),
+        ("todoread", "*", Allow),
         ("webfetch", "*", Ask),
         ("browser", "*", Ask),
         ("edit", "*", Ask),

@@ -92,6 +92,8 @@ fn tools_json_lists_the_builtins_exactly_as_the_model_sees_them() {
             "symbols",
             "webfetch",
             "sync_to_main",
+            "todowrite",
+            "todoread",
             "browser_navigate",
             "browser_snapshot",
             "browser_click",

@@ -1,6 +1,7 @@
 //! opencode itself against Podcode on the same project: both run one prompt against the
 //! scripted model (real HTTP + SSE), and the tools each sends for the project's opencode tool
-//! file — names, descriptions and JSON Schemas — must be byte for byte the same; and a plugin
+//! file — names, descriptions and JSON Schemas — must be byte for byte the same (and the
+//! `todowrite` built-in's schema); and a plugin
 //! recording what its hooks see observes the same PluginInput, `chat.params` and
 //! `tool.execute.after` shapes under both, and changes their requests the same way; its
 //! `event` hook sees the same event types in the same order, with the same property keys,
@@ -119,12 +120,19 @@ fn opencode_and_podcode_send_the_same_tools_for_an_opencode_tool_file() {
     let out = env.run(&["run", "hello"]);
     assert!(out.status.success(), "{}", common::text(&out.stderr));
     let podcode = sent_tools(&env.requests(), "shapes_");
+    let podcode_todo = sent_tools(&env.requests(), "todowrite");
     let before = env.requests().len();
 
     // opencode, pointed at the same scripted model, with its own home folders.
     let stderr = run_opencode(&env, &opencode, "hello", None);
     let requests = env.requests();
     let opencode_tools = sent_tools(&requests[before..], "shapes_");
+    // The todo list's tool takes the same arguments (its description is Podcode's own).
+    let opencode_todo = sent_tools(&requests[before..], "todowrite");
+    assert_eq!(
+        podcode_todo["todowrite"].1, opencode_todo["todowrite"].1,
+        "todowrite: JSON Schema bytes"
+    );
     assert!(
         !opencode_tools.is_empty(),
         "opencode sent no shapes_ tools; its stderr: {stderr}"

@@ -44,7 +44,15 @@ impl TurnNotes {
                 } else {
                     result.title.clone()
                 };
-                clean(&tool_card("✓", tool, &title, "completed", *duration_ms)).into_owned()
+                let mut card = tool_card("✓", tool, &title, "completed", *duration_ms);
+                // The todo list shows as a checklist whenever the model changes it.
+                if tool == "todowrite" {
+                    for line in todo_lines(&result.metadata) {
+                        card.push_str("\n  ");
+                        card.push_str(&line);
+                    }
+                }
+                clean(&card).into_owned()
             }
             Event::ToolFailed {
                 call_id,
@@ -161,6 +169,25 @@ pub fn tool_card(mark: &str, tool: &str, title: &str, status: &str, ms: u64) -> 
     } else {
         format!("{mark} {tool} — {title} · {status} · {dur}")
     }
+}
+
+/// A todo list (`todowrite`'s `{todos}` metadata) as checklist lines: `[x]` done, `[>]` in
+/// progress, `[ ]` pending, `[-]` cancelled.
+pub fn todo_lines(metadata: &serde_json::Value) -> Vec<String> {
+    metadata["todos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let mark = match t["status"].as_str() {
+                Some("completed") => "[x]",
+                Some("in_progress") => "[>]",
+                Some("cancelled") => "[-]",
+                _ => "[ ]",
+            };
+            format!("{mark} {}", t["content"].as_str().unwrap_or_default())
+        })
+        .collect()
 }
 
 /// The closing summary. Tokens and cost are the turn's with what its sub-agents spent

@@ -72,6 +72,9 @@ pub trait Approvals: Send + Sync {
 pub trait Conversation: Send + Sync {
     /// The session's messages, oldest first.
     fn messages_of(&self, session_id: &str) -> Result<Vec<MessageRow>, RecordError>;
+    /// The arguments of the session's last completed call of `tool` (the todo list is the
+    /// last `todowrite`'s: kept with the session, across resumes and compaction).
+    fn last_args_of(&self, session_id: &str, tool: &str) -> Result<Option<Value>, RecordError>;
 }
 
 /// The worktree a session works in.
@@ -94,6 +97,9 @@ impl<T: Approvals + ?Sized> Approvals for Arc<T> {
 impl<T: Conversation + ?Sized> Conversation for Arc<T> {
     fn messages_of(&self, session_id: &str) -> Result<Vec<MessageRow>, RecordError> {
         (**self).messages_of(session_id)
+    }
+    fn last_args_of(&self, session_id: &str, tool: &str) -> Result<Option<Value>, RecordError> {
+        (**self).last_args_of(session_id, tool)
     }
 }
 

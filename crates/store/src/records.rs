@@ -119,6 +119,13 @@ impl Conversation for Store {
     fn messages_of(&self, session_id: &str) -> Result<Vec<MessageRow>, RecordError> {
         Ok(self.messages(session_id)?)
     }
+    fn last_args_of(
+        &self,
+        session_id: &str,
+        tool: &str,
+    ) -> Result<Option<serde_json::Value>, RecordError> {
+        Ok(self.last_completed_args(session_id, tool)?)
+    }
 }
 
 impl WorktreeRecords for Store {

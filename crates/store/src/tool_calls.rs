@@ -142,6 +142,27 @@ impl Store {
         Ok(row)
     }
 
+    /// The arguments of `session_id`'s last completed call of `tool`, if any.
+    pub fn last_completed_args(
+        &self,
+        session_id: &str,
+        tool: &str,
+    ) -> Result<Option<Value>, StoreError> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT args FROM tool_calls WHERE session_id = ?1 AND tool = ?2 \
+             AND state = 'completed' ORDER BY rowid DESC LIMIT 1",
+        )?;
+        let mut rows = stmt.query([session_id, tool])?;
+        match rows.next()? {
+            Some(row) => {
+                let text: String = row.get(0)?;
+                Ok(serde_json::from_str(&text).ok())
+            }
+            None => Ok(None),
+        }
+    }
+
     /// A session's calls, in the order they started.
     pub fn tool_calls(&self, session_id: &str) -> Result<Vec<ToolCallRow>, StoreError> {
         let conn = self.conn()?;

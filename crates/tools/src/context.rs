@@ -334,6 +334,16 @@ impl ToolContext {
             .cloned()
     }
 
+    /// The arguments of this session's last completed call of `tool` (`None`: never).
+    pub fn last_args_of(&self, tool: &str) -> Result<Option<Value>, ToolError> {
+        self.inner
+            .shared
+            .records
+            .conversation
+            .last_args_of(&self.inner.id.session_id, tool)
+            .map_err(|e| ToolError::failed(format!("could not read the session's calls: {e}")))
+    }
+
     /// Streams output into the call's truncating sink (for tools whose output may be huge);
     /// the result's `output` is appended after whatever was streamed.
     pub fn write_output(&self, data: &[u8]) {

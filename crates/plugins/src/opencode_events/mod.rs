@@ -368,6 +368,11 @@ impl OpencodeEvents {
                         "output": result.output, "title": result.title, "metadata": metadata,
                         "time": {"start": call.start, "end": now()}});
                     out.push(self.part_event(&call.session, Self::tool_part(&call, state)));
+                    if call.tool == "todowrite" {
+                        let todos = result.metadata.get("todos").cloned().unwrap_or(json!([]));
+                        let props = json!({"sessionID": call.session, "todos": todos});
+                        out.push(self.event("todo.updated", props));
+                    }
                     out.extend(self.call_ended(&call.session, call_id));
                 }
             }
