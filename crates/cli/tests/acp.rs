@@ -618,3 +618,28 @@ fn a_cancel_while_an_ask_waits_ends_the_turn_and_nothing_is_written() {
     });
     assert_eq!(env.requests().len(), 1);
 }
+
+/// The todo list reaches the editor as the session's plan (ACP `plan` update), the whole
+/// list each time; cancelled items leave the plan.
+#[test]
+fn a_todo_list_becomes_the_editors_plan() {
+    let todos = json!({"todos": [
+        {"content": "Read the parser", "status": "completed", "priority": "high"},
+        {"content": "Fix the bug", "status": "in_progress", "priority": "medium"},
+        {"content": "Old idea", "status": "cancelled", "priority": "low"},
+    ]});
+    let env = Env::new(vec![
+        Reply::new().tool_call("c1", "todowrite", todos.to_string()),
+        Reply::new().text("On it."),
+    ]);
+    let v = client(&env, &["prompt", "fix the bug"], "allow_once");
+    let u = updates(&v);
+    let plan = find(&u, 0, |x| x["sessionUpdate"] == "plan");
+    assert_eq!(
+        u[plan]["entries"],
+        json!([
+            {"content": "Read the parser", "priority": "high", "status": "completed"},
+            {"content": "Fix the bug", "priority": "medium", "status": "in_progress"},
+        ])
+    );
+}
