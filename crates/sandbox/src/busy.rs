@@ -52,14 +52,21 @@ mod tests {
         // The kernel refuses it while the descriptor is open (the test can fail)…
         let err = Command::new(&path).output().unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::ExecutableFileBusy);
-        let closer = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(150));
-            drop(held);
-        });
-        // …and runs it once the holder lets go.
-        let out = retry_while_busy(|| Command::new(&path).output()).unwrap();
+        // …and runs it once the holder lets go: here after the first refused attempt, so
+        // the outcome does not depend on timing.
+        let mut held = Some(held);
+        let mut attempts = 0;
+        let out = retry_while_busy(|| {
+            attempts += 1;
+            let r = Command::new(&path).output();
+            if r.is_err() {
+                held.take();
+            }
+            r
+        })
+        .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
-        closer.join().unwrap();
+        assert_eq!(attempts, 2);
     }
 
     #[test]
