@@ -131,25 +131,18 @@ impl OpencodeEvents {
         if let Some(end) = end {
             part["time"]["end"] = json!(end);
         }
-        Some(json!({"part": part}))
+        Some(part)
     }
 
     fn tool_part(call: &Call, state: Value) -> Value {
-        json!({"part": {
+        json!({
             "id": call.part, "sessionID": call.session, "messageID": call.message,
             "type": "tool", "callID": call.part, "tool": call.tool, "state": state,
-        }})
+        })
     }
 
-    /// `message.part.updated` for `part` (a bare part, or `{part}`), with opencode's
-    /// `sessionID` and `time` beside it.
+    /// `message.part.updated` for `part`, with opencode's `sessionID` and `time` beside it.
     fn part_event(&mut self, session: &str, part: Value) -> Value {
-        let part = match part {
-            Value::Object(mut m) if m.len() == 1 && m.contains_key("part") => {
-                m.remove("part").unwrap_or_default()
-            }
-            other => other,
-        };
         self.event(
             "message.part.updated",
             json!({"part": part, "sessionID": session, "time": now()}),
