@@ -30,6 +30,28 @@ const CORPUS: &str = concat!(
 );
 const OPENCODE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/opencode-crosscheck");
 
+/// The opencode binary the cross-check runs (a test prerequisite, never a reason to skip).
+fn opencode_bin() -> PathBuf {
+    let opencode = PathBuf::from(OPENCODE_DIR).join("node_modules/.bin/opencode");
+    assert!(
+        opencode.is_file(),
+        "opencode is not installed for this test: run `npm install --no-save` in {OPENCODE_DIR} (.ci/run does)"
+    );
+    opencode
+}
+
+/// Makes `env`'s repository a real git repository: opencode reads a project's config only
+/// inside one.
+fn git_repo(env: &Env) {
+    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(env.repo())
+        .status()
+        .unwrap();
+    assert!(git.success());
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap().flatten() {
@@ -98,22 +120,12 @@ fn run_with_limit(mut cmd: Command, limit: Duration) -> String {
 
 #[test]
 fn opencode_and_podcode_send_the_same_tools_for_an_opencode_tool_file() {
-    let opencode = PathBuf::from(OPENCODE_DIR).join("node_modules/.bin/opencode");
-    assert!(
-        opencode.is_file(),
-        "opencode is not installed for this test: run `npm install --no-save` in {OPENCODE_DIR} (.ci/run does)"
-    );
+    let opencode = opencode_bin();
     let replies = (0..6).map(|_| Reply::new().text("ok")).collect();
     let env = Env::new(replies);
     copy_dir(Path::new(CORPUS), &env.repo());
     // A real repository: opencode reads a project's opencode.json only inside one.
-    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
-    let git = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(env.repo())
-        .status()
-        .unwrap();
-    assert!(git.success());
+    git_repo(&env);
 
     // Podcode first (opencode adds files to `.opencode/` as it starts).
     assert!(env.run(&["trust"]).status.success());
@@ -290,11 +302,7 @@ fn run_opencode(env: &Env, opencode: &Path, prompt: &str, permission: Option<&st
 
 #[test]
 fn opencode_and_podcode_plugins_see_the_same_input_chat_params_and_tool_execute_after() {
-    let opencode = PathBuf::from(OPENCODE_DIR).join("node_modules/.bin/opencode");
-    assert!(
-        opencode.is_file(),
-        "opencode is not installed for this test: run `npm install --no-save` in {OPENCODE_DIR} (.ci/run does)"
-    );
+    let opencode = opencode_bin();
     // A title request (no tools) gets a title; a request without a tool result asks for
     // bash; the one after it gets the answer.
     let model = podcode_providers::testing::ScriptedModel::responding(
@@ -316,13 +324,7 @@ fn opencode_and_podcode_plugins_see_the_same_input_chat_params_and_tool_execute_
         }),
     );
     let env = Env::with_server(model);
-    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
-    let git = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(env.repo())
-        .status()
-        .unwrap();
-    assert!(git.success());
+    git_repo(&env);
     env.write(".opencode/plugins/probe.ts", PROBE);
     env.write("token.txt", "TOKEN=sk-live-abc123\n");
 
@@ -443,11 +445,7 @@ fn event_outline(repo: &Path, runner: &str) -> (Vec<String>, BTreeMap<String, Va
 
 #[test]
 fn opencode_and_podcode_plugins_see_the_same_events_for_a_turn_with_an_edit() {
-    let opencode = PathBuf::from(OPENCODE_DIR).join("node_modules/.bin/opencode");
-    assert!(
-        opencode.is_file(),
-        "opencode is not installed for this test: run `npm install --no-save` in {OPENCODE_DIR} (.ci/run does)"
-    );
+    let opencode = opencode_bin();
     let env_holder: std::sync::Arc<std::sync::OnceLock<PathBuf>> = Default::default();
     let target = env_holder.clone();
     let model = podcode_providers::testing::ScriptedModel::responding(
@@ -468,13 +466,7 @@ fn opencode_and_podcode_plugins_see_the_same_events_for_a_turn_with_an_edit() {
     );
     let env = Env::with_server(model);
     let _ = env_holder.set(env.repo().join("notes.txt"));
-    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
-    let git = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(env.repo())
-        .status()
-        .unwrap();
-    assert!(git.success());
+    git_repo(&env);
     env.write(".opencode/plugins/probe.ts", PROBE);
 
     assert!(env.run(&["trust"]).status.success());

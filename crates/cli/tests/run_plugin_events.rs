@@ -49,11 +49,7 @@ fn an_event_hook_written_for_opencode_sees_opencode_s_events_until_the_session_i
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(env.read("notes.txt"), "hello there\n");
 
-    let seen: Vec<Value> = env
-        .read("events.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let seen: Vec<Value> = env.jsonl("events.jsonl");
     let types: Vec<&str> = seen.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert!(
         seen.iter()
@@ -149,11 +145,7 @@ fn a_system_transform_hook_adds_context_to_every_request() {
             "{system}"
         );
     }
-    let seen: Vec<Value> = env
-        .read("system.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let seen: Vec<Value> = env.jsonl("system.jsonl");
     assert_eq!(seen.len(), 2, "once per request: {seen:?}");
     assert_eq!(seen[0]["keys"], serde_json::json!(["model", "sessionID"]));
     assert_eq!(seen[0]["model"], "test");
@@ -202,11 +194,7 @@ fn a_messages_transform_hook_rewrites_each_request_and_not_the_conversation() {
         second.contains("Pruner: old outputs were pruned."),
         "{second}"
     );
-    let seen: Vec<Value> = env
-        .read("transform.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let seen: Vec<Value> = env.jsonl("transform.jsonl");
     assert_eq!(seen.len(), 2, "once per request: {seen:?}");
     assert_eq!(seen[0]["input"], serde_json::json!([]));
     assert_eq!(seen[0]["roles"], serde_json::json!(["user"]));

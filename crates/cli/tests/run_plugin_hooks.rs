@@ -17,14 +17,6 @@ use std::process::Command;
 use podcode_providers::testing::Reply;
 use serde_json::{Value, json};
 
-/// The JSON lines a plugin appended to `file` in the workspace.
-fn recorded(env: &Env, file: &str) -> Vec<Value> {
-    env.read(file)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 const REDACT: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
 import { tool } from "@opencode-ai/plugin"
 import { appendFileSync } from "node:fs"
@@ -73,7 +65,7 @@ fn tool_execute_after_sees_args_and_bash_output_and_its_redaction_is_what_the_mo
     }
     assert_eq!(tool_messages(&reqs[2])[1].1, "HI");
 
-    let seen = recorded(&env, "after.jsonl");
+    let seen = env.jsonl("after.jsonl");
     assert_eq!(seen.len(), 2, "{seen:#?}");
     let session = env.last_session();
     let input = &seen[0]["input"];
@@ -134,7 +126,7 @@ fn chat_params_gets_opencodes_input_and_its_sampling_and_options_reach_the_reque
     assert_eq!(req["reasoning_effort"], "low");
     assert_eq!(req["max_tokens"], 1234);
 
-    let seen = recorded(&env, "params.jsonl");
+    let seen = env.jsonl("params.jsonl");
     let session = env.last_session();
     let input = &seen[0]["input"];
     let keys: Vec<&str> = input

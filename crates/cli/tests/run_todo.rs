@@ -47,11 +47,7 @@ fn the_todo_list_is_shown_heard_by_plugins_and_kept_with_the_session() {
     // The model reads the list back, titled by what is left.
     let second = env.requests()[1]["messages"].to_string();
     assert!(second.contains("Fix the parser"), "{second}");
-    let heard: Vec<Value> = env
-        .read("todos.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let heard: Vec<Value> = env.jsonl("todos.jsonl");
     assert_eq!(heard.len(), 1, "{heard:?}");
     assert_eq!(heard[0]["todos"], todos["todos"]);
     assert!(heard[0]["sessionID"].as_str().unwrap().starts_with("ses_"));

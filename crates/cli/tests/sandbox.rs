@@ -341,6 +341,13 @@ fn denials_name_the_real_path_and_the_connection_even_through_a_pipe() {
 }
 
 /// An executable tool (a shell script in the user's tools folder) run in the sandbox.
+/// Writes a plugin file into the global config's plugins folder.
+fn global_plugin(env: &Env, name: &str, text: &str) {
+    let dir = env.root.path().join("config/plugins");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
 fn shell_tool(env: &Env, name: &str, script: &str) {
     use std::os::unix::fs::PermissionsExt;
     let dir = env.root.path().join("config/tools");
@@ -524,10 +531,9 @@ fn a_plugins_client_log_from_a_tool_reaches_the_plugin_log_under_the_sandbox() {
     if !landlock(&env) {
         return;
     }
-    let dir = env.root.path().join("config/plugins");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("logme.js"),
+    global_plugin(
+        &env,
+        "logme.js",
         r#"export const LogMe = async ({ client }) => ({
   tool: {
     logme: {
@@ -541,8 +547,7 @@ fn a_plugins_client_log_from_a_tool_reaches_the_plugin_log_under_the_sandbox() {
   },
 })
 "#,
-    )
-    .unwrap();
+    );
     let o = env.run(&["tool", "call", "logme", "{}", "--yes"]);
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(out(&o).trim(), "logged");
@@ -566,10 +571,9 @@ fn a_plugin_refused_its_state_folder_is_told_how_to_allow_it() {
     if !landlock(&env) {
         return;
     }
-    let dir = env.root.path().join("config/plugins");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("stateful.js"),
+    global_plugin(
+        &env,
+        "stateful.js",
         r#"import { mkdirSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
 export const Stateful = async () => {
@@ -578,8 +582,7 @@ export const Stateful = async () => {
   return { tool: { stateful: { description: "Has state.", args: {}, async execute() { return "ok" } } } }
 }
 "#,
-    )
-    .unwrap();
+    );
     let state = env.home().join(".stateful-plugin");
     let o = env.run(&["plugins"]);
     let report = out(&o);

@@ -71,6 +71,13 @@ impl Env {
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.repo().join(rel)).unwrap()
     }
+    /// The JSON lines a plugin appended to `rel` in the workspace.
+    pub fn jsonl(&self, rel: &str) -> Vec<Value> {
+        self.read(rel)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
     pub fn requests(&self) -> Vec<Value> {
         self.server.requests()
     }
