@@ -66,7 +66,9 @@ mod tests {
         })
         .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
-        assert_eq!(attempts, 2);
+        // Refused at least once, then ran. Not exactly once: a command another test thread
+        // starts meanwhile may still hold a copy of the descriptor — the very race retried.
+        assert!(attempts >= 2, "{attempts}");
     }
 
     #[test]
