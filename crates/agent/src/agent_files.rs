@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use podcode_config::{AgentConfig, AgentMode, ToolFilter};
+use podcode_config::{AgentConfig, AgentMode, ToolFilter, parse_front_matter, split_front_matter};
 use podcode_protocol::{PermissionAction, PermissionRule};
 use serde::Deserialize;
 
@@ -49,21 +49,7 @@ enum Permission {
 /// Reads one agent file's text. `Err` is the reason, said for a person fixing the file.
 pub fn parse(text: &str) -> Result<AgentFile, String> {
     let (front, body) = split_front_matter(text)?;
-    let fm: FrontMatter = if front.trim().is_empty() {
-        FrontMatter::default()
-    } else {
-        // A leading newline stands for the opening `---`, so error lines match the file's.
-        serde_saphyr::from_str(&format!("\n{front}")).map_err(|e| {
-            // One line for a listing.
-            let plain = e.without_snippet().to_string();
-            let plain: Vec<&str> = plain
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect();
-            format!("invalid front matter: {}", plain.join("; "))
-        })?
-    };
+    let fm: FrontMatter = parse_front_matter(front)?;
     let body = body.trim();
     let prompt = match (fm.prompt, body.is_empty()) {
         (Some(p), true) => Some(p),
@@ -90,25 +76,6 @@ pub fn parse(text: &str) -> Result<AgentFile, String> {
         hidden: fm.hidden,
         disabled: fm.disable,
     })
-}
-
-/// `---\n<yaml>\n---\n<body>`; a file without front matter is all prompt.
-fn split_front_matter(text: &str) -> Result<(&str, &str), String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-    else {
-        return Ok(("", text));
-    };
-    let mut at = 0;
-    for line in rest.split_inclusive('\n') {
-        if line.trim_end() == "---" {
-            return Ok((&rest[..at], &rest[at + line.len()..]));
-        }
-        at += line.len();
-    }
-    Err("the front matter opened with `---` is never closed by a `---` line".into())
 }
 
 /// `{write: false}` denies ids; `{"*": false, read: true}` offers only the `true` ones.

@@ -7,6 +7,10 @@
 //! keeping the newest turns verbatim (the kept part always starts with an assistant message,
 //! so every tool result still follows its call).
 //!
+//! A loaded skill's instructions hold for the rest of the session, so `skill` results are
+//! never pruned, and a summary carries the skills loaded in the part it replaces (their
+//! results, word for word, after the summary; their names in the record).
+//!
 //! Only what is *sent* changes. The store keeps every original message, part and tool call;
 //! a compaction adds one `system` message whose content records what was done
 //! (`{"compaction": {"prune_through", "keep", …}}`, plus a `compaction` part holding the
@@ -25,7 +29,9 @@ use crate::budget::{Budget, estimate_messages};
 use crate::error::AgentError;
 use crate::history::{History, without_tool_parts};
 use crate::record::Recorder;
-use crate::texts::{COMPACTION_PROMPT, COMPACTION_REQUEST, pruned_output_text, summary_text};
+use crate::texts::{
+    COMPACTION_PROMPT, COMPACTION_REQUEST, kept_skills_text, pruned_output_text, summary_text,
+};
 
 /// The newest messages whose tool outputs are never pruned (the last two steps).
 pub const PROTECTED_MESSAGES: usize = 4;
@@ -33,6 +39,8 @@ pub const PROTECTED_MESSAGES: usize = 4;
 const PRUNE_MIN_BYTES: usize = 400;
 /// The share of the budget the verbatim tail may keep after a summary.
 const KEEP_SHARE: f64 = 0.3;
+/// The tool whose results compaction keeps (a loaded skill).
+const KEPT_TOOL: &str = "skill";
 /// The kind of the part that holds a summary.
 pub(crate) const SUMMARY_PART: &str = "compaction";
 
@@ -75,6 +83,9 @@ pub(crate) struct Record {
     pub window: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The skills whose results the summary carried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<String>,
 }
 
 /// The compaction record of a stored message's content, if it is one.
@@ -110,18 +121,10 @@ pub(crate) fn prune(messages: &mut [Message], through: usize) -> u32 {
             if output.len() < PRUNE_MIN_BYTES && attachments.is_empty() {
                 continue;
             }
-            let (name, args) = calls
-                .parts
-                .iter()
-                .find_map(|p| match p {
-                    Part::ToolCall {
-                        id,
-                        name,
-                        arguments,
-                    } if id == call_id => Some((name.as_str(), arguments.as_str())),
-                    _ => None,
-                })
-                .unwrap_or(("a tool", ""));
+            let (name, args) = call_of(calls, call_id).unwrap_or(("a tool", ""));
+            if name == KEPT_TOOL {
+                continue;
+            }
             *output = pruned_output_text(name, args);
             attachments.clear();
             pruned += 1;
@@ -130,20 +133,68 @@ pub(crate) fn prune(messages: &mut [Message], through: usize) -> u32 {
     pruned
 }
 
-/// Replaces all but the newest `keep` messages with one user message holding the summary.
-pub(crate) fn apply_summary(messages: &mut Vec<Message>, summary: &str, keep: usize) {
+/// The tool name and arguments of call `call_id` in assistant message `calls`.
+fn call_of<'a>(calls: &'a Message, call_id: &str) -> Option<(&'a str, &'a str)> {
+    calls.parts.iter().find_map(|p| match p {
+        Part::ToolCall {
+            id,
+            name,
+            arguments,
+        } if id == call_id => Some((name.as_str(), arguments.as_str())),
+        _ => None,
+    })
+}
+
+/// The skills loaded (successfully) in `messages`: each name once, with its newest result.
+pub(crate) fn loaded_skills(messages: &[Message]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for pair in messages.windows(2) {
+        for part in &pair[1].parts {
+            let Part::ToolResult {
+                call_id,
+                output,
+                is_error: false,
+                ..
+            } = part
+            else {
+                continue;
+            };
+            let Some((KEPT_TOOL, args)) = call_of(&pair[0], call_id) else {
+                continue;
+            };
+            let name = serde_json::from_str::<Value>(args)
+                .ok()
+                .and_then(|a| a["name"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            out.retain(|(n, _)| *n != name);
+            out.push((name, output.clone()));
+        }
+    }
+    out
+}
+
+/// Replaces all but the newest `keep` messages with one user message holding the summary
+/// and the skills loaded in what it replaces; returns those skills' names.
+pub(crate) fn apply_summary(
+    messages: &mut Vec<Message>,
+    summary: &str,
+    keep: usize,
+) -> Vec<String> {
     let cut = messages.len().saturating_sub(keep);
+    let skills = loaded_skills(&messages[..cut]);
+    let outputs: Vec<&str> = skills.iter().map(|(_, o)| o.as_str()).collect();
     let mut rebuilt = History::default();
     rebuilt.push(
         Role::User,
         vec![Part::Text {
-            text: summary_text(summary),
+            text: format!("{}{}", summary_text(summary), kept_skills_text(&outputs)),
         }],
     );
     for m in messages.drain(cut..) {
         rebuilt.push(m.role, m.parts);
     }
     *messages = rebuilt.messages;
+    skills.into_iter().map(|(n, _)| n).collect()
 }
 
 /// Where the verbatim tail starts: the earliest assistant message from which the tail fits
@@ -255,6 +306,7 @@ impl Compactor<'_> {
         let mut summarized = 0;
         let mut keep = None;
         let mut summary = None;
+        let mut skills = Vec::new();
         let still_over = budget.over(fixed, &history.messages);
         if still_over || reason != Reason::Auto {
             // The tail is measured uncalibrated. Past the threshold it may keep a share of
@@ -273,7 +325,7 @@ impl Compactor<'_> {
                     Ok((text, usage)) => {
                         out.usage = usage;
                         let kept = len - cut;
-                        apply_summary(&mut history.messages, &text, kept);
+                        skills = apply_summary(&mut history.messages, &text, kept);
                         summarized = cut as u32;
                         keep = Some(kept);
                         summary = Some(text);
@@ -297,6 +349,7 @@ impl Compactor<'_> {
             tokens_after: after,
             window: budget.learned,
             model: budget.learned.map(|_| self.model.model().to_string()),
+            skills,
         };
         let id = self
             .rec
@@ -429,108 +482,5 @@ impl Compactor<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn text(role: Role, t: &str) -> Message {
-        Message {
-            role,
-            parts: vec![Part::Text { text: t.into() }],
-        }
-    }
-
-    fn step(id: &str, output: &str) -> [Message; 2] {
-        [
-            Message {
-                role: Role::Assistant,
-                parts: vec![Part::ToolCall {
-                    id: id.into(),
-                    name: "read".into(),
-                    arguments: format!("{{\"filePath\":\"{id}\"}}"),
-                }],
-            },
-            Message {
-                role: Role::User,
-                parts: vec![Part::ToolResult {
-                    call_id: id.into(),
-                    output: output.into(),
-                    is_error: false,
-                    attachments: vec![],
-                }],
-            },
-        ]
-    }
-
-    fn conversation(steps: usize, output: &str) -> Vec<Message> {
-        let mut m = vec![text(Role::User, "task")];
-        for i in 0..steps {
-            m.extend(step(&format!("c{i}"), output));
-        }
-        m
-    }
-
-    fn output(m: &Message) -> &str {
-        match &m.parts[0] {
-            Part::ToolResult { output, .. } => output,
-            _ => "",
-        }
-    }
-
-    #[test]
-    fn pruning_names_the_call_and_spares_short_and_recent_outputs() {
-        let long = "x".repeat(1_000);
-        let mut m = conversation(4, &long);
-        m[2].parts[0] = match &m[2].parts[0] {
-            Part::ToolResult { call_id, .. } => Part::ToolResult {
-                call_id: call_id.clone(),
-                output: "short".into(),
-                is_error: false,
-                attachments: vec![],
-            },
-            p => p.clone(),
-        };
-        let through = m.len() - PROTECTED_MESSAGES;
-        assert_eq!(prune(&mut m, through), 1);
-        assert_eq!(output(&m[2]), "short");
-        assert_eq!(
-            output(&m[4]),
-            pruned_output_text("read", "{\"filePath\":\"c1\"}")
-        );
-        assert_eq!(output(&m[6]), long, "the newest steps stay intact");
-        assert_eq!(output(&m[8]), long);
-        assert_eq!(prune(&mut m, through), 0, "markers are not pruned again");
-    }
-
-    #[test]
-    fn a_summary_keeps_a_tail_that_starts_with_an_assistant_message() {
-        let mut m = conversation(6, "out");
-        let cut = cut_point(&m, 40).unwrap();
-        assert_eq!(m[cut].role, Role::Assistant);
-        let kept = m.len() - cut;
-        apply_summary(&mut m, "S", kept);
-        assert_eq!(m.len(), kept + 1);
-        assert_eq!(
-            m[0].parts[0],
-            Part::Text {
-                text: summary_text("S")
-            }
-        );
-        assert_eq!(m[1].role, Role::Assistant);
-        assert!(cut_point(&conversation(0, ""), 100).is_none());
-    }
-
-    #[test]
-    fn shrinking_fits_the_limit_and_says_what_it_omitted() {
-        let mut m = vec![
-            text(Role::User, &"a".repeat(40_000)),
-            text(Role::Assistant, "b"),
-        ];
-        shrink_to(&mut m, 2_000);
-        assert!(estimate_messages(&m) <= 2_000, "{}", estimate_messages(&m));
-        let Part::Text { text } = &m[0].parts[0] else {
-            unreachable!()
-        };
-        assert!(text.starts_with('a') && text.ends_with('a'));
-        assert!(text.contains("characters omitted"), "{text:.200}");
-    }
-}
+#[path = "compaction_tests.rs"]
+mod tests;

@@ -64,6 +64,18 @@ pub fn summary_text(summary: &str) -> String {
     )
 }
 
+/// What follows a summary when the part it replaced loaded skills: their results, as the
+/// model read them (empty when none).
+pub fn kept_skills_text(outputs: &[&str]) -> String {
+    if outputs.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n\n[Skills loaded earlier in this session; their instructions still apply:]\n\n{}",
+        outputs.join("\n\n")
+    )
+}
+
 /// What replaces an old tool output when it is pruned.
 pub fn pruned_output_text(tool: &str, arguments: &str) -> String {
     let args: String = arguments.chars().take(120).collect();
@@ -94,6 +106,11 @@ mod tests {
         assert_eq!(
             summary_text("S"),
             "[The earlier part of this session was compacted to fit the context window. Summary of it:]\n\nS"
+        );
+        assert_eq!(kept_skills_text(&[]), "");
+        assert_eq!(
+            kept_skills_text(&["<skill_content name=\"a\">A</skill_content>", "B"]),
+            "\n\n[Skills loaded earlier in this session; their instructions still apply:]\n\n<skill_content name=\"a\">A</skill_content>\n\nB"
         );
         assert_eq!(
             pruned_output_text("read", r#"{"filePath":"a.rs"}"#),

@@ -25,6 +25,7 @@ use clap::{Parser, Subcommand};
         podcode sessions                      stored sessions, newest first\n  \
         podcode tools                         list every tool the model can call\n  \
         podcode agents                        agent profiles and sub-agents, and broken agent files\n  \
+        podcode skills                        skills (SKILL.md) the model may load, and broken ones\n  \
         podcode plugins                       plugin and tool files, and why one failed\n  \
         podcode tool call read '{\"filePath\":\"README.md\"}'\n  \
         podcode sandbox status                what commands may write, and the network\n  \
@@ -65,12 +66,16 @@ enum Command {
     },
     /// List agent profiles (built-in, config, agent files) with their mode and source, and
     /// agent files that could not be used.
-    #[command(after_help = AGENTS_HELP)]
+    #[command(after_help = podcode_core::list_text::AGENTS_HELP)]
     Agents {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
     },
+    /// List agent skills (SKILL.md folders) the `skill` tool offers, with where each came
+    /// from, and the files refused and why.
+    #[command(after_help = podcode_core::list_text::SKILLS_HELP)]
+    Skills,
     /// Run one tool by hand through the whole pipeline.
     Tool {
         #[command(subcommand)]
@@ -116,21 +121,6 @@ enum Command {
     Acp(commands::acp::AcpArgs),
 }
 
-const AGENTS_HELP: &str = "Agent files are Markdown with YAML front matter (description, mode, model,\n\
-    temperature, steps, tools, permission); the body is the prompt, the file name the agent's\n\
-    name. They are read from ~/.config/opencode/agent(s)/, $OPENCODE_CONFIG_DIR/agent(s)/,\n\
-    ~/.config/podcode/agent(s)/, then the project's .opencode/agent(s)/ and\n\
-    .podcode/agent(s)/ (project files only in a trusted workspace: `podcode trust`);\n\
-    [agent.NAME] in config.toml refines any of them.\n\n\
-    Example (.podcode/agents/review.md):\n  \
-    ---\n  \
-    description: Reviews a diff for bugs\n  \
-    mode: subagent\n  \
-    tools: {write: false, edit: false}\n  \
-    permission: {bash: {\"git diff*\": allow, \"*\": deny}}\n  \
-    ---\n  \
-    You review code. Report real bugs only, with file and line.";
-
 fn main() -> std::process::ExitCode {
     // The sandbox helper: `podcode __sandbox-exec --policy … -- cmd…` restricts itself and
     // becomes cmd. Checked first, so a sandboxed spawn costs no argument parsing.
@@ -151,6 +141,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Run(args)) => commands::run::run(cli.cwd, args),
         Some(Command::Sessions(args)) => commands::sessions::run(cli.cwd, args),
         Some(Command::Tools { json }) => commands::tools::run(cli.cwd, json),
+        Some(Command::Skills) => commands::agents::skills(cli.cwd),
         Some(Command::Plugins { json, refresh }) => commands::plugins::run(cli.cwd, json, refresh),
         Some(Command::Agents { json }) => commands::agents::run(cli.cwd, json),
         Some(Command::Tool { command }) => commands::call::run(cli.cwd, command),

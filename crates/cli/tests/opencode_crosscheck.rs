@@ -1,7 +1,8 @@
 //! opencode itself against Podcode on the same project: both run one prompt against the
 //! scripted model (real HTTP + SSE), and the tools each sends for the project's opencode tool
 //! file — names, descriptions and JSON Schemas — must be byte for byte the same (and the
-//! `todowrite` built-in's schema); and a plugin
+//! `todowrite` and `skill` built-ins' schemas, for a repository with a `.claude/skills/`
+//! skill); and a plugin
 //! recording what its hooks see observes the same PluginInput, `chat.params` and
 //! `tool.execute.after` shapes under both, and changes their requests the same way; its
 //! `event` hook sees the same event types in the same order, with the same property keys,
@@ -126,6 +127,10 @@ fn opencode_and_podcode_send_the_same_tools_for_an_opencode_tool_file() {
     copy_dir(Path::new(CORPUS), &env.repo());
     // A real repository: opencode reads a project's opencode.json only inside one.
     git_repo(&env);
+    env.write(
+        ".claude/skills/git-release/SKILL.md",
+        "---\nname: git-release\ndescription: Create consistent releases\n---\nSteps.\n",
+    );
 
     // Podcode first (opencode adds files to `.opencode/` as it starts).
     assert!(env.run(&["trust"]).status.success());
@@ -133,6 +138,7 @@ fn opencode_and_podcode_send_the_same_tools_for_an_opencode_tool_file() {
     assert!(out.status.success(), "{}", common::text(&out.stderr));
     let podcode = sent_tools(&env.requests(), "shapes_");
     let podcode_todo = sent_tools(&env.requests(), "todowrite");
+    let podcode_skill = sent_tools(&env.requests(), "skill");
     let before = env.requests().len();
 
     // opencode, pointed at the same scripted model, with its own home folders.
@@ -144,6 +150,18 @@ fn opencode_and_podcode_send_the_same_tools_for_an_opencode_tool_file() {
     assert_eq!(
         podcode_todo["todowrite"].1, opencode_todo["todowrite"].1,
         "todowrite: JSON Schema bytes"
+    );
+    // So does the skill tool (its description, listing the skills, is Podcode's own).
+    let opencode_skill = sent_tools(&requests[before..], "skill");
+    assert_eq!(
+        podcode_skill.get("skill").map(|t| &t.1),
+        opencode_skill.get("skill").map(|t| &t.1),
+        "skill: JSON Schema bytes"
+    );
+    assert!(
+        podcode_skill["skill"]
+            .0
+            .contains("- git-release: Create consistent releases")
     );
     assert!(
         !opencode_tools.is_empty(),

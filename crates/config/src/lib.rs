@@ -9,6 +9,7 @@
 
 mod dirs;
 mod error;
+mod front_matter;
 mod hook_config;
 mod load;
 mod locate;
@@ -21,6 +22,7 @@ mod untrusted;
 
 pub use dirs::{Dirs, OpencodeDirs, project_config_file, project_root};
 pub use error::ConfigError;
+pub use front_matter::{parse_front_matter, split_front_matter};
 pub use hook_config::{HookAdditions, hook_additions, opencode_view};
 pub use load::{
     ConfigFile, LoadedConfig, load, load_files, load_str, load_with_trust, load_workspace,

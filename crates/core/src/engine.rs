@@ -210,6 +210,22 @@ impl Engine {
             .clone()
     }
 
+    /// Where this workspace's skills may live, highest precedence first.
+    pub fn skill_roots(&self) -> podcode_skills::SkillRoots {
+        podcode_skills::SkillRoots::standard(&self.dirs, &self.cwd, &self.project)
+    }
+
+    /// What `podcode skills` lists: the skills found now, the files refused and why, the
+    /// shadowed ones, each with where it came from.
+    pub fn skill_lines(&self) -> Vec<String> {
+        let roots = self.skill_roots();
+        let catalog = podcode_skills::SkillCatalog::discover(&roots);
+        podcode_skills::catalog_lines(&catalog, &roots)
+            .iter()
+            .map(|l| podcode_protocol::sanitize_for_terminal(l).into_owned())
+            .collect()
+    }
+
     /// Every trusted workspace root.
     pub fn trusted_roots(&self) -> Result<Vec<String>, EngineError> {
         Ok(TrustList::load(&self.dirs.data_dir)?
@@ -332,8 +348,10 @@ impl Engine {
                 ),
             }),
         };
+        let skills = crate::skills_source::Skills::new(self.skill_roots());
         let sources: Vec<Arc<dyn ToolSource>> = vec![
             Arc::new(builtins),
+            Arc::new(skills),
             plugins.clone(),
             Arc::new(executables),
             Arc::new(mcp),
@@ -366,12 +384,16 @@ impl Engine {
     /// config's (an agent profile's or `--allow` rules come after them).
     pub(crate) fn base_rules(&self) -> Vec<PermissionRule> {
         let mut rules = podcode_builtins::default_rules();
-        // Starting a sub-agent needs no ask of its own: what it does asks as usual.
-        rules.push(PermissionRule::new(
-            "task",
-            "*",
-            podcode_protocol::PermissionAction::Allow,
-        ));
+        // Starting a sub-agent needs no ask of its own: what it does asks as usual. Loading
+        // a skill only reads instructions (as opencode, allowed unless a rule says
+        // otherwise: `permission = "skill"` per skill name).
+        for permission in ["task", "skill"] {
+            rules.push(PermissionRule::new(
+                permission,
+                "*",
+                podcode_protocol::PermissionAction::Allow,
+            ));
+        }
         rules.extend(self.config.permission.iter().cloned());
         // What plugins' `config` hooks added, once the plugins have loaded.
         if let Some(plugins) = self.tools.get().and_then(|sets| sets.plugins().cloned()) {

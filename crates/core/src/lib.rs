@@ -34,6 +34,7 @@ mod sequence;
 mod serving;
 mod session;
 mod session_list;
+mod skills_source;
 mod sources;
 mod task;
 #[cfg(feature = "test-support")]

@@ -13,6 +13,44 @@ use serde_json::{Value, json};
 
 use crate::listing::ToolListing;
 
+/// `podcode agents --help`'s explanation of agent files.
+pub const AGENTS_HELP: &str = "Agent files are Markdown with YAML front matter (description, mode, model,\n\
+    temperature, steps, tools, permission); the body is the prompt, the file name the agent's\n\
+    name. They are read from ~/.config/opencode/agent(s)/, $OPENCODE_CONFIG_DIR/agent(s)/,\n\
+    ~/.config/podcode/agent(s)/, then the project's .opencode/agent(s)/ and\n\
+    .podcode/agent(s)/ (project files only in a trusted workspace: `podcode trust`);\n\
+    [agent.NAME] in config.toml refines any of them.\n\n\
+    Example (.podcode/agents/review.md):\n  \
+    ---\n  \
+    description: Reviews a diff for bugs\n  \
+    mode: subagent\n  \
+    tools: {write: false, edit: false}\n  \
+    permission: {bash: {\"git diff*\": allow, \"*\": deny}}\n  \
+    ---\n  \
+    You review code. Report real bugs only, with file and line.";
+
+/// `podcode skills --help`'s explanation of skills.
+pub const SKILLS_HELP: &str = "A skill is a folder holding a SKILL.md: YAML front matter with `name` (lowercase words\n\
+    joined by hyphens, the folder's name) and `description` (when to use it, up to 1024\n\
+    characters), then the instructions. The model sees every skill's name and description in\n\
+    the `skill` tool and loads one when a task matches it.\n\n\
+    Skills are read from the project (from the working directory up to the project root):\n\
+    .podcode/skills/, .opencode/skills/ (or skill/), .claude/skills/, .agents/skills/; then\n\
+    ~/.config/podcode/skills/, ~/.config/opencode/skills/, ~/.claude/skills/, ~/.agents/skills/.\n\
+    The first skill of a name wins. A project's skills load even in an untrusted workspace\n\
+    (they are instructions, not code) and are marked \"from the repository\".\n\n\
+    Permission `skill` applies per skill name; loading is allowed unless a rule says otherwise:\n  \
+    [[permission]]\n  \
+    permission = \"skill\"\n  \
+    pattern = \"deploy-*\"\n  \
+    action = \"ask\"\n\n\
+    Example (.podcode/skills/git-release/SKILL.md):\n  \
+    ---\n  \
+    name: git-release\n  \
+    description: Prepare a release - changelog, version bump, tag. Use when asked to release.\n  \
+    ---\n  \
+    1. Read CHANGELOG.md ...";
+
 /// `podcode agents --json`: the profiles and the problems.
 pub fn agents_json(catalog: &AgentCatalog) -> Value {
     let agents: Vec<_> = catalog

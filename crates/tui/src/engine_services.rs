@@ -74,6 +74,10 @@ impl TuiServices for EngineServices {
         })
     }
 
+    fn skills(&self) -> Vec<String> {
+        self.engine.skill_lines()
+    }
+
     fn sessions_here(&self, cwd: &str, current: &str) -> Result<Vec<PickItem>, String> {
         let mut sessions: Vec<_> = self
             .engine

@@ -271,16 +271,21 @@ impl Loop {
             Action::OpenPicker(kind) => self.open_picker(kind),
             Action::Pick(kind, value) => self.pick(kind, value),
             Action::ShowPlugins => {
-                let lines = self.services.plugins();
-                let text = if lines.is_empty() {
-                    "no plugin report available".to_string()
-                } else {
-                    lines.join("\n")
-                };
-                self.state.transcript.entries.push(Entry::Notice(text));
+                self.report(self.services.plugins(), "no plugin report available")
             }
+            Action::ShowSkills => self.report(self.services.skills(), "no skills report available"),
         }
         false
+    }
+
+    /// A report (`/plugins`, `/skills`) as a notice in the transcript.
+    fn report(&mut self, lines: Vec<String>, none: &str) {
+        let text = if lines.is_empty() {
+            none.to_string()
+        } else {
+            lines.join("\n")
+        };
+        self.state.transcript.entries.push(Entry::Notice(text));
     }
 
     fn answer(&mut self, reply: PermissionReply) {

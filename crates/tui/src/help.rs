@@ -14,7 +14,7 @@ pub const HELP: &str =
 pgup/pgdn shift-↑/↓ ctrl-home/end scroll · esc abort the turn · ctrl-c twice quit · ctrl-o expand the last tool output
 ctrl-g or /changes: Changes view (r change · c call · t since its prompt · a all · f force)
 ctrl-t or /subagents: open a sub-agent's transcript (live while it runs; esc goes back)
-/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /help
+/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /skills  /changes  /undo  /help
 /compact: summarise the older conversation now (it also happens by itself when the context fills)";
 
 pub fn draw_help(frame: &mut Frame, area: Rect, theme: Theme) {

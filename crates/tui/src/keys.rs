@@ -48,6 +48,8 @@ pub enum Action {
     Pick(PickerKind, String),
     /// `/plugins`: show the plugin report.
     ShowPlugins,
+    /// `/skills`: show the skills and why any was refused.
+    ShowSkills,
 }
 
 /// Applies a key to the state (the modal, picker, Changes view or input, whichever has focus) and

@@ -45,6 +45,11 @@ pub trait TuiServices: Send + Sync {
     fn agents(&self) -> Vec<PickItem>;
     /// The `/plugins` report: the JavaScript runtime and each plugin file's status.
     fn plugins(&self) -> Vec<String>;
+    /// The `/skills` report: every skill with its source (the repository's marked), and the
+    /// files refused and why.
+    fn skills(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// The other sessions of directory `cwd` that have a conversation (not `current`),
     /// newest first, for the `/sessions` picker.
     fn sessions_here(&self, cwd: &str, current: &str) -> Result<Vec<PickItem>, String>;

@@ -2,7 +2,8 @@
 //! (primary: the user picks it; subagent: only the `task` tool starts it; all: both), where
 //! it came from (built-in, config, or the agent file) and its description — then every
 //! agent file that could not be used, with the reason (malformed front matter, an
-//! untrusted project's file). A broken file never hides the others.
+//! untrusted project's file). A broken file never hides the others. `podcode skills` lists
+//! skills the same way.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,4 +20,9 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
         return crate::print::json(&agents_json(&catalog));
     }
     Ok(crate::print::lines(agent_lines(&catalog)))
+}
+
+/// `podcode skills`: every skill with its source, then refused and shadowed files.
+pub fn skills(cwd: Option<PathBuf>) -> Result<ExitCode> {
+    Ok(crate::print::lines(engine(cwd)?.skill_lines()))
 }

@@ -7,7 +7,7 @@ use super::Action;
 use crate::picker::PickerKind;
 use crate::state::AppState;
 
-pub const COMMANDS: &str = "/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /changes  /undo  /compact  /help";
+pub const COMMANDS: &str = "/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /skills  /changes  /undo  /compact  /help";
 
 /// `Some` when `text` is a slash command (handled or refused), `None` for a prompt.
 pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
@@ -27,6 +27,7 @@ pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
         ("/sessions", true) => Action::OpenPicker(PickerKind::Session),
         ("/subagents", true) => Action::OpenPicker(PickerKind::Subagent),
         ("/plugins", true) => Action::ShowPlugins,
+        ("/skills", true) => Action::ShowSkills,
         ("/tools", true) => {
             let text = if state.tools_info.is_empty() {
                 "no tools loaded".to_string()
@@ -75,6 +76,7 @@ mod tests {
             Some(Action::Pick(PickerKind::Agent, "plan".into()))
         );
         assert_eq!(command(&mut s, "/plugins"), Some(Action::ShowPlugins));
+        assert_eq!(command(&mut s, "/skills"), Some(Action::ShowSkills));
         assert_eq!(
             command(&mut s, "/subagents"),
             Some(Action::OpenPicker(PickerKind::Subagent))

@@ -1,0 +1,73 @@
+//! Skills as a tool source: each load scans the engine's `SkillRoots` (the working
+//! directory up to the project root, then the user's folders) and offers one `skill` tool
+//! listing what it found — none when there is no skill, so a project without skills sends
+//! no definition for it. Files that break the rules become warnings of the tool set (shown
+//! by `podcode tools`; `podcode skills` lists them with their reasons). Skills are
+//! instructions, not code, so an untrusted project's load too; the listing marks them as
+//! the repository's. `stamp` is the catalog's (folders and files it looked at), so adding
+//! or editing a skill reaches the next model request.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use podcode_skills::{SkillCatalog, SkillRoots, SkillTool};
+use podcode_tools::{ProblemLevel, Tool, ToolOrigin};
+
+use crate::sources::{SourceLoad, ToolSource};
+
+/// The `skill` tool over this engine's skill folders.
+pub struct Skills {
+    roots: SkillRoots,
+    current: Mutex<Option<Arc<SkillCatalog>>>,
+}
+
+impl Skills {
+    /// Skills from `roots`; nothing is scanned until `load`.
+    pub fn new(roots: SkillRoots) -> Self {
+        Self {
+            roots,
+            current: Mutex::new(None),
+        }
+    }
+}
+
+#[async_trait]
+impl ToolSource for Skills {
+    fn name(&self) -> &'static str {
+        "skills"
+    }
+
+    async fn load(&self) -> SourceLoad {
+        let roots = self.roots.clone();
+        let catalog = tokio::task::spawn_blocking(move || SkillCatalog::discover(&roots))
+            .await
+            .unwrap_or_default();
+        let catalog = Arc::new(catalog);
+        let mut out = SourceLoad::default();
+        for refused in &catalog.refused {
+            out.problem(
+                "skills",
+                ProblemLevel::Warning,
+                format!(
+                    "skill {} not offered: {}",
+                    self.roots.show(&refused.location),
+                    refused.reason
+                ),
+            );
+        }
+        if !catalog.skills.is_empty() {
+            let tool: Arc<dyn Tool> = Arc::new(SkillTool::new(catalog.clone()));
+            out.groups.push((ToolOrigin::builtin(), vec![tool]));
+        }
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(catalog);
+        out
+    }
+
+    fn stamp(&self) -> u64 {
+        let current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        match current.as_ref() {
+            Some(c) => c.stamp(&self.roots),
+            None => 0,
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! The skills found in a `SkillRoots`: every folder holding a `SKILL.md`, up to three
+//! folders deep under a root (`skills/git-release/SKILL.md`, or grouped:
+//! `skills/docs/pdf/SKILL.md`). The first valid skill of a name wins (roots are in
+//! precedence order); later ones are kept as shadowed and invalid ones as refused, so a
+//! listing can say what happened to every file. `stamp` tells cheaply whether a new scan
+//! could find something else: it hashes the modification times of every root, every
+//! folder the scan looked into and every `SKILL.md` it read.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+use crate::roots::{Scope, SkillRoots};
+use crate::skill_file::{SkillFile, parse_skill};
+
+/// How many folders deep under a root a `SKILL.md` may be.
+const MAX_DEPTH: usize = 3;
+/// A scan stops looking into folders after this many (a root pointing at a huge tree).
+const MAX_FOLDERS: usize = 5_000;
+/// The largest `SKILL.md` read.
+pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// A skill the model may load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skill {
+    /// The checked front matter (the body as read at discovery).
+    pub file: SkillFile,
+    /// The `SKILL.md` path.
+    pub location: PathBuf,
+    /// Whose folder it came from.
+    pub scope: Scope,
+}
+
+impl Skill {
+    /// The skill's name.
+    pub fn name(&self) -> &str {
+        &self.file.name
+    }
+    /// The folder holding `SKILL.md` (relative paths in the skill resolve against it).
+    pub fn dir(&self) -> &Path {
+        self.location.parent().unwrap_or(Path::new("."))
+    }
+}
+
+/// A `SKILL.md` that is not offered, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefusedSkill {
+    /// The file.
+    pub location: PathBuf,
+    /// Whose folder it came from.
+    pub scope: Scope,
+    /// What is wrong, for the person fixing it.
+    pub reason: String,
+}
+
+/// A valid skill hidden by an earlier one of the same name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShadowedSkill {
+    /// The shared name.
+    pub name: String,
+    /// The file not used.
+    pub location: PathBuf,
+    /// The file used instead.
+    pub by: PathBuf,
+}
+
+/// What a scan found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SkillCatalog {
+    /// The skills offered, by name.
+    pub skills: Vec<Skill>,
+    /// Files not offered, with their reasons.
+    pub refused: Vec<RefusedSkill>,
+    /// Valid skills whose name an earlier root already gave.
+    pub shadowed: Vec<ShadowedSkill>,
+    /// Every folder and file the scan looked at (for `stamp`).
+    watched: Vec<PathBuf>,
+}
+
+impl SkillCatalog {
+    /// Scans `roots` in order.
+    pub fn discover(roots: &SkillRoots) -> Self {
+        let mut cat = Self::default();
+        let mut budget = MAX_FOLDERS;
+        for root in roots.roots() {
+            if root.dir.is_dir() {
+                cat.scan(&root.dir, root.scope, 1, &mut budget);
+            }
+        }
+        cat.skills.sort_by(|a, b| a.file.name.cmp(&b.file.name));
+        cat
+    }
+
+    fn scan(&mut self, dir: &Path, scope: Scope, depth: usize, budget: &mut usize) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut folders: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                name != ".git" && name != "node_modules" && p.is_dir()
+            })
+            .collect();
+        folders.sort();
+        for folder in folders {
+            if *budget == 0 {
+                return;
+            }
+            *budget -= 1;
+            self.watched.push(folder.clone());
+            let file = folder.join("SKILL.md");
+            if file.is_file() {
+                self.add(&folder, file, scope);
+            } else if depth < MAX_DEPTH {
+                self.scan(&folder, scope, depth + 1, budget);
+            }
+        }
+    }
+
+    fn add(&mut self, folder: &Path, location: PathBuf, scope: Scope) {
+        self.watched.push(location.clone());
+        let name = folder.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let parsed = read_skill(&location, name);
+        match parsed {
+            Err(reason) => self.refused.push(RefusedSkill {
+                location,
+                scope,
+                reason,
+            }),
+            Ok(file) => match self.skills.iter().find(|s| s.file.name == file.name) {
+                Some(first) => self.shadowed.push(ShadowedSkill {
+                    name: file.name,
+                    location,
+                    by: first.location.clone(),
+                }),
+                None => self.skills.push(Skill {
+                    file,
+                    location,
+                    scope,
+                }),
+            },
+        }
+    }
+
+    /// The skill named `name`.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills.iter().find(|s| s.file.name == name)
+    }
+
+    /// Changes whenever a new scan of `roots` could find something else.
+    pub fn stamp(&self, roots: &SkillRoots) -> u64 {
+        let mut h = DefaultHasher::new();
+        let paths = roots.roots().iter().map(|r| &r.dir).chain(&self.watched);
+        for path in paths {
+            let modified = std::fs::metadata(path).and_then(|m| Ok((m.modified()?, m.len())));
+            modified.ok().hash(&mut h);
+        }
+        h.finish()
+    }
+}
+
+/// Reads and checks one `SKILL.md` in folder `name`.
+pub(crate) fn read_skill(location: &Path, name: &str) -> Result<SkillFile, String> {
+    let size = std::fs::metadata(location)
+        .map_err(|e| format!("cannot read it: {e}"))?
+        .len();
+    if size > MAX_FILE_BYTES {
+        return Err(format!(
+            "the file is {size} bytes; the limit is {MAX_FILE_BYTES}"
+        ));
+    }
+    let text = std::fs::read_to_string(location).map_err(|e| format!("cannot read it: {e}"))?;
+    parse_skill(&text, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roots::SkillRoot;
+
+    fn skill(dir: &Path, name: &str, description: &str) {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(
+            dir.join(name).join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\nBody of {name}.\n"),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn earlier_roots_win_nested_folders_count_and_bad_files_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let project = tmp.path().join("p/.claude/skills");
+        let user = tmp.path().join("home/.claude/skills");
+        skill(&project, "git-release", "project release");
+        skill(&project.join("docs"), "pdf", "PDF files");
+        skill(&user, "git-release", "user release");
+        skill(&user, "notes", "take notes");
+        std::fs::create_dir_all(project.join("Bad")).unwrap();
+        std::fs::write(
+            project.join("Bad/SKILL.md"),
+            "---\nname: Bad\ndescription: d\n---\n",
+        )
+        .unwrap();
+        let roots = SkillRoots::new(
+            vec![
+                SkillRoot {
+                    dir: project.clone(),
+                    scope: Scope::Project,
+                },
+                SkillRoot {
+                    dir: tmp.path().join("p/.agents/skills"),
+                    scope: Scope::Project,
+                },
+                SkillRoot {
+                    dir: user.clone(),
+                    scope: Scope::User,
+                },
+            ],
+            &tmp.path().join("p"),
+            &tmp.path().join("home"),
+        );
+        let cat = SkillCatalog::discover(&roots);
+        let names: Vec<(&str, &str, Scope)> = cat
+            .skills
+            .iter()
+            .map(|s| (s.name(), s.file.description.as_str(), s.scope))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("git-release", "project release", Scope::Project),
+                ("notes", "take notes", Scope::User),
+                ("pdf", "PDF files", Scope::Project),
+            ]
+        );
+        assert_eq!(cat.get("pdf").unwrap().dir(), project.join("docs/pdf"));
+        assert_eq!(cat.refused.len(), 1);
+        assert!(cat.refused[0].reason.contains("\"Bad\""));
+        assert_eq!(cat.shadowed[0].location, user.join("git-release/SKILL.md"));
+        assert_eq!(cat.shadowed[0].by, project.join("git-release/SKILL.md"));
+
+        let before = cat.stamp(&roots);
+        assert_eq!(before, cat.stamp(&roots));
+        // A new skill folder in a root that did not exist changes the stamp.
+        skill(&tmp.path().join("p/.agents/skills"), "later", "added later");
+        assert_ne!(before, cat.stamp(&roots));
+        let cat = SkillCatalog::discover(&roots);
+        let before = cat.stamp(&roots);
+        // So does an edit of a SKILL.md (its size changes).
+        std::fs::write(
+            user.join("notes/SKILL.md"),
+            "---\nname: notes\ndescription: take notes, now longer\n---\n",
+        )
+        .unwrap();
+        assert_ne!(before, cat.stamp(&roots));
+    }
+}
