@@ -25,6 +25,7 @@ use crate::step::StepOutput;
 use crate::texts::{max_steps_text, no_tools_text};
 
 mod chat_hooks;
+mod command;
 mod context;
 mod messages_hook;
 
@@ -179,9 +180,52 @@ impl Agent {
         files: &[String],
         abort: CancellationToken,
     ) -> Result<TurnSummary, AgentError> {
+        self.run_prompt(session_id, user_text, files, None, abort)
+            .await
+    }
+
+    /// A custom command's turn: `text` is its template with the arguments filled in; each
+    /// ``!`cmd` `` in it runs through the `bash` tool (its permission rules and sandbox) and
+    /// is replaced by what the call returned, then the turn goes on as for a prompt with
+    /// `files` attached. The stored message names the command.
+    pub async fn run_command_turn(
+        &self,
+        session_id: &str,
+        command: &str,
+        text: &str,
+        files: &[String],
+        abort: CancellationToken,
+    ) -> Result<TurnSummary, AgentError> {
+        self.run_prompt(session_id, text, files, Some(command), abort)
+            .await
+    }
+
+    async fn run_prompt(
+        &self,
+        session_id: &str,
+        user_text: &str,
+        files: &[String],
+        command: Option<&str>,
+        abort: CancellationToken,
+    ) -> Result<TurnSummary, AgentError> {
         let (rec, mut history, system) = self.open_conversation(session_id).await?;
-        let user_text = self.chat_message_hook(session_id, user_text).await;
-        let message_id = self.user_message(&rec, &mut history, &user_text, false)?;
+        let identity = self.identity(session_id);
+        let (message_id, user_text) = match command {
+            None => {
+                let text = self.chat_message_hook(session_id, user_text).await;
+                let id = self.user_message(&rec, &mut history, &text, false)?;
+                (id, text)
+            }
+            Some(name) => {
+                let id = self.open_user_message(&rec, false, Some(name))?;
+                let text =
+                    command::run_shell_snippets(&rec, &identity, &id, name, user_text, &abort)
+                        .await;
+                let text = self.chat_message_hook(session_id, &text).await;
+                self.user_text(&rec, &mut history, &id, &text)?;
+                (id, text)
+            }
+        };
         rec.emit(Event::UserMessage {
             session_id: session_id.to_string(),
             message_id: message_id.clone(),
@@ -208,21 +252,6 @@ impl Agent {
             changes: Vec::new(),
             files: Vec::new(),
             error: None,
-        };
-        let identity = CallIdentity {
-            session_id: session_id.to_string(),
-            agent: self.profile.name.clone(),
-            main_cwd: self.opts.main_cwd.clone(),
-            directory: self.opts.directory.clone(),
-            worktree: self.opts.worktree.clone(),
-            parent_id: self.opts.parent_id.clone(),
-            root_id: self.opts.root_id.clone(),
-            model_images: self
-                .opts
-                .model_info
-                .known
-                .then_some(self.opts.model_info.images),
-            ..Default::default()
         };
         if !files.is_empty() {
             let parts =
@@ -311,6 +340,25 @@ impl Agent {
         Ok(summary)
     }
 
+    /// Who the turn's calls are made as.
+    fn identity(&self, session_id: &str) -> CallIdentity {
+        CallIdentity {
+            session_id: session_id.to_string(),
+            agent: self.profile.name.clone(),
+            main_cwd: self.opts.main_cwd.clone(),
+            directory: self.opts.directory.clone(),
+            worktree: self.opts.worktree.clone(),
+            parent_id: self.opts.parent_id.clone(),
+            root_id: self.opts.root_id.clone(),
+            model_images: self
+                .opts
+                .model_info
+                .known
+                .then_some(self.opts.model_info.images),
+            ..Default::default()
+        }
+    }
+
     fn user_message(
         &self,
         rec: &Recorder,
@@ -318,24 +366,50 @@ impl Agent {
         text: &str,
         synthetic: bool,
     ) -> Result<String, AgentError> {
+        let id = self.open_user_message(rec, synthetic, None)?;
+        self.user_text(rec, history, &id, text)?;
+        Ok(id)
+    }
+
+    /// Stores a user message (its text comes with `user_text`); `command` names the custom
+    /// command it came from.
+    fn open_user_message(
+        &self,
+        rec: &Recorder,
+        synthetic: bool,
+        command: Option<&str>,
+    ) -> Result<String, AgentError> {
         let mut content = json!({ "agent": self.profile.name });
         if synthetic {
             content["synthetic"] = json!(true);
         }
+        if let Some(name) = command {
+            content["command"] = json!(name);
+        }
         let id = rec.message("user", &content)?;
         self.set_turn_message(&id);
+        Ok(id)
+    }
+
+    fn user_text(
+        &self,
+        rec: &Recorder,
+        history: &mut History,
+        id: &str,
+        text: &str,
+    ) -> Result<(), AgentError> {
         let data = TextData {
             text: text.to_string(),
             interrupted: false,
         };
-        rec.part(&id, PartKind::Text, &data)?;
+        rec.part(id, PartKind::Text, &data)?;
         history.push(
             Role::User,
             vec![Part::Text {
                 text: text.to_string(),
             }],
         );
-        Ok(id)
+        Ok(())
     }
 
     async fn reload_tools(&self) {

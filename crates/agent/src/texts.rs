@@ -76,6 +76,12 @@ pub fn kept_skills_text(outputs: &[&str]) -> String {
     )
 }
 
+/// The `bash` call's description for a custom command's ``!`cmd` `` snippet (shown in the
+/// permission ask).
+pub fn command_shell_description(command: &str) -> String {
+    format!("Fills in the /{command} command")
+}
+
 /// What replaces an old tool output when it is pruned.
 pub fn pruned_output_text(tool: &str, arguments: &str) -> String {
     let args: String = arguments.chars().take(120).collect();

@@ -26,6 +26,7 @@ use clap::{Parser, Subcommand};
         podcode tools                         list every tool the model can call\n  \
         podcode agents                        agent profiles and sub-agents, and broken agent files\n  \
         podcode skills                        skills (SKILL.md) the model may load, and broken ones\n  \
+        podcode commands                      custom /commands, and broken ones\n  \
         podcode plugins                       plugin and tool files, and why one failed\n  \
         podcode tool call read '{\"filePath\":\"README.md\"}'\n  \
         podcode sandbox status                what commands may write, and the network\n  \
@@ -76,6 +77,10 @@ enum Command {
     /// from, and the files refused and why.
     #[command(after_help = podcode_core::list_text::SKILLS_HELP)]
     Skills,
+    /// List custom commands (/name prompts from Markdown files and config) with where each
+    /// came from, and the files refused and why.
+    #[command(after_help = podcode_core::list_text::COMMANDS_HELP)]
+    Commands,
     /// Run one tool by hand through the whole pipeline.
     Tool {
         #[command(subcommand)]
@@ -141,7 +146,8 @@ fn main() -> std::process::ExitCode {
         Some(Command::Run(args)) => commands::run::run(cli.cwd, args),
         Some(Command::Sessions(args)) => commands::sessions::run(cli.cwd, args),
         Some(Command::Tools { json }) => commands::tools::run(cli.cwd, json),
-        Some(Command::Skills) => commands::agents::skills(cli.cwd),
+        Some(Command::Skills) => commands::agents::skills_or_commands(cli.cwd, false),
+        Some(Command::Commands) => commands::agents::skills_or_commands(cli.cwd, true),
         Some(Command::Plugins { json, refresh }) => commands::plugins::run(cli.cwd, json, refresh),
         Some(Command::Agents { json }) => commands::agents::run(cli.cwd, json),
         Some(Command::Tool { command }) => commands::call::run(cli.cwd, command),

@@ -28,9 +28,9 @@ pub use load::{
     ConfigFile, LoadedConfig, load, load_files, load_str, load_with_trust, load_workspace,
 };
 pub use model::{
-    AgentConfig, AgentMode, BrowserConfig, CompactionConfig, Config, CostOverride, McpServerConfig,
-    ModelOverride, ProviderApi, ProviderConfig, TaskConfig, ToolConfig, ToolFilter,
-    ToolOutputConfig, ToolSwitches,
+    AgentConfig, AgentMode, BrowserConfig, CommandConfig, CompactionConfig, Config, CostOverride,
+    McpServerConfig, ModelOverride, ProviderApi, ProviderConfig, TaskConfig, ToolConfig,
+    ToolFilter, ToolOutputConfig, ToolSwitches,
 };
 pub use opencode::{OpencodeImport, files as opencode_files};
 pub use sandbox::{SandboxConfig, SandboxMode, SandboxOverride};

@@ -42,6 +42,28 @@ pub struct Config {
     pub tools: ToolSwitches,
     /// The headless browser of the `browser_*` tools.
     pub browser: BrowserConfig,
+    /// Custom commands by name (`[commands.review]`; opencode.json's `command`), besides
+    /// the Markdown files in the commands folders.
+    pub commands: BTreeMap<String, CommandConfig>,
+}
+
+/// A custom command: `[commands.NAME]`, the same fields a command file's front matter has.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct CommandConfig {
+    /// The prompt: `$ARGUMENTS`, `$1`…`$9`, `!`cmd`` and `@path` are filled in.
+    pub template: String,
+    /// What the command does, shown where commands are listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The agent profile that runs it (default: the session's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The model that runs it, as `provider/model` (default: the session's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Run it as a sub-agent (its own session, like a `task` call).
+    pub subtask: bool,
 }
 
 /// `[compaction]`: before a request whose prompt would pass `threshold` of the model's

@@ -17,6 +17,7 @@
 //! | `tools: {"name": false, "prefix_*": false}` | `tools.disable` (off for every agent, built-ins included) |
 //! | `permission: {"bash": "ask", "edit": {"*.md": "allow"}, "*": "ask"}` | `[[permission]]` rules, in file order |
 //! | `agent.NAME {prompt, model, tools, permission}` | `[agent.NAME]` |
+//! | `command.NAME {template, description, agent, model, subtask}` (also `commands`) | `[commands.NAME]` |
 //!
 //! Everything else (`instructions`, `theme`, `model`, `provider`, …) is listed as not used,
 //! so `podcode plugins` can say what was taken from where.
@@ -150,6 +151,7 @@ pub(crate) fn translate(
                 }
             }
             "agent" => t.agents(&value),
+            "command" | "commands" => t.commands(&value),
             "$schema" => {}
             _ => t.report.not_used.push(key),
         }
@@ -264,6 +266,43 @@ impl Translation {
             }
         }
         rules
+    }
+
+    /// opencode's `command: {NAME: {template, description, agent, model, subtask}}`.
+    fn commands(&mut self, value: &Value) {
+        let Some(commands) = value.as_object() else {
+            self.report.not_used.push("command (not an object)".into());
+            return;
+        };
+        for (name, command) in commands {
+            let Some(command) = command.as_object() else {
+                self.report
+                    .not_used
+                    .push(format!("command.{name} (not an object)"));
+                continue;
+            };
+            let mut out = toml::Table::new();
+            for (key, v) in command {
+                match (key.as_str(), v) {
+                    ("template" | "description" | "agent" | "model", Value::String(s)) => {
+                        out.insert(key.clone(), toml::Value::String(s.clone()));
+                    }
+                    ("subtask", Value::Bool(b)) => {
+                        out.insert(key.clone(), toml::Value::Boolean(*b));
+                    }
+                    _ => self.report.not_used.push(format!("command.{name}.{key}")),
+                }
+            }
+            if !out.contains_key("template") {
+                self.report
+                    .not_used
+                    .push(format!("command.{name} (no template)"));
+                continue;
+            }
+            self.report.taken.push(format!("command {name}"));
+            self.table_mut("commands")
+                .insert(name.clone(), toml::Value::Table(out));
+        }
     }
 
     fn agents(&mut self, value: &Value) {

@@ -211,8 +211,8 @@ impl Engine {
     }
 
     /// Where this workspace's skills may live, highest precedence first.
-    pub fn skill_roots(&self) -> podcode_skills::SkillRoots {
-        podcode_skills::SkillRoots::standard(&self.dirs, &self.cwd, &self.project)
+    pub fn skill_roots(&self) -> podcode_skills::Roots {
+        podcode_skills::Roots::skills(&self.dirs, &self.cwd, &self.project)
     }
 
     /// What `podcode skills` lists: the skills found now, the files refused and why, the

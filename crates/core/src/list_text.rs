@@ -51,6 +51,26 @@ pub const SKILLS_HELP: &str = "A skill is a folder holding a SKILL.md: YAML fron
     ---\n  \
     1. Read CHANGELOG.md ...";
 
+/// `podcode commands --help`'s explanation of custom commands.
+pub const COMMANDS_HELP: &str = "A custom command is a Markdown file whose body is a prompt: .podcode/commands/review.md\n\
+    is /review, .podcode/commands/team/deploy.md is /team/deploy. They are read from the\n\
+    project (from the working directory up to the project root): .podcode/commands/,\n\
+    .opencode/commands/ (or command/), .claude/commands/; then ~/.config/podcode/commands/,\n\
+    ~/.config/opencode/commands/, ~/.claude/commands/; and [commands.NAME] in config.toml\n\
+    (opencode.json's \"command\"), which comes first. Front matter: description, agent, model,\n\
+    argument-hint. A command may not take a built-in name (/new, /compact, …).\n\n\
+    In the prompt, $ARGUMENTS is what you type after the name, $1 … $9 its words (quotes\n\
+    group words; the highest one used takes the rest); !`cmd` is replaced by the command's\n\
+    output (run by the bash tool: its permission rules and sandbox apply, so it asks unless\n\
+    a rule allows it); @path attaches that file. Run one with /review src/a.rs in the UI,\n\
+    the web page or an editor, or podcode run --command review src/a.rs.\n\n\
+    Example (.podcode/commands/review.md):\n  \
+    ---\n  \
+    description: Review a file for bugs\n  \
+    argument-hint: <path>\n  \
+    ---\n  \
+    Review @$1 for real bugs. Recent history: !`git log --oneline -5 -- $1`";
+
 /// `podcode agents --json`: the profiles and the problems.
 pub fn agents_json(catalog: &AgentCatalog) -> Value {
     let agents: Vec<_> = catalog

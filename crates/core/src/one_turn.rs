@@ -20,16 +20,44 @@ pub struct PromptedTurn {
 impl Engine {
     /// Sends `text` to `session` as one prompt (no attached files).
     pub fn send_prompt(&self, session: &Session, text: &str) -> Result<PromptedTurn, EngineError> {
+        let op = Op::Prompt {
+            session_id: session.id().to_string(),
+            text: text.to_string(),
+            files: Vec::new(),
+        };
+        self.send_turn(session, text, op)
+    }
+
+    /// Sends custom command `name` (a leading slash is dropped) with `arguments` to
+    /// `session` (`podcode run --command`).
+    pub fn send_command(
+        &self,
+        session: &Session,
+        name: &str,
+        arguments: &str,
+    ) -> Result<PromptedTurn, EngineError> {
+        let name = name.trim_start_matches('/');
+        let op = Op::Command {
+            session_id: session.id().to_string(),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+        };
+        let (_, title) = prompt_and_title(&[arguments.to_string()], Some(name));
+        self.send_turn(session, &title, op)
+    }
+
+    fn send_turn(
+        &self,
+        session: &Session,
+        title: &str,
+        op: Op,
+    ) -> Result<PromptedTurn, EngineError> {
         let id = session.id().to_string();
         // The tree's figures before the turn: its summary counts what sub-agents spent in it.
         let before = self.totals(&id)?;
         // A continued session that has no title yet (one opened elsewhere) takes this prompt's.
-        self.name_session(&id, text)?;
-        session.port().send(Op::Prompt {
-            session_id: id.clone(),
-            text: text.to_string(),
-            files: Vec::new(),
-        });
+        self.name_session(&id, title)?;
+        session.port().send(op);
         Ok(PromptedTurn { id, before })
     }
 
@@ -37,6 +65,33 @@ impl Engine {
     pub fn sub_agents_spent(&self, turn: &PromptedTurn) -> Result<StepUsage, EngineError> {
         Ok(self.totals(&turn.id)?.since(&turn.before).sub_agents())
     }
+}
+
+/// `podcode run`'s words as one prompt, and the new session's title: the prompt, or for
+/// custom command `command`, `/name arguments`. A word holding spaces (quoted on the
+/// command line) is quoted again, so a command's `$1` gets it whole.
+pub fn prompt_and_title(words: &[String], command: Option<&str>) -> (String, String) {
+    let prompt = match command {
+        None => words.join(" "),
+        Some(_) => words
+            .iter()
+            .map(|w| {
+                if w.contains(char::is_whitespace) && !w.contains('"') {
+                    format!("\"{w}\"")
+                } else {
+                    w.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    let title = match command {
+        None => prompt.clone(),
+        Some(c) => format!("/{} {prompt}", c.trim_start_matches('/'))
+            .trim_end()
+            .to_string(),
+    };
+    (prompt, title)
 }
 
 /// Hands each event to `on_event` until the turn ends and returns its summary (`None`:

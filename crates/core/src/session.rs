@@ -110,6 +110,24 @@ impl Port {
     /// Starts a turn unless one runs or waits: the answer every front end gives a second
     /// prompt (`EngineError::Busy`). `send(Op::Prompt)` queues instead (the TUI).
     pub fn prompt(&self, text: String, files: Vec<String>) -> Result<(), EngineError> {
+        self.start(Op::Prompt {
+            session_id: self.id.to_string(),
+            text,
+            files,
+        })
+    }
+
+    /// Runs custom command `name` with `arguments` as a turn, on the terms of `prompt`. An
+    /// unknown name ends the turn with an error naming the commands there are.
+    pub fn command(&self, name: String, arguments: String) -> Result<(), EngineError> {
+        self.start(Op::Command {
+            session_id: self.id.to_string(),
+            name,
+            arguments,
+        })
+    }
+
+    fn start(&self, op: Op) -> Result<(), EngineError> {
         if self.run_by_task()
             || self
                 .turns
@@ -118,11 +136,7 @@ impl Port {
         {
             return Err(EngineError::Busy(BUSY_TEXT.to_string()));
         }
-        self.dispatch(Op::Prompt {
-            session_id: self.id.to_string(),
-            text,
-            files,
-        });
+        self.dispatch(op);
         Ok(())
     }
 
@@ -139,7 +153,7 @@ impl Port {
 
     /// A prompt for this port's own session (the TUI may switch a driver to another).
     fn counts(&self, op: &Op) -> bool {
-        matches!(op, Op::Prompt { session_id, .. } if *session_id == *self.id)
+        matches!(op, Op::Prompt { session_id, .. } | Op::Command { session_id, .. } if *session_id == *self.id)
     }
 
     /// One accepted prompt has finished (or will never run).
@@ -400,6 +414,21 @@ pub(crate) fn resolve_model(
     })
 }
 
+/// An input waiting for its turn.
+enum Queued {
+    Prompt { text: String, files: Vec<String> },
+    Command { name: String, arguments: String },
+}
+
+/// What a turn is run with.
+#[derive(Default)]
+struct TurnInput {
+    text: String,
+    files: Vec<String>,
+    /// The custom command it came from.
+    command: Option<String>,
+}
+
 struct Current {
     agent: Option<Arc<Agent>>,
     profile: AgentProfile,
@@ -426,11 +455,11 @@ struct Driver {
 impl Driver {
     async fn serve(self: Arc<Self>, mut ops: mpsc::UnboundedReceiver<Op>) {
         // Prompts wait their turn in their own queue, so an abort is taken while they wait.
-        let (prompts, mut queued) = mpsc::unbounded_channel::<(String, String, Vec<String>)>();
+        let (prompts, mut queued) = mpsc::unbounded_channel::<(String, Queued)>();
         let driver = self.clone();
         let queue = tokio::spawn(async move {
-            while let Some((session_id, text, files)) = queued.recv().await {
-                driver.prompt(session_id, text, files).await;
+            while let Some((session_id, input)) = queued.recv().await {
+                driver.prompt(session_id, input).await;
             }
         });
         while let Some(op) = ops.recv().await {
@@ -440,7 +469,14 @@ impl Driver {
                     text,
                     files,
                 } => {
-                    let _ = prompts.send((session_id, text, files));
+                    let _ = prompts.send((session_id, Queued::Prompt { text, files }));
+                }
+                Op::Command {
+                    session_id,
+                    name,
+                    arguments,
+                } => {
+                    let _ = prompts.send((session_id, Queued::Command { name, arguments }));
                 }
                 Op::Abort { .. } => self.abort().await,
                 Op::SetModel { model, .. } => self.set_model(&model).await,
@@ -468,21 +504,23 @@ impl Driver {
         }
     }
 
-    async fn prompt(&self, session_id: String, text: String, files: Vec<String>) {
+    async fn prompt(&self, session_id: String, input: Queued) {
         // Wait for the running turn (its abort stays possible: `serve` goes on taking ops).
         let gate = self.gate.clone().lock_owned().await;
         let token = CancellationToken::new();
-        let agent = {
+        let prepared = {
             let mut cur = self.current.lock().await;
             match self.follow(&session_id, &mut cur) {
                 Ok(()) => {
                     cur.turn = Some(token.clone());
-                    cur.agent
-                        .clone()
-                        .ok_or_else(|| "the session has no agent".to_string())
+                    self.prepare(&cur, input)
                 }
                 Err(e) => Err(e.to_string()),
             }
+        };
+        let (agent, turn_input) = match prepared {
+            Ok((agent, input)) => (Ok(agent), input),
+            Err(e) => (Err(e), TurnInput::default()),
         };
         let port = self.port.clone();
         let agent = match agent {
@@ -512,9 +550,29 @@ impl Driver {
             // takes the gate.
             let _gate = gate;
             let _turn = turn;
-            let out = agent
-                .run_turn_with_files(&session_id, &text, &files, token)
-                .await;
+            let out = match &turn_input.command {
+                None => {
+                    agent
+                        .run_turn_with_files(
+                            &session_id,
+                            &turn_input.text,
+                            &turn_input.files,
+                            token,
+                        )
+                        .await
+                }
+                Some(name) => {
+                    agent
+                        .run_command_turn(
+                            &session_id,
+                            name,
+                            &turn_input.text,
+                            &turn_input.files,
+                            token,
+                        )
+                        .await
+                }
+            };
             if let Err(e) = out {
                 // The loop could not even record the turn: tell the front end it ended.
                 port.emit(Event::TurnFinished {
@@ -601,19 +659,89 @@ impl Driver {
         }
     }
 
+    /// What a queued input runs with: the session's agent, or for a command naming an
+    /// agent profile or a model, an agent built for this turn only.
+    fn prepare(&self, cur: &Current, input: Queued) -> Result<(Arc<Agent>, TurnInput), String> {
+        let session_agent = || {
+            cur.agent
+                .clone()
+                .ok_or_else(|| "the session has no agent".to_string())
+        };
+        match input {
+            Queued::Prompt { text, files } => Ok((
+                session_agent()?,
+                TurnInput {
+                    text,
+                    files,
+                    command: None,
+                },
+            )),
+            Queued::Command { name, arguments } => {
+                let place = place_of(self);
+                let command = self
+                    .engine
+                    .prepare_command(&name, &arguments, &place.directory)?;
+                let agent = if command.agent.is_none() && command.model.is_none() {
+                    session_agent()?
+                } else {
+                    let profile = match &command.agent {
+                        Some(a) => self.engine.agents().resolve(a).map_err(|e| {
+                            format!("/{name} names agent {a}, which cannot run: {e}")
+                        })?,
+                        None => cur.profile.clone(),
+                    };
+                    let model = match &command.model {
+                        Some(m) => resolve_model(&self.engine, Some(m)).map_err(|e| {
+                            format!("/{name} names model {m}, which is not usable: {e}")
+                        })?,
+                        None => cur.model.clone(),
+                    };
+                    Arc::new(
+                        self.build_agent(&profile, &model)
+                            .map_err(|e| e.to_string())?,
+                    )
+                };
+                Ok((
+                    agent,
+                    TurnInput {
+                        text: command.text,
+                        files: command.files,
+                        command: Some(command.name),
+                    },
+                ))
+            }
+        }
+    }
+
     /// A new agent (and tool runtime, for the profile's permission rules); a running turn
     /// finishes with the old one.
     fn rebuild(&self, cur: &mut Current, announce: bool) -> Result<(), EngineError> {
+        cur.agent = Some(Arc::new(self.build_agent(&cur.profile, &cur.model)?));
+        if announce {
+            self.port.emit(Event::Configured {
+                agent: cur.profile.name.clone(),
+                model: cur.model.model().to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// An agent for `profile` on `model` in the driver's place.
+    fn build_agent(
+        &self,
+        profile: &AgentProfile,
+        model: &Arc<dyn ModelClient>,
+    ) -> Result<Agent, EngineError> {
         let set = self.sets.latest();
         let host = crate::task::TaskHost {
             engine: self.engine.clone(),
             sets: self.sets.clone(),
-            model: cur.model.clone(),
+            model: model.clone(),
             sink: self.port.sink(),
             asker: self.port.asker(),
         };
         let (registry, tools) = crate::task::tools_for(&host, &set);
-        let mut registry = filter_registry(&registry, &cur.profile);
+        let mut registry = filter_registry(&registry, profile);
         let place = place_of(self);
         if !place.in_worktree {
             registry = crate::worktree::without_sync(&registry);
@@ -622,37 +750,28 @@ impl Driver {
             registry,
             set.hooks.clone(),
             self.port.asker(),
-            &cur.profile.permission,
-            &cur.profile.name,
+            &profile.permission,
+            &profile.name,
             runtime_sink(self.port.sink(), self.engine.bus()),
         )?);
         let engine = &self.engine;
         let mut opts = AgentOptions::new(place.directory.clone(), place.root.clone());
         opts.main_cwd = place.main_cwd.clone();
         opts.config_dir = Some(engine.dirs().config_dir.clone());
-        opts.model_info = podcode_providers::model_info(engine.config(), cur.model.model());
+        opts.model_info = podcode_providers::model_info(engine.config(), model.model());
         opts.compaction = engine.config().compaction;
-        opts.temperature = cur.profile.temperature;
-        if let Some(n) = self.max_steps.or(cur.profile.steps) {
+        opts.temperature = profile.temperature;
+        if let Some(n) = self.max_steps.or(profile.steps) {
             opts.max_steps = n;
         }
-        cur.agent = Some(Arc::new(
-            Agent::new(
-                runtime,
-                cur.model.clone(),
-                engine.store()?,
-                cur.profile.clone(),
-                opts,
-            )
-            .with_reloader(tools),
-        ));
-        if announce {
-            self.port.emit(Event::Configured {
-                agent: cur.profile.name.clone(),
-                model: cur.model.model().to_string(),
-            });
-        }
-        Ok(())
+        Ok(Agent::new(
+            runtime,
+            model.clone(),
+            engine.store()?,
+            profile.clone(),
+            opts,
+        )
+        .with_reloader(tools))
     }
 }
 

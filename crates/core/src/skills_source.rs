@@ -1,4 +1,4 @@
-//! Skills as a tool source: each load scans the engine's `SkillRoots` (the working
+//! Skills as a tool source: each load scans the engine's `Roots` (the working
 //! directory up to the project root, then the user's folders) and offers one `skill` tool
 //! listing what it found — none when there is no skill, so a project without skills sends
 //! no definition for it. Files that break the rules become warnings of the tool set (shown
@@ -10,20 +10,20 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use podcode_skills::{SkillCatalog, SkillRoots, SkillTool};
+use podcode_skills::{Roots, SkillCatalog, SkillTool};
 use podcode_tools::{ProblemLevel, Tool, ToolOrigin};
 
 use crate::sources::{SourceLoad, ToolSource};
 
 /// The `skill` tool over this engine's skill folders.
 pub struct Skills {
-    roots: SkillRoots,
+    roots: Roots,
     current: Mutex<Option<Arc<SkillCatalog>>>,
 }
 
 impl Skills {
     /// Skills from `roots`; nothing is scanned until `load`.
-    pub fn new(roots: SkillRoots) -> Self {
+    pub fn new(roots: Roots) -> Self {
         Self {
             roots,
             current: Mutex::new(None),

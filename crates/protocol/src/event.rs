@@ -22,6 +22,18 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         files: Vec<String>,
     },
+    /// Run a custom command (`/review src/a.rs`): its template, with the arguments filled
+    /// in, its ``!`cmd` `` snippets run and its `@path` files attached, is the prompt of a
+    /// turn (queued behind a running one, like a prompt).
+    Command {
+        /// The session to prompt.
+        session_id: String,
+        /// The command's name (`review`, `team/deploy`), without the slash.
+        name: String,
+        /// What the user typed after the name.
+        #[serde(default)]
+        arguments: String,
+    },
     /// Answer an open permission ask (`Event::PermissionAsked`).
     PermissionReply {
         /// The ask's `request_id`.

@@ -8,6 +8,7 @@
 
 mod call_state;
 mod change;
+mod commands;
 mod event;
 mod file_content;
 mod fold;
@@ -24,6 +25,7 @@ pub use call_state::ToolCallState;
 pub use change::{
     ChangeOp, ChangeRecord, RecordedChange, RevertConflict, RevertReport, RevertTarget,
 };
+pub use commands::{BUILTIN_COMMANDS, CommandInfo, slash_command};
 pub use event::{Event, Op, StepUsage, TurnEnd, TurnSummary, compacted_text, toast_text, tokens};
 pub use file_content::{FileContent, display_text};
 pub use fold::{ItemChange, ItemFold};

@@ -1,4 +1,4 @@
-//! The skills found in a `SkillRoots`: every folder holding a `SKILL.md`, up to three
+//! The skills found in a `Roots`: every folder holding a `SKILL.md`, up to three
 //! folders deep under a root (`skills/git-release/SKILL.md`, or grouped:
 //! `skills/docs/pdf/SKILL.md`). The first valid skill of a name wins (roots are in
 //! precedence order); later ones are kept as shadowed and invalid ones as refused, so a
@@ -10,7 +10,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-use crate::roots::{Scope, SkillRoots};
+use crate::roots::{Roots, Scope};
 use crate::skill_file::{SkillFile, parse_skill};
 
 /// How many folders deep under a root a `SKILL.md` may be.
@@ -79,7 +79,7 @@ pub struct SkillCatalog {
 
 impl SkillCatalog {
     /// Scans `roots` in order.
-    pub fn discover(roots: &SkillRoots) -> Self {
+    pub fn discover(roots: &Roots) -> Self {
         let mut cat = Self::default();
         let mut budget = MAX_FOLDERS;
         for root in roots.roots() {
@@ -150,7 +150,7 @@ impl SkillCatalog {
     }
 
     /// Changes whenever a new scan of `roots` could find something else.
-    pub fn stamp(&self, roots: &SkillRoots) -> u64 {
+    pub fn stamp(&self, roots: &Roots) -> u64 {
         let mut h = DefaultHasher::new();
         let paths = roots.roots().iter().map(|r| &r.dir).chain(&self.watched);
         for path in paths {
@@ -178,7 +178,7 @@ pub(crate) fn read_skill(location: &Path, name: &str) -> Result<SkillFile, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::roots::SkillRoot;
+    use crate::roots::Root;
 
     fn skill(dir: &Path, name: &str, description: &str) {
         std::fs::create_dir_all(dir.join(name)).unwrap();
@@ -204,17 +204,17 @@ mod tests {
             "---\nname: Bad\ndescription: d\n---\n",
         )
         .unwrap();
-        let roots = SkillRoots::new(
+        let roots = Roots::new(
             vec![
-                SkillRoot {
+                Root {
                     dir: project.clone(),
                     scope: Scope::Project,
                 },
-                SkillRoot {
+                Root {
                     dir: tmp.path().join("p/.agents/skills"),
                     scope: Scope::Project,
                 },
-                SkillRoot {
+                Root {
                     dir: user.clone(),
                     scope: Scope::User,
                 },

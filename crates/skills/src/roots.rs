@@ -1,8 +1,9 @@
-//! Where skills may live, highest precedence first. The project's folders come first,
-//! nearest the working directory first, walking up to the project root; then the user's.
-//! In each place Podcode's own folder comes before opencode's (`skills/`, and the legacy
-//! `skill/`), Claude Code's and the shared `.agents/`, so a Podcode-specific skill can
-//! stand in for one the repository carries for another agent.
+//! Where skills and custom commands may live, highest precedence first. The project's
+//! folders come first, nearest the working directory first, walking up to the project
+//! root; then the user's. In each place Podcode's own folder comes before opencode's
+//! (plural, then the legacy singular), Claude Code's and (skills only) the shared
+//! `.agents/`, so a Podcode-specific file can stand in for one the repository carries for
+//! another agent.
 
 use std::path::{Path, PathBuf};
 
@@ -17,41 +18,66 @@ pub enum Scope {
     User,
 }
 
-/// One folder whose subfolders may hold skills.
+/// One folder whose files or subfolders may hold skills or commands.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkillRoot {
+pub struct Root {
     /// The folder (`<project>/.claude/skills`).
     pub dir: PathBuf,
     /// Whose it is.
     pub scope: Scope,
 }
 
-/// The folders scanned for skills, highest precedence first.
+/// The folders scanned for skills or commands, highest precedence first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SkillRoots {
-    roots: Vec<SkillRoot>,
+pub struct Roots {
+    roots: Vec<Root>,
     /// The project root, for showing project paths short.
     project: PathBuf,
     /// The home directory, for showing user paths as `~/…`.
     home: PathBuf,
 }
 
-/// The project-level folders, in precedence order, under one directory.
-const PROJECT_FOLDERS: [&str; 5] = [
+/// The project-level skill folders, in precedence order, under one directory.
+const SKILL_FOLDERS: &[&str] = &[
     ".podcode/skills",
     ".opencode/skills",
     ".opencode/skill",
     ".claude/skills",
     ".agents/skills",
 ];
+/// The project-level command folders, in precedence order, under one directory.
+const COMMAND_FOLDERS: &[&str] = &[
+    ".podcode/commands",
+    ".opencode/commands",
+    ".opencode/command",
+    ".claude/commands",
+];
 
-impl SkillRoots {
+impl Roots {
     /// The usual places: in every directory from `cwd` up to `project` (both included; only
     /// `cwd` when it is not inside `project`), `.podcode/skills`, `.opencode/skills`,
     /// `.opencode/skill`, `.claude/skills`, `.agents/skills`; then the user's Podcode config
     /// dir's `skills/`, `$OPENCODE_CONFIG_DIR`'s and opencode's global config dir's
     /// `skills/` and `skill/`, `~/.claude/skills` and `~/.agents/skills`.
-    pub fn standard(dirs: &Dirs, cwd: &Path, project: &Path) -> Self {
+    pub fn skills(dirs: &Dirs, cwd: &Path, project: &Path) -> Self {
+        Self::standard(dirs, cwd, project, SKILL_FOLDERS, "skills", true)
+    }
+
+    /// The same places for custom commands: `.podcode/commands`, `.opencode/commands`,
+    /// `.opencode/command`, `.claude/commands` in the project's levels; the user's Podcode
+    /// config dir's `commands/`, opencode's `commands/` and `command/`, `~/.claude/commands`.
+    pub fn commands(dirs: &Dirs, cwd: &Path, project: &Path) -> Self {
+        Self::standard(dirs, cwd, project, COMMAND_FOLDERS, "commands", false)
+    }
+
+    fn standard(
+        dirs: &Dirs,
+        cwd: &Path,
+        project: &Path,
+        folders: &[&str],
+        kind: &str,
+        shared_agents_dir: bool,
+    ) -> Self {
         let mut out = Self {
             roots: Vec::new(),
             project: project.to_path_buf(),
@@ -65,27 +91,30 @@ impl SkillRoots {
             vec![cwd]
         };
         for level in levels {
-            for folder in PROJECT_FOLDERS {
+            for folder in folders {
                 out.push(level.join(folder), Scope::Project);
             }
         }
-        out.push(dirs.config_dir.join("skills"), Scope::User);
+        let singular = kind.trim_end_matches('s');
+        out.push(dirs.config_dir.join(kind), Scope::User);
         let opencode = dirs
             .opencode
             .custom_dir
             .iter()
             .chain(std::iter::once(&dirs.opencode.config_dir));
         for dir in opencode {
-            out.push(dir.join("skills"), Scope::User);
-            out.push(dir.join("skill"), Scope::User);
+            out.push(dir.join(kind), Scope::User);
+            out.push(dir.join(singular), Scope::User);
         }
-        out.push(dirs.home.join(".claude/skills"), Scope::User);
-        out.push(dirs.home.join(".agents/skills"), Scope::User);
+        out.push(dirs.home.join(".claude").join(kind), Scope::User);
+        if shared_agents_dir {
+            out.push(dirs.home.join(".agents").join(kind), Scope::User);
+        }
         out
     }
 
     /// Exactly `roots`, in this order (for tests and embeddings).
-    pub fn new(roots: Vec<SkillRoot>, project: &Path, home: &Path) -> Self {
+    pub fn new(roots: Vec<Root>, project: &Path, home: &Path) -> Self {
         Self {
             roots,
             project: project.to_path_buf(),
@@ -95,12 +124,12 @@ impl SkillRoots {
 
     fn push(&mut self, dir: PathBuf, scope: Scope) {
         if !self.roots.iter().any(|r| r.dir == dir) {
-            self.roots.push(SkillRoot { dir, scope });
+            self.roots.push(Root { dir, scope });
         }
     }
 
     /// The folders, highest precedence first.
-    pub fn roots(&self) -> &[SkillRoot] {
+    pub fn roots(&self) -> &[Root] {
         &self.roots
     }
 
@@ -123,7 +152,7 @@ mod tests {
     #[test]
     fn project_folders_come_first_nearest_first_then_the_user_s() {
         let dirs = Dirs::under(Path::new("/r"));
-        let roots = SkillRoots::standard(&dirs, Path::new("/p/sub"), Path::new("/p"));
+        let roots = Roots::skills(&dirs, Path::new("/p/sub"), Path::new("/p"));
         let shown: Vec<String> = roots
             .roots()
             .iter()
@@ -160,9 +189,33 @@ mod tests {
     }
 
     #[test]
+    fn commands_have_their_own_folders() {
+        let dirs = Dirs::under(Path::new("/r"));
+        let roots = Roots::commands(&dirs, Path::new("/p"), Path::new("/p"));
+        let shown: Vec<String> = roots
+            .roots()
+            .iter()
+            .map(|r| r.dir.display().to_string())
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "/p/.podcode/commands",
+                "/p/.opencode/commands",
+                "/p/.opencode/command",
+                "/p/.claude/commands",
+                "/r/config/commands",
+                "/r/home/.config/opencode/commands",
+                "/r/home/.config/opencode/command",
+                "/r/home/.claude/commands",
+            ]
+        );
+    }
+
+    #[test]
     fn a_cwd_outside_the_project_is_the_only_project_level() {
         let dirs = Dirs::under(Path::new("/r"));
-        let roots = SkillRoots::standard(&dirs, Path::new("/elsewhere"), Path::new("/p"));
+        let roots = Roots::skills(&dirs, Path::new("/elsewhere"), Path::new("/p"));
         assert_eq!(
             roots.roots()[0].dir,
             Path::new("/elsewhere/.podcode/skills")

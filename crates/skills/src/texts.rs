@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::catalog::SkillCatalog;
-use crate::roots::{Scope, SkillRoots};
+use crate::roots::{Roots, Scope};
 
 /// What the `skill` tool's description says before the list of skills.
 pub(crate) const DESCRIPTION_HEAD: &str = "Loads a skill: instructions for a kind of task (and files beside them) that the user or this project provides. When the task at hand matches a skill's description, call this tool with the skill's name before doing the work, then follow the instructions it returns. Relative paths in a skill resolve against the folder the result names.";
@@ -59,7 +59,7 @@ pub fn skill_output(name: &str, body: &str, dir: &Path, files: &[PathBuf]) -> St
 
 /// `podcode skills`: every skill with where it comes from (project skills marked as the
 /// repository's), then the files refused and why, then the shadowed ones.
-pub fn catalog_lines(catalog: &SkillCatalog, roots: &SkillRoots) -> Vec<String> {
+pub fn catalog_lines(catalog: &SkillCatalog, roots: &Roots) -> Vec<String> {
     let mut lines = Vec::new();
     if catalog.skills.is_empty() {
         lines.push("no skills found".to_string());

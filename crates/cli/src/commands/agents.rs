@@ -2,8 +2,8 @@
 //! (primary: the user picks it; subagent: only the `task` tool starts it; all: both), where
 //! it came from (built-in, config, or the agent file) and its description — then every
 //! agent file that could not be used, with the reason (malformed front matter, an
-//! untrusted project's file). A broken file never hides the others. `podcode skills` lists
-//! skills the same way.
+//! untrusted project's file). A broken file never hides the others. `podcode skills` and
+//! `podcode commands` list skills and custom commands the same way.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,7 +22,13 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
     Ok(crate::print::lines(agent_lines(&catalog)))
 }
 
-/// `podcode skills`: every skill with its source, then refused and shadowed files.
-pub fn skills(cwd: Option<PathBuf>) -> Result<ExitCode> {
-    Ok(crate::print::lines(engine(cwd)?.skill_lines()))
+/// `podcode skills` (`commands` false) or `podcode commands`: each with its source, then
+/// the refused and shadowed files.
+pub fn skills_or_commands(cwd: Option<PathBuf>, commands: bool) -> Result<ExitCode> {
+    let e = engine(cwd)?;
+    Ok(crate::print::lines(if commands {
+        e.command_lines()
+    } else {
+        e.skill_lines()
+    }))
 }

@@ -1,9 +1,8 @@
 //! `podcode run "prompt"`: one non-interactive agent turn. Assistant text streams to
 //! stdout, each tool call is a one-line card on stderr (tool, title, status, duration), and
 //! a closing summary (steps, tokens and cost with what sub-agents spent, changed files)
-//! follows on stderr. With
-//! `--format json` stdout carries the event stream instead, one JSON event per line; a
-//! sub-agent's events arrive as `subagent` events tagged with its session id.
+//! follows on stderr. With `--format json` stdout carries the event stream instead, one
+//! JSON event per line (a sub-agent's as `subagent` events tagged with its session id).
 //! Exit status: 0 answered (or summarized at the step limit), 1 error, 130 aborted,
 //! 2 when no model is configured.
 
@@ -14,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use podcode_core::one_turn::{exit_status, until_turn_end};
+use podcode_core::one_turn::{exit_status, prompt_and_title, until_turn_end};
 use podcode_core::turn_text::{TurnNotes, summary_lines};
 use podcode_core::{Engine, EngineError, SessionOptions};
 use podcode_protocol::{Event, Op, TurnSummary, sanitize_for_terminal as clean};
@@ -31,8 +30,13 @@ pub enum Format {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// What to ask the agent.
-    pub prompt: String,
+    /// What to ask the agent (with --command: the command's arguments).
+    #[arg(required_unless_present = "command")]
+    pub prompt: Vec<String>,
+    /// Run custom command NAME (a .podcode/commands/NAME.md file, …; `podcode commands`
+    /// lists them) with the prompt as its arguments.
+    #[arg(long, value_name = "NAME")]
+    pub command: Option<String>,
     /// `text`: streamed answer on stdout; `json`: one event per line on stdout.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -60,7 +64,8 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     };
     let rt = tokio_runtime()?;
     rt.block_on(async move {
-        let pick = args.target.pick(&args.prompt);
+        let (prompt, title) = prompt_and_title(&args.prompt, args.command.as_deref());
+        let pick = args.target.pick(&title);
         let session = match engine
             .open_session(SessionOptions {
                 pick,
@@ -104,7 +109,10 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
                 }
             }
         });
-        let turn = engine.send_prompt(&session, &args.prompt)?;
+        let turn = match &args.command {
+            Some(name) => engine.send_command(&session, name, &prompt)?,
+            None => engine.send_prompt(&session, &prompt)?,
+        };
         let summary = printer.await.ok().flatten();
         session.close().await;
         engine.shutdown().await;

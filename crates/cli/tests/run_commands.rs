@@ -1,0 +1,132 @@
+//! Custom commands through the installed binary against the scripted model, in a
+//! repository laid out the way real ones are: opencode's legacy `.opencode/command/`, a
+//! nested `.claude/commands/team/…`, opencode.json's `command`, a file named like a
+//! built-in command and one with no prompt. Checked: `podcode commands`, and `podcode run
+//! --command` sending the filled-in template — arguments, the `@path` file attached, the
+//! ``!`git log` `` snippet run through `bash` (asked for: refused without a terminal,
+//! allowed with `--yes`).
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::*;
+
+use std::process::Command;
+
+use podcode_providers::testing::Reply;
+use serde_json::Value;
+
+fn layout(env: &Env) {
+    env.write(
+        ".opencode/command/review.md",
+        "---\ndescription: Review a file for bugs\nargument-hint: <path>\n---\n\
+         Review @$1 for real bugs.\nLast commit: !`git log -1 --format=%s`\nFocus: $2\nAsked: $ARGUMENTS\n",
+    );
+    env.write(".claude/commands/team/deploy.md", "Deploy $1 to $2.");
+    env.write(".podcode/commands/compact.md", "My own compaction.");
+    env.write(
+        ".claude/commands/empty.md",
+        "---\ndescription: nothing\n---\n",
+    );
+    env.write(
+        "opencode.json",
+        r#"{"command": {"fix": {"template": "Fix $ARGUMENTS now.", "description": "Fix something"}}}"#,
+    );
+    env.write("src/a.rs", "fn main() { let x = 1 / 0; }\n");
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(env.repo())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{}", text(&ok.stderr));
+    };
+    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
+    git(&["init", "-q"]);
+    git(&["add", "src"]);
+    git(&["commit", "-qm", "Divide by zero on purpose"]);
+}
+
+#[test]
+fn podcode_commands_lists_files_config_and_what_is_not_offered() {
+    let env = Env::new(vec![]);
+    layout(&env);
+    let out = env.run(&["commands"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    for line in [
+        "commands (3):",
+        "  /fix          config  Fix something",
+        "  /review       .opencode/command/review.md  Review a file for bugs  (from the repository)",
+        "  /team/deploy  .claude/commands/team/deploy.md  (from the repository)",
+        "hidden by a built-in command (1):",
+        "  .podcode/commands/compact.md: /compact is Podcode's own command; rename the file to use it",
+        "refused (1), not offered:",
+        "  .claude/commands/empty.md: the file has no prompt after its front matter",
+    ] {
+        assert!(
+            shown.lines().any(|l| l == line),
+            "{line:?} missing:\n{shown}"
+        );
+    }
+}
+
+/// The first user message of `request`, as text.
+fn first_user_text(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn run_command_fills_the_template_attaches_the_file_and_runs_the_snippet_as_asked() {
+    let env = Env::new(vec![
+        Reply::new().text("Found it."),
+        Reply::new().text("Again."),
+    ]);
+    layout(&env);
+    // Untrusted, no terminal: the snippet's bash call is asked for and refused.
+    let out = env.run(&["run", "--command", "review", "src/a.rs", "the division"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Found it.");
+    let sent = first_user_text(&env.requests()[0]);
+    assert!(sent.contains("Review @src/a.rs for real bugs."), "{sent}");
+    assert!(sent.contains("Focus: the division"), "{sent}");
+    assert!(sent.contains(r#"Asked: src/a.rs \"the division\""#), "{sent}");
+    assert!(
+        sent.contains("let x = 1 / 0;"),
+        "the @path file is attached: {sent}"
+    );
+    assert!(!sent.contains("Divide by zero on purpose"), "{sent}");
+    assert!(
+        !sent.contains("!`git log"),
+        "the snippet is replaced: {sent}"
+    );
+
+    // Allowed, the snippet's output takes its place.
+    let out = env.run(&["run", "--yes", "--command", "/review", "src/a.rs"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent = first_user_text(&env.requests()[1]);
+    assert!(
+        sent.contains("Last commit: Divide by zero on purpose"),
+        "{sent}"
+    );
+
+    // An unknown name says which commands there are.
+    let out = env.run(&["run", "--command", "nope"]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("no command named /nope; commands: /fix /review /team/deploy"),
+        "{stderr}"
+    );
+}
