@@ -119,7 +119,7 @@ enum Command {
     #[command(after_help = commands::serve::SERVE_HELP)]
     Web(commands::serve::ServeArgs),
     /// The full-screen UI (what bare `podcode` opens on a terminal).
-    #[command(after_help = commands::tui::KEYS_HELP)]
+    #[command(after_help = podcode_tui::KEYS_HELP)]
     Tui(commands::tui::TuiArgs),
     /// Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim).
     #[command(after_help = commands::acp::ACP_HELP)]

@@ -101,7 +101,10 @@ fn run_command_fills_the_template_attaches_the_file_and_runs_the_snippet_as_aske
     let sent = first_user_text(&env.requests()[0]);
     assert!(sent.contains("Review @src/a.rs for real bugs."), "{sent}");
     assert!(sent.contains("Focus: the division"), "{sent}");
-    assert!(sent.contains(r#"Asked: src/a.rs \"the division\""#), "{sent}");
+    assert!(
+        sent.contains(r#"Asked: src/a.rs \"the division\""#),
+        "{sent}"
+    );
     assert!(
         sent.contains("let x = 1 / 0;"),
         "the @path file is attached: {sent}"
@@ -129,4 +132,36 @@ fn run_command_fills_the_template_attaches_the_file_and_runs_the_snippet_as_aske
         stderr.contains("no command named /nope; commands: /fix /review /team/deploy"),
         "{stderr}"
     );
+}
+
+#[test]
+fn in_the_tui_slash_completes_a_command_and_enter_runs_it_after_its_snippet_is_allowed() {
+    let env = Env::new(vec![Reply::new().text("Reviewed it.")]);
+    layout(&env);
+    env.write(
+        ".claude/skills/git-release/SKILL.md",
+        "---\nname: git-release\ndescription: Create releases\n---\nSteps.\n",
+    );
+    let (screen, matched) = common::pty::drive(
+        &env,
+        &["tui"],
+        &[
+            // The repository's skills are marked as such.
+            ("enter to send", "/skills\r"),
+            ("(from the repository)", "/rev"),
+            ("Review a file for bugs", "\t"),
+            ("/review ", "src/a.rs\r"),
+            // The snippet's bash call asks.
+            ("allow once", "o"),
+            ("Reviewed it.", "\x03\x03"),
+        ],
+    );
+    assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
+    let sent = first_user_text(&env.requests()[0]);
+    assert!(sent.contains("Review @src/a.rs for real bugs."), "{sent}");
+    assert!(
+        sent.contains("Last commit: Divide by zero on purpose"),
+        "{sent}"
+    );
+    assert!(sent.contains("let x = 1 / 0;"), "{sent}");
 }

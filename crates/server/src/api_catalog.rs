@@ -1,5 +1,5 @@
 //! Read-only routes about the workspace: server info, tools, plugins, MCP servers, the
-//! merged config (secrets masked), the model catalog and agent profiles.
+//! merged config (secrets masked), the model catalog, agent profiles and custom commands.
 
 use std::sync::Arc;
 
@@ -7,7 +7,9 @@ use axum::Json;
 use axum::extract::State;
 use serde_json::Value;
 
-use crate::dto::{AgentEntry, McpServer, ModelEntry, ModelList, ModelPrices, ServerInfo};
+use crate::dto::{
+    AgentEntry, CommandEntry, McpServer, ModelEntry, ModelList, ModelPrices, ServerInfo,
+};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::{AppState, DEFAULT_AGENT};
 
@@ -176,6 +178,18 @@ pub async fn agents(State(state): State<Arc<AppState>>) -> Json<Vec<AgentEntry>>
             })
             .collect(),
     )
+}
+
+#[utoipa::path(get, path = "/api/commands", tag = "workspace",
+    responses((status = 200, description = "The custom commands of this server's project, by name (read from disk on every request)", body = Vec<CommandEntry>),
+        (status = 401, body = ErrorBody)))]
+pub async fn commands(State(state): State<Arc<AppState>>) -> ApiResult<Json<Vec<CommandEntry>>> {
+    let engine = state.engine.clone();
+    // Reads the commands folders: off the async workers.
+    let infos = tokio::task::spawn_blocking(move || engine.command_infos())
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(Json(infos.into_iter().map(Into::into).collect()))
 }
 
 #[cfg(test)]

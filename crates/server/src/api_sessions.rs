@@ -1,5 +1,5 @@
 //! Session routes: list, create, get (with the transcript and open asks), delete, export,
-//! and driving one: prompt, abort, model and agent, permission replies.
+//! and driving one: prompt, custom command, abort, model and agent, permission replies.
 
 use std::sync::Arc;
 
@@ -12,8 +12,8 @@ use serde_json::Value;
 use utoipa::IntoParams;
 
 use crate::dto::{
-    Accepted, AgentRequest, AskReply, CreateSession, ModelRequest, PromptRequest, Resolved,
-    SessionDetail, SessionInfo,
+    Accepted, AgentRequest, AskReply, CommandRequest, CreateSession, ModelRequest, PromptRequest,
+    Resolved, SessionDetail, SessionInfo,
 };
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::{AppState, Live, NewSession};
@@ -197,6 +197,39 @@ pub async fn prompt(
     }
     live.engine.name_session(&id, &body.text)?;
     match live.port().prompt(body.text, body.files) {
+        Ok(()) => Ok(accepted(id)),
+        Err(podcode_core::EngineError::Busy(_)) => Err(ApiError::Conflict(BUSY_TEXT.into())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The text of a command request without a name (user-facing).
+pub const NO_COMMAND_NAME_TEXT: &str =
+    "the command name is empty: send the name of a custom command (GET /api/commands lists them)";
+
+#[utoipa::path(post, path = "/api/sessions/{id}/command", tag = "drive",
+    params(("id" = String, Path, description = "Session id")), request_body = CommandRequest,
+    responses((status = 202, description = "The command runs as a turn; events report it (an unknown name ends the turn with an error naming the commands there are)", body = Accepted),
+        (status = 400, description = "The name is empty", body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, description = "A turn is running, or the session's directory is gone", body = ErrorBody)))]
+pub async fn command(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Json(body): Json<CommandRequest>,
+) -> ApiResult<(StatusCode, Json<Accepted>)> {
+    let name = body.name.trim().trim_start_matches('/').to_string();
+    if name.is_empty() {
+        return Err(ApiError::BadRequest(NO_COMMAND_NAME_TEXT.into()));
+    }
+    let arguments = body.arguments.trim().to_string();
+    let live = state.open(&id).await?;
+    if live.busy() {
+        return Err(ApiError::Conflict(BUSY_TEXT.into()));
+    }
+    // Titled as typed (`/review src/a.rs`), as `podcode run --command` titles it.
+    let title = format!("/{name} {arguments}");
+    live.engine.name_session(&id, title.trim_end())?;
+    match live.port().command(name, arguments) {
         Ok(()) => Ok(accepted(id)),
         Err(podcode_core::EngineError::Busy(_)) => Err(ApiError::Conflict(BUSY_TEXT.into())),
         Err(e) => Err(e.into()),

@@ -3,7 +3,7 @@
 //! the engine's own JSON (podcode-protocol's serde form), described here as objects.
 
 use podcode_core::{ChangeEntry, SessionRow};
-use podcode_protocol::{Item, RecordedChange, RevertReport, StepUsage, ToolItem};
+use podcode_protocol::{CommandInfo, Item, RecordedChange, RevertReport, StepUsage, ToolItem};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -229,6 +229,16 @@ pub struct PromptRequest {
     /// Files to attach (read through the `read` tool, with its permission rules).
     #[serde(default)]
     pub files: Vec<String>,
+}
+
+/// `POST /api/sessions/{id}/command`: run a custom command as a turn.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CommandRequest {
+    /// The command's name (`review`, `team/deploy`); a leading slash is dropped.
+    pub name: String,
+    /// What follows the name (`$ARGUMENTS`, split into `$1`…`$9`).
+    #[serde(default)]
+    pub arguments: String,
 }
 
 /// The answer to an accepted op: it runs in the engine; events report the outcome.
@@ -531,4 +541,31 @@ pub struct McpServer {
     pub state: String,
     pub tools: usize,
     pub last_error: Option<String>,
+}
+
+/// `GET /api/commands`: one custom command (a Markdown prompt file, or `[commands.NAME]`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CommandEntry {
+    /// What follows the slash (`review`, `team/deploy`).
+    pub name: String,
+    /// What it does (empty when its file says nothing).
+    pub description: String,
+    /// What to type after the name (`argument-hint`); null when the file says nothing.
+    pub argument_hint: Option<String>,
+    /// Where it was defined: a path (relative to the project, or `~/…`), or `config`.
+    pub source: String,
+    /// It came with the repository (a project folder), not from the user.
+    pub from_repository: bool,
+}
+
+impl From<CommandInfo> for CommandEntry {
+    fn from(c: CommandInfo) -> Self {
+        Self {
+            name: c.name,
+            description: c.description,
+            argument_hint: c.argument_hint,
+            source: c.source,
+            from_repository: c.from_repository,
+        }
+    }
 }

@@ -43,7 +43,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub use api_catalog::{MASK, mask};
-pub use api_sessions::{BUSY_TEXT, RESOLVED_TEXT};
+pub use api_sessions::{BUSY_TEXT, NO_COMMAND_NAME_TEXT, RESOLVED_TEXT};
 pub use assets::NO_PAGE;
 pub use auth::{MIN_TOKEN_CHARS, TOKEN_ENV, TOKEN_REFUSED, new_token};
 pub use error::ErrorBody;
@@ -129,10 +129,10 @@ impl Default for ServeOptions {
     tags(
         (name = "auth", description = "Signing a browser in and out"),
         (name = "sessions", description = "Stored and open sessions"),
-        (name = "drive", description = "Prompt, abort, model and agent, permission replies"),
+        (name = "drive", description = "Prompt, custom commands, abort, model and agent, permission replies"),
         (name = "changes", description = "The change journal: list, diff, revert"),
         (name = "events", description = "Server-Sent Events"),
-        (name = "workspace", description = "Tools, plugins, MCP servers, config, models, agents"),
+        (name = "workspace", description = "Tools, plugins, MCP servers, config, models, agents, custom commands"),
     )
 )]
 struct ApiDoc;
@@ -169,6 +169,7 @@ fn api() -> (Router<Arc<AppState>>, utoipa::openapi::OpenApi) {
         ))
         .routes(routes!(api_sessions::export_session))
         .routes(routes!(api_sessions::prompt))
+        .routes(routes!(api_sessions::command))
         .routes(routes!(api_sessions::abort))
         .routes(routes!(api_sessions::set_model))
         .routes(routes!(api_sessions::set_agent))
@@ -185,6 +186,7 @@ fn api() -> (Router<Arc<AppState>>, utoipa::openapi::OpenApi) {
         .routes(routes!(api_catalog::config))
         .routes(routes!(api_catalog::models))
         .routes(routes!(api_catalog::agents))
+        .routes(routes!(api_catalog::commands))
         .split_for_parts()
 }
 

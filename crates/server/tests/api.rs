@@ -109,6 +109,7 @@ const ROUTES: &[&str] = &[
     "DELETE /api/sessions/{id}",
     "GET /api/sessions/{id}/export",
     "POST /api/sessions/{id}/prompt",
+    "POST /api/sessions/{id}/command",
     "POST /api/sessions/{id}/abort",
     "POST /api/sessions/{id}/model",
     "POST /api/sessions/{id}/agent",
@@ -125,6 +126,7 @@ const ROUTES: &[&str] = &[
     "GET /api/config",
     "GET /api/models",
     "GET /api/agents",
+    "GET /api/commands",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -78,6 +78,10 @@ impl TuiServices for EngineServices {
         self.engine.skill_lines()
     }
 
+    fn command_lines(&self) -> Vec<String> {
+        self.engine.command_lines()
+    }
+
     fn sessions_here(&self, cwd: &str, current: &str) -> Result<Vec<PickItem>, String> {
         let mut sessions: Vec<_> = self
             .engine

@@ -214,7 +214,19 @@ impl Loop {
         }
         let (text, files) = self.state.input.queued.remove(0);
         self.state.push_user(&text);
-        self.prompt(text, files);
+        match self.state.input.custom_command(&text) {
+            Some((name, arguments)) => self.run_command(name, arguments),
+            None => self.prompt(text, files),
+        }
+    }
+
+    /// Runs a custom command; its filled-in prompt shows when the session reports it.
+    fn run_command(&mut self, name: String, arguments: String) {
+        let _ = self.ops.send(Op::Command {
+            session_id: self.state.session_id.clone(),
+            name,
+            arguments,
+        });
     }
 
     /// Sends a prompt; it and its attached files show when the session reports them.
@@ -274,6 +286,11 @@ impl Loop {
                 self.report(self.services.plugins(), "no plugin report available")
             }
             Action::ShowSkills => self.report(self.services.skills(), "no skills report available"),
+            Action::ShowCommands => self.report(
+                self.services.command_lines(),
+                "no commands report available",
+            ),
+            Action::RunCommand { name, arguments } => self.run_command(name, arguments),
         }
         false
     }

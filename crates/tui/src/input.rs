@@ -1,11 +1,12 @@
 //! The input component: the text being typed (`buffer.rs`), the prompts sent before (Up/Down
 //! past the first or last row walks them), the prompts queued while a turn runs, and the
-//! `@path` completion (`mentions/`). The key handler gives it the keys no other component
+//! `@path` completion (`mentions/`) and `/` command completion (`slash_popup.rs`). The key handler gives it the keys no other component
 //! took (`key`) and asks it for the prompt on Enter (`take_prompt`); `view.rs` draws the
 //! box, and the completion popup above it.
 
 mod buffer;
 pub(crate) mod mentions;
+pub(crate) mod slash_popup;
 pub(crate) mod view;
 
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use ratatui::layout::Rect;
 
 pub use buffer::{EditOutcome, InputBuffer};
 use mentions::{Completion, FileIndex};
+use slash_popup::{SlashChoice, SlashPopup};
 
 use crate::style::Theme;
 
@@ -35,6 +37,10 @@ pub struct Input {
     pub completion: Option<Completion>,
     /// The workspace file index for `@path` completion, built on first use.
     pub file_index: Option<Arc<FileIndex>>,
+    /// The commands `/` completes: the UI's own, then the workspace's custom ones.
+    pub commands: Vec<SlashChoice>,
+    /// The open `/` command popup.
+    pub slash: Option<SlashPopup>,
 }
 
 impl Input {
@@ -58,11 +64,23 @@ impl Input {
             EditOutcome::Ignored => {}
         }
         mentions::refresh(self, cwd);
+        slash_popup::refresh(self);
     }
 
-    /// A key for the open `@path` popup; `false` when there is none or it passes the key on.
+    /// A key for the open `@path` or `/` popup; `false` when there is none or it passes the
+    /// key on.
     pub fn completion_key(&mut self, key: KeyEvent, cwd: &str) -> bool {
-        mentions::completion_key(self, key, cwd)
+        slash_popup::key(self, key) || mentions::completion_key(self, key, cwd)
+    }
+
+    /// The custom command `text` runs (`/name args` naming one of `commands`): its name and
+    /// arguments.
+    pub fn custom_command(&self, text: &str) -> Option<(String, String)> {
+        let (name, args) = podcode_protocol::slash_command(text)?;
+        self.commands
+            .iter()
+            .any(|c| c.custom && c.name == name)
+            .then(|| (name.to_string(), args.to_string()))
     }
 
     /// Matches an open popup that waited for the file index, once the index is ready;
@@ -118,5 +136,6 @@ impl Input {
     pub fn draw(&self, frame: &mut Frame, area: Rect, theme: Theme, busy: bool, show_cursor: bool) {
         view::draw_input(frame, area, &self.buffer, theme, busy, show_cursor);
         mentions::draw_completion(frame, area, self, theme);
+        slash_popup::draw(frame, area, self, theme);
     }
 }

@@ -50,6 +50,15 @@ pub enum Action {
     ShowPlugins,
     /// `/skills`: show the skills and why any was refused.
     ShowSkills,
+    /// `/commands`: show the custom commands and why any was refused.
+    ShowCommands,
+    /// `/name args` naming a custom command: run it as a turn.
+    RunCommand {
+        /// The command's name.
+        name: String,
+        /// What followed the name.
+        arguments: String,
+    },
 }
 
 /// Applies a key to the state (the modal, picker, Changes view or input, whichever has focus) and

@@ -4,6 +4,7 @@
 //! resumed one, forward the UI's ops to the session, run the UI, then close the session and
 //! stop the engine.
 
+use crate::input::slash_popup::{SlashChoice, choices};
 use std::sync::Arc;
 
 use podcode_core::{Drafts, Engine, SessionOptions, SessionPick};
@@ -67,19 +68,43 @@ pub async fn launch(engine: Arc<Engine>, opts: LaunchOptions) -> Result<(), TuiE
             .push(Entry::Notice(format!("⚠ {message} ({source})")));
     }
     state.tools_info = engine.tool_lines().await;
+    let custom = engine.command_infos().into_iter().map(|c| SlashChoice {
+        name: c.name,
+        hint: c.argument_hint.unwrap_or_default(),
+        description: if c.from_repository {
+            format!("{} (from the repository)", c.description)
+                .trim()
+                .to_string()
+        } else {
+            c.description
+        },
+        custom: true,
+    });
+    state.input.commands = choices(custom.collect());
     let port = session.port();
     let (ops, mut op_rx) = tokio::sync::mpsc::unbounded_channel();
     let forward = port.clone();
     let (prompted, held) = (engine.clone(), drafts.clone());
     tokio::spawn(async move {
         while let Some(op) = op_rx.recv().await {
-            if let Op::Prompt {
-                session_id, text, ..
-            } = &op
-            {
+            let first = match &op {
+                Op::Prompt {
+                    session_id, text, ..
+                } => Some((session_id, text.clone())),
+                Op::Command {
+                    session_id,
+                    name,
+                    arguments,
+                } => Some((
+                    session_id,
+                    format!("/{name} {arguments}").trim_end().to_string(),
+                )),
+                _ => None,
+            };
+            if let Some((session_id, text)) = first {
                 // When the store cannot be written the prompt goes on anyway: the
                 // turn then fails on the same store and the UI shows its error.
-                prompted.first_prompt(&held, session_id, text).ok();
+                prompted.first_prompt(&held, session_id, &text).ok();
             }
             forward.send(op);
         }

@@ -43,6 +43,7 @@ pub use changes_view::{RevertScope, load_changes, revert_selected};
 pub use engine_services::EngineServices;
 pub use error::TuiError;
 pub use event_loop::{TuiParams, run};
+pub use help::KEYS_HELP;
 pub use input::{EditOutcome, Input, InputBuffer};
 pub use keys::{Action, handle_key};
 pub use launch::{LaunchOptions, launch};

@@ -50,6 +50,11 @@ pub trait TuiServices: Send + Sync {
     fn skills(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The `/commands` report: every custom command with its source, and the files not
+    /// offered and why.
+    fn command_lines(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// The other sessions of directory `cwd` that have a conversation (not `current`),
     /// newest first, for the `/sessions` picker.
     fn sessions_here(&self, cwd: &str, current: &str) -> Result<Vec<PickItem>, String>;

@@ -11,13 +11,6 @@ use podcode_tui::{LaunchOptions, TuiError};
 
 use crate::start::{tokio_runtime, trusted_engine};
 
-/// What `podcode tui --help` adds after the options: the keys and commands inside.
-pub const KEYS_HELP: &str = "Inside the UI:
-  enter sends (queued while a turn runs) · alt-enter or ctrl-j: new line · ↑/↓ history
-  @path attaches a file (tab completes) · esc aborts the turn · ctrl-c twice quits
-  ctrl-g or /changes: the Changes view (r change · c call · t since its prompt · a all)
-  /new /sessions /model [provider/id] /agent [name] /tools /plugins /skills /undo /help";
-
 #[derive(Args, Default)]
 pub struct TuiArgs {
     #[command(flatten)]

@@ -7,10 +7,21 @@ use super::Action;
 use crate::picker::PickerKind;
 use crate::state::AppState;
 
-pub const COMMANDS: &str = "/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /skills  /changes  /undo  /compact  /help";
+pub const COMMANDS: &str = "/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /skills  /commands  /changes  /undo  /compact  /help";
 
 /// `Some` when `text` is a slash command (handled or refused), `None` for a prompt.
 pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
+    if let Some((name, arguments)) = state.input.custom_command(text) {
+        if state.status.busy {
+            state.transcript.notice(format!(
+                "queued (sent when the running turn ends; esc aborts it): {text}"
+            ));
+            state.input.queued.push((text.to_string(), Vec::new()));
+            return Some(Action::None);
+        }
+        state.push_user(text);
+        return Some(Action::RunCommand { name, arguments });
+    }
     let (word, arg) = match text.split_once(char::is_whitespace) {
         Some((w, a)) => (w, a.trim()),
         None => (text, ""),
@@ -28,6 +39,7 @@ pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
         ("/subagents", true) => Action::OpenPicker(PickerKind::Subagent),
         ("/plugins", true) => Action::ShowPlugins,
         ("/skills", true) => Action::ShowSkills,
+        ("/commands", true) => Action::ShowCommands,
         ("/tools", true) => {
             let text = if state.tools_info.is_empty() {
                 "no tools loaded".to_string()
@@ -42,9 +54,21 @@ pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
         ("/agent", true) => Action::OpenPicker(PickerKind::Agent),
         ("/agent", false) => Action::Pick(PickerKind::Agent, arg.to_string()),
         _ if word.starts_with('/') && arg.is_empty() && word.len() > 1 => {
-            state
-                .transcript
-                .notice(format!("unknown command {word}; commands: {COMMANDS}"));
+            let custom: Vec<String> = state
+                .input
+                .commands
+                .iter()
+                .filter(|c| c.custom)
+                .map(|c| format!("/{}", c.name))
+                .collect();
+            let custom = if custom.is_empty() {
+                String::new()
+            } else {
+                format!("; yours: {}", custom.join("  "))
+            };
+            state.transcript.notice(format!(
+                "unknown command {word}; commands: {COMMANDS}{custom}"
+            ));
             Action::None
         }
         _ => return None,
