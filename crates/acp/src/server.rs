@@ -15,9 +15,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, ClientNotification, ClientRequest, Implementation, InitializeResponse,
-    LoadSessionResponse, McpCapabilities, McpServer, NewSessionResponse, PromptCapabilities,
-    SessionConfigOptionValue, SetSessionConfigOptionResponse, SetSessionModeResponse,
+    AgentCapabilities, AvailableCommandsUpdate, ClientNotification, ClientRequest, Implementation,
+    InitializeResponse, LoadSessionResponse, McpCapabilities, McpServer, NewSessionResponse,
+    PromptCapabilities, SessionConfigOptionValue, SessionUpdate, SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
 };
 use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
 use podcode_core::{
@@ -30,6 +31,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use crate::error::AcpError;
 use crate::rpc::{Connection, Frame, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError};
 use crate::session::{AcpSession, MODE_OPTION, MODEL_OPTION, engine_error};
+use crate::turn::send_update;
 
 /// How long the end of input waits for requests still being answered.
 const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -95,8 +97,18 @@ where
                 let agent = agent.clone();
                 while tasks.try_join_next().is_some() {}
                 tasks.spawn(async move {
+                    let loaded = params["sessionId"].as_str().map(str::to_string);
                     let result = agent.request(&method, params).await;
+                    // A session the client now knows hears which commands it has.
+                    let opened = match (&result, method.as_str()) {
+                        (Ok(v), "session/new") => v["sessionId"].as_str().map(str::to_string),
+                        (Ok(_), "session/load") => loaded,
+                        _ => None,
+                    };
                     agent.conn.respond(id, result);
+                    if let Some(session_id) = opened {
+                        agent.announce_commands(&session_id).await;
+                    }
                 });
             }
             Frame::Notification { method, params } => agent.notification(&method, &params),
@@ -218,6 +230,20 @@ impl Agent {
             Ok(_) => {}
             Err(e) => eprintln!("podcode acp: ignored notification {method}: {e}"),
         }
+    }
+
+    /// `available_commands_update`: the custom commands of the session's workspace (the
+    /// client shows them as slash commands and sends `/name args` as a prompt).
+    async fn announce_commands(&self, session_id: &str) {
+        let Ok(session) = self.session(session_id).await else {
+            return;
+        };
+        let commands = crate::translate::available_commands(session.engine().command_infos());
+        send_update(
+            &self.conn,
+            session_id,
+            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)),
+        );
     }
 
     fn view(&self, live: Arc<LiveSession>) -> AcpSession {

@@ -54,7 +54,7 @@ impl AcpSession {
         self.live.session.id()
     }
 
-    fn engine(&self) -> &Arc<Engine> {
+    pub(crate) fn engine(&self) -> &Arc<Engine> {
         &self.live.engine
     }
 
@@ -176,7 +176,19 @@ impl AcpSession {
         self.engine()
             .name_session(&id, &text)
             .map_err(|e| RpcError::internal(e.to_string()))?;
-        port.prompt(text, files).map_err(engine_error)?;
+        // `/name args` naming a custom command runs it (the client lists them from
+        // `available_commands_update`); any other text is a prompt.
+        let custom = podcode_protocol::slash_command(&text).filter(|(name, _)| {
+            self.engine()
+                .command_infos()
+                .iter()
+                .any(|c| c.name == *name)
+        });
+        match custom {
+            Some((name, args)) => port.command(name.to_string(), args.to_string()),
+            None => port.prompt(text, files),
+        }
+        .map_err(engine_error)?;
         let mut turn = Turn::new(
             &id,
             self.conn.clone(),

@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol_schema::v1::{
-    Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, StopReason, ToolCallLocation, ToolKind,
+    AvailableCommand, AvailableCommandInput, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    StopReason, ToolCallLocation, ToolKind, UnstructuredCommandInput,
 };
 use podcode_protocol::{TurnEnd, clip_title};
 use serde_json::Value;
@@ -172,6 +173,28 @@ pub fn tool_locations(tool: &str, args: &Value, dir: &Path) -> Vec<ToolCallLocat
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// The custom commands as ACP's `available_commands` (the repository's marked in the
+/// description; the argument hint as the unstructured input's hint).
+pub fn available_commands(infos: Vec<podcode_protocol::CommandInfo>) -> Vec<AvailableCommand> {
+    infos
+        .into_iter()
+        .map(|c| {
+            let description = match (c.description.is_empty(), c.from_repository) {
+                (true, true) => "from the repository".to_string(),
+                (false, true) => format!("{} (from the repository)", c.description),
+                _ => c.description,
+            };
+            let command = AvailableCommand::new(c.name, description);
+            match c.argument_hint {
+                Some(hint) => command.input(AvailableCommandInput::Unstructured(
+                    UnstructuredCommandInput::new(hint),
+                )),
+                None => command,
+            }
+        })
+        .collect()
 }
 
 /// An ACP plan from a `todowrite` result's `{todos}` metadata: each item's content,

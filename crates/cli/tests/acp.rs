@@ -643,3 +643,23 @@ fn a_todo_list_becomes_the_editors_plan() {
         ])
     );
 }
+
+/// The workspace's custom commands reach the editor (`available_commands_update`, the
+/// argument hint as the input hint) and `/name args` typed there runs the command.
+#[test]
+fn custom_commands_are_offered_to_the_editor_and_a_slash_prompt_runs_one() {
+    let env = Env::new(vec![Reply::new().text("Reviewed.")]);
+    env.write(
+        ".podcode/commands/review.md",
+        "---\ndescription: Review a file\nargument-hint: <path>\n---\nReview $ARGUMENTS carefully.\n",
+    );
+    let v = client(&env, &["prompt", "/review src/a.rs"], "allow_once");
+    let u = updates(&v);
+    let offered = find(&u, 0, |x| x["sessionUpdate"] == "available_commands_update");
+    assert_eq!(
+        u[offered]["availableCommands"],
+        json!([{"name": "review", "description": "Review a file (from the repository)", "input": {"hint": "<path>"}}])
+    );
+    let sent = env.requests()[0]["messages"].to_string();
+    assert!(sent.contains("Review src/a.rs carefully."), "{sent}");
+}
