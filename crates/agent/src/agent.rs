@@ -29,6 +29,13 @@ mod command;
 mod context;
 mod messages_hook;
 
+/// A custom command's turn: its name, and the sub-agent profile it runs in, if any.
+#[derive(Clone, Copy)]
+struct CommandInput<'a> {
+    name: &'a str,
+    subtask: Option<&'a str>,
+}
+
 /// A rebuilt tool set: the complete (unfiltered) registry and the hooks of the plugins
 /// that were loaded with it.
 pub struct ReloadedTools {
@@ -188,15 +195,22 @@ impl Agent {
     /// ``!`cmd` `` in it runs through the `bash` tool (its permission rules and sandbox) and
     /// is replaced by what the call returned, then the turn goes on as for a prompt with
     /// `files` attached. The stored message names the command.
+    /// With `subtask` (an agent profile's name) the filled-in prompt goes to a sub-agent of
+    /// that profile through a `task` call before the model answers.
     pub async fn run_command_turn(
         &self,
         session_id: &str,
         command: &str,
         text: &str,
         files: &[String],
+        subtask: Option<&str>,
         abort: CancellationToken,
     ) -> Result<TurnSummary, AgentError> {
-        self.run_prompt(session_id, text, files, Some(command), abort)
+        let input = CommandInput {
+            name: command,
+            subtask,
+        };
+        self.run_prompt(session_id, text, files, Some(input), abort)
             .await
     }
 
@@ -205,7 +219,7 @@ impl Agent {
         session_id: &str,
         user_text: &str,
         files: &[String],
-        command: Option<&str>,
+        command: Option<CommandInput<'_>>,
         abort: CancellationToken,
     ) -> Result<TurnSummary, AgentError> {
         let (rec, mut history, system) = self.open_conversation(session_id).await?;
@@ -216,7 +230,7 @@ impl Agent {
                 let id = self.user_message(&rec, &mut history, &text, false)?;
                 (id, text)
             }
-            Some(name) => {
+            Some(CommandInput { name, .. }) => {
                 let id = self.open_user_message(&rec, false, Some(name))?;
                 let text =
                     command::run_shell_snippets(&rec, &identity, &id, name, user_text, &abort)
@@ -259,6 +273,40 @@ impl Agent {
             history.push(Role::User, parts);
         }
         let mut doom = DoomTracker::default();
+        if let Some(CommandInput {
+            name,
+            subtask: Some(subagent),
+        }) = command
+        {
+            let args = json!({
+                "description": format!("/{name}"),
+                "prompt": user_text,
+                "subagent_type": subagent,
+            });
+            summary.steps += 1;
+            let out = crate::step::synthetic_step(
+                &rec,
+                &self.opts.model_info,
+                &self.model,
+                &self.profile.name,
+                summary.steps,
+                "task",
+                args.to_string(),
+            )?;
+            history.push(Role::Assistant, out.parts.clone());
+            summary.tool_calls += 1;
+            let calls = Calls {
+                rec: &rec,
+                identity: &identity,
+                message_id: &out.message_id,
+                abort: &abort,
+            };
+            let done = calls.run(&out.calls, &mut doom).await;
+            for d in &done {
+                summary.changes.extend(d.changes.iter().cloned());
+            }
+            history.push(Role::User, done.into_iter().map(|d| d.result).collect());
+        }
         loop {
             if abort.is_cancelled() {
                 summary.end = TurnEnd::Aborted;

@@ -250,6 +250,54 @@ enum Stop {
     Overflow(String),
 }
 
+/// A step the model did not stream: one call of `tool` with `arguments`, recorded and
+/// announced exactly as if the model had asked for it (a custom command with `subtask`
+/// starts its `task` call this way, so every front end shows it as a sub-agent card).
+pub(crate) fn synthetic_step(
+    rec: &Recorder,
+    info: &ModelInfo,
+    model: &Arc<dyn ModelClient>,
+    agent: &str,
+    step: u32,
+    tool: &str,
+    arguments: String,
+) -> Result<StepOutput, StoreError> {
+    let content = json!({ "agent": agent, "model": model.model().to_string() });
+    let message_id = rec.message("assistant", &content)?;
+    rec.emit(Event::StepStarted {
+        session_id: rec.session.clone(),
+        message_id: message_id.clone(),
+        step,
+    });
+    let mut st = Streaming {
+        rec,
+        info,
+        message_id,
+        open: Open::None,
+        parts: Vec::new(),
+        pending: Vec::new(),
+        usage: StepUsage::default(),
+        finish: None,
+    };
+    for ev in [
+        StreamEvent::ToolCallStart {
+            index: 0,
+            id: String::new(),
+            name: tool.to_string(),
+        },
+        StreamEvent::ToolCallDelta {
+            index: 0,
+            arguments,
+        },
+        StreamEvent::Finish {
+            reason: FinishReason::ToolCalls,
+        },
+    ] {
+        st.apply(ev)?;
+    }
+    st.end(step, StepStatus::Completed, None)
+}
+
 /// Streams one request into a new assistant message. `Ok(Err(_))` is a failed step (already
 /// recorded as cut or error); `Err` is a store failure.
 pub(crate) async fn run_step(

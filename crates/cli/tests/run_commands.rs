@@ -165,3 +165,27 @@ fn in_the_tui_slash_completes_a_command_and_enter_runs_it_after_its_snippet_is_a
     );
     assert!(sent.contains("let x = 1 / 0;"), "{sent}");
 }
+
+#[test]
+fn a_subtask_command_runs_as_a_sub_agent_whose_answer_the_model_reads() {
+    let env = Env::new(vec![
+        Reply::new().text("The parser splits on commas."),
+        Reply::new().text("Summary: it splits on commas."),
+    ]);
+    env.write(
+        ".podcode/commands/explain.md",
+        "---\ndescription: Explain code in a sub-agent\nsubtask: true\n---\nExplain $ARGUMENTS.\n",
+    );
+    let out = env.run(&["run", "--command", "explain", "the parser"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Summary: it splits on commas.");
+    let requests = env.requests();
+    // The sub-agent got the filled-in prompt; the session's model read its answer.
+    let child = first_user_text(&requests[0]);
+    assert!(child.contains("Explain the parser."), "{child}");
+    let parent = tool_messages(&requests[1]);
+    assert_eq!(parent.len(), 1, "{parent:?}");
+    assert!(parent[0].1.contains("The parser splits on commas."), "{parent:?}");
+    let tree = text(&env.run(&["sessions", "--tree"]).stdout);
+    assert!(tree.contains("/explain"), "the child is named after the command: {tree}");
+}

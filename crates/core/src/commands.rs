@@ -24,6 +24,8 @@ pub(crate) struct PreparedCommand {
     pub agent: Option<String>,
     /// The model it asks for.
     pub model: Option<String>,
+    /// It runs as a sub-agent (`subtask: true`, or its agent is a sub-agent profile).
+    pub subtask: bool,
 }
 
 /// The error for a name no command has.
@@ -88,12 +90,19 @@ impl Engine {
         };
         let text = fill_arguments(&command.config.template, arguments);
         let files = file_mentions(&text, directory, &self.dirs().home);
+        let subagent_profile = command.config.agent.as_deref().is_some_and(|a| {
+            self.agents()
+                .subagents()
+                .iter()
+                .any(|p| p.name == a && p.mode == podcode_agent::AgentMode::Subagent)
+        });
         Ok(PreparedCommand {
             name: command.name.clone(),
             text,
             files,
             agent: command.config.agent.clone(),
             model: command.config.model.clone(),
+            subtask: command.config.subtask || subagent_profile,
         })
     }
 }

@@ -68,12 +68,12 @@ impl Engine {
 }
 
 /// `podcode run`'s words as one prompt, and the new session's title: the prompt, or for
-/// custom command `command`, `/name arguments`. A word holding spaces (quoted on the
-/// command line) is quoted again, so a command's `$1` gets it whole.
+/// custom command `command`, `/name arguments`. Among several words, one holding spaces
+/// (quoted on the command line) is quoted again, so a command's `$1` gets it whole; a
+/// single word is the arguments as they are.
 pub fn prompt_and_title(words: &[String], command: Option<&str>) -> (String, String) {
     let prompt = match command {
-        None => words.join(" "),
-        Some(_) => words
+        Some(_) if words.len() > 1 => words
             .iter()
             .map(|w| {
                 if w.contains(char::is_whitespace) && !w.contains('"') {
@@ -84,6 +84,7 @@ pub fn prompt_and_title(words: &[String], command: Option<&str>) -> (String, Str
             })
             .collect::<Vec<_>>()
             .join(" "),
+        _ => words.join(" "),
     };
     let title = match command {
         None => prompt.clone(),

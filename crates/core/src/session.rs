@@ -427,6 +427,8 @@ struct TurnInput {
     files: Vec<String>,
     /// The custom command it came from.
     command: Option<String>,
+    /// The sub-agent profile a `subtask` command runs in.
+    subtask: Option<String>,
 }
 
 struct Current {
@@ -568,6 +570,7 @@ impl Driver {
                             name,
                             &turn_input.text,
                             &turn_input.files,
+                            turn_input.subtask.as_deref(),
                             token,
                         )
                         .await
@@ -674,6 +677,7 @@ impl Driver {
                     text,
                     files,
                     command: None,
+                    subtask: None,
                 },
             )),
             Queued::Command { name, arguments } => {
@@ -681,32 +685,39 @@ impl Driver {
                 let command = self
                     .engine
                     .prepare_command(&name, &arguments, &place.directory)?;
-                let agent = if command.agent.is_none() && command.model.is_none() {
-                    session_agent()?
-                } else {
-                    let profile = match &command.agent {
-                        Some(a) => self.engine.agents().resolve(a).map_err(|e| {
-                            format!("/{name} names agent {a}, which cannot run: {e}")
-                        })?,
-                        None => cur.profile.clone(),
+                // A sub-agent command runs in the session's agent, which starts the sub-agent
+                // of the command's profile (`general` unless it names one).
+                let subtask = command
+                    .subtask
+                    .then(|| command.agent.clone().unwrap_or_else(|| "general".into()));
+                let agent =
+                    if subtask.is_some() || (command.agent.is_none() && command.model.is_none()) {
+                        session_agent()?
+                    } else {
+                        let profile = match &command.agent {
+                            Some(a) => self.engine.agents().resolve(a).map_err(|e| {
+                                format!("/{name} names agent {a}, which cannot run: {e}")
+                            })?,
+                            None => cur.profile.clone(),
+                        };
+                        let model = match &command.model {
+                            Some(m) => resolve_model(&self.engine, Some(m)).map_err(|e| {
+                                format!("/{name} names model {m}, which is not usable: {e}")
+                            })?,
+                            None => cur.model.clone(),
+                        };
+                        Arc::new(
+                            self.build_agent(&profile, &model)
+                                .map_err(|e| e.to_string())?,
+                        )
                     };
-                    let model = match &command.model {
-                        Some(m) => resolve_model(&self.engine, Some(m)).map_err(|e| {
-                            format!("/{name} names model {m}, which is not usable: {e}")
-                        })?,
-                        None => cur.model.clone(),
-                    };
-                    Arc::new(
-                        self.build_agent(&profile, &model)
-                            .map_err(|e| e.to_string())?,
-                    )
-                };
                 Ok((
                     agent,
                     TurnInput {
                         text: command.text,
                         files: command.files,
                         command: Some(command.name),
+                        subtask,
                     },
                 ))
             }
