@@ -29,11 +29,15 @@ mod command;
 mod context;
 mod messages_hook;
 
-/// A custom command's turn: its name, and the sub-agent profile it runs in, if any.
-#[derive(Clone, Copy)]
-struct CommandInput<'a> {
-    name: &'a str,
-    subtask: Option<&'a str>,
+/// A custom command's turn.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandTurn<'a> {
+    /// The command's name.
+    pub name: &'a str,
+    /// What the user typed after the name (plugins' `command.execute.before` sees it).
+    pub arguments: &'a str,
+    /// The sub-agent profile it runs in, if any.
+    pub subtask: Option<&'a str>,
 }
 
 /// A rebuilt tool set: the complete (unfiltered) registry and the hooks of the plugins
@@ -200,17 +204,12 @@ impl Agent {
     pub async fn run_command_turn(
         &self,
         session_id: &str,
-        command: &str,
+        command: CommandTurn<'_>,
         text: &str,
         files: &[String],
-        subtask: Option<&str>,
         abort: CancellationToken,
     ) -> Result<TurnSummary, AgentError> {
-        let input = CommandInput {
-            name: command,
-            subtask,
-        };
-        self.run_prompt(session_id, text, files, Some(input), abort)
+        self.run_prompt(session_id, text, files, Some(command), abort)
             .await
     }
 
@@ -219,7 +218,7 @@ impl Agent {
         session_id: &str,
         user_text: &str,
         files: &[String],
-        command: Option<CommandInput<'_>>,
+        command: Option<CommandTurn<'_>>,
         abort: CancellationToken,
     ) -> Result<TurnSummary, AgentError> {
         let (rec, mut history, system) = self.open_conversation(session_id).await?;
@@ -230,11 +229,14 @@ impl Agent {
                 let id = self.user_message(&rec, &mut history, &text, false)?;
                 (id, text)
             }
-            Some(CommandInput { name, .. }) => {
+            Some(CommandTurn {
+                name, arguments, ..
+            }) => {
                 let id = self.open_user_message(&rec, false, Some(name))?;
                 let text =
                     command::run_shell_snippets(&rec, &identity, &id, name, user_text, &abort)
                         .await;
+                let text = self.command_hook(session_id, name, arguments, &text).await;
                 let text = self.chat_message_hook(session_id, &text).await;
                 self.user_text(&rec, &mut history, &id, &text)?;
                 (id, text)
@@ -273,9 +275,10 @@ impl Agent {
             history.push(Role::User, parts);
         }
         let mut doom = DoomTracker::default();
-        if let Some(CommandInput {
+        if let Some(CommandTurn {
             name,
             subtask: Some(subagent),
+            ..
         }) = command
         {
             let args = json!({

@@ -31,7 +31,7 @@ mod record;
 mod step;
 mod texts;
 
-pub use agent::{Agent, AgentOptions, ReloadedTools, ToolReloader};
+pub use agent::{Agent, AgentOptions, CommandTurn, ReloadedTools, ToolReloader};
 pub use agent_files::{AgentFile, parse as parse_agent_file};
 pub use attach::FileData;
 pub use budget::{Budget, estimate_fixed, estimate_messages, estimate_part};

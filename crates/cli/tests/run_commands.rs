@@ -185,7 +185,52 @@ fn a_subtask_command_runs_as_a_sub_agent_whose_answer_the_model_reads() {
     assert!(child.contains("Explain the parser."), "{child}");
     let parent = tool_messages(&requests[1]);
     assert_eq!(parent.len(), 1, "{parent:?}");
-    assert!(parent[0].1.contains("The parser splits on commas."), "{parent:?}");
+    assert!(
+        parent[0].1.contains("The parser splits on commas."),
+        "{parent:?}"
+    );
     let tree = text(&env.run(&["sessions", "--tree"]).stdout);
-    assert!(tree.contains("/explain"), "the child is named after the command: {tree}");
+    assert!(
+        tree.contains("/explain"),
+        "the child is named after the command: {tree}"
+    );
+}
+
+/// A plugin's `command.execute.before` hook sees opencode's input and may add to the
+/// prompt's parts before it is sent.
+const HOOK: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
+import { appendFileSync } from "node:fs"
+
+export const Commands: Plugin = async ({ directory }) => ({
+  "command.execute.before": async (input, output) => {
+    appendFileSync(`${directory}/seen.jsonl`, JSON.stringify({ input, texts: output.parts.map((p) => p.text) }) + "\n")
+    output.parts.push({ type: "text", text: "Added by the plugin." })
+  },
+})
+"#;
+
+#[test]
+fn a_plugin_s_command_execute_before_hook_sees_the_command_and_adds_to_its_prompt() {
+    let env = Env::new(vec![Reply::new().text("ok")]);
+    env.write(".podcode/commands/fix.md", "Fix $ARGUMENTS.");
+    env.write(".opencode/plugins/commands.ts", HOOK);
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "--command", "fix", "the parser"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let seen = env.jsonl("seen.jsonl");
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["input"]["command"], "fix");
+    assert_eq!(seen[0]["input"]["arguments"], "the parser");
+    assert!(
+        seen[0]["input"]["sessionID"]
+            .as_str()
+            .unwrap()
+            .starts_with("ses_")
+    );
+    assert_eq!(seen[0]["texts"], serde_json::json!(["Fix the parser."]));
+    let sent = first_user_text(&env.requests()[0]);
+    assert!(
+        sent.contains("Fix the parser.\\nAdded by the plugin."),
+        "{sent}"
+    );
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const BUSY_TEXT: &str =
     "this session is still answering the previous prompt: abort it or wait for it to finish";
 
-use podcode_agent::{Agent, AgentOptions, AgentProfile, filter_registry};
+use podcode_agent::{Agent, AgentOptions, AgentProfile, CommandTurn, filter_registry};
 use podcode_protocol::{Event, Op, PermissionReply, StepUsage, TurnEnd, TurnSummary};
 use podcode_providers::{ModelClient, ProviderError};
 use tokio::sync::{Mutex, broadcast, mpsc};
@@ -429,6 +429,8 @@ struct TurnInput {
     command: Option<String>,
     /// The sub-agent profile a `subtask` command runs in.
     subtask: Option<String>,
+    /// What the user typed after the command's name.
+    arguments: String,
 }
 
 struct Current {
@@ -567,10 +569,13 @@ impl Driver {
                     agent
                         .run_command_turn(
                             &session_id,
-                            name,
+                            CommandTurn {
+                                name,
+                                arguments: &turn_input.arguments,
+                                subtask: turn_input.subtask.as_deref(),
+                            },
                             &turn_input.text,
                             &turn_input.files,
-                            turn_input.subtask.as_deref(),
                             token,
                         )
                         .await
@@ -678,6 +683,7 @@ impl Driver {
                     files,
                     command: None,
                     subtask: None,
+                    arguments: String::new(),
                 },
             )),
             Queued::Command { name, arguments } => {
@@ -718,6 +724,7 @@ impl Driver {
                         files: command.files,
                         command: Some(command.name),
                         subtask,
+                        arguments,
                     },
                 ))
             }

@@ -166,6 +166,7 @@ pub const CALLED_HOOKS: &[&str] = &[
     "experimental.chat.system.transform",
     "experimental.chat.messages.transform",
     "experimental.session.compacting",
+    "command.execute.before",
 ];
 
 /// One plugin file's hooks.

@@ -52,6 +52,36 @@ impl Agent {
         }
     }
 
+    /// The `command.execute.before` hook (opencode's input `{command, sessionID,
+    /// arguments}`, output `{parts}` holding the filled-in prompt as a text part) may rewrite
+    /// a custom command's prompt before it is sent; its text parts, joined, are the prompt.
+    pub(super) async fn command_hook(
+        &self,
+        session_id: &str,
+        command: &str,
+        arguments: &str,
+        text: &str,
+    ) -> String {
+        if !self.runtime.has_chat_hook("command.execute.before") {
+            return text.to_string();
+        }
+        let input = json!({"command": command, "sessionID": session_id, "arguments": arguments});
+        let output = json!({"parts": [{"type": "text", "text": text}]});
+        let out = self
+            .runtime
+            .chat_hook("command.execute.before", input, output)
+            .await;
+        let texts: Vec<&str> = out["parts"]
+            .as_array()
+            .map(|parts| parts.iter().filter_map(|p| p["text"].as_str()).collect())
+            .unwrap_or_default();
+        if texts.is_empty() {
+            text.to_string()
+        } else {
+            texts.join("\n")
+        }
+    }
+
     /// The `chat.params` hook may set the sampling, the reply limit and provider options
     /// of the next request; what it leaves unset keeps the configured value.
     pub(super) async fn chat_params_hook(&self, session_id: &str) -> ChatParams {
