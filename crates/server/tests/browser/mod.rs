@@ -22,7 +22,7 @@ use tokio::sync::oneshot;
 /// A repository, its config and data folders, the scripted model, and a server over them.
 pub struct Env {
     pub root: ScratchWorkspace,
-    _model: ScriptedModel,
+    model: ScriptedModel,
     pub open_url: String,
     pub token: String,
     stop: Option<oneshot::Sender<()>>,
@@ -50,7 +50,7 @@ impl Env {
         });
         Env {
             root,
-            _model: model,
+            model,
             open_url,
             token,
             stop: Some(stop),
@@ -60,8 +60,17 @@ impl Env {
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.repo().join(rel)
     }
+    /// Writes `text` to `rel` in the repository, making its folders.
     pub fn write(&self, rel: &str, text: &str) {
-        std::fs::write(self.path(rel), text).expect("write");
+        let path = self.path(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("make the folder");
+        }
+        std::fs::write(path, text).expect("write");
+    }
+    /// The request bodies the scripted model received, oldest first.
+    pub fn requests(&self) -> Vec<Value> {
+        self.model.requests()
     }
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path(rel)).expect("read")

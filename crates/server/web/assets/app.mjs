@@ -1,11 +1,13 @@
 // The page: sign-in with the token, the sessions list, the open session (its transcript,
-// permission prompts, Changes panel, pickers, usage) kept live by the session's event stream,
-// and the keyboard. See docs/server-api.md for every route used here.
+// todo list, permission prompts, Changes panel, pickers, usage) kept live by the session's
+// event stream, custom commands in the prompt box, and the keyboard. See docs/server-api.md for every route used here.
 import { api, restoreSignIn, login, EventStream } from "./api.mjs";
 import { el, treeUsageLine, addUsage, ago, setText } from "./render.mjs";
 import { Transcript } from "./transcript.mjs";
 import { Permissions } from "./permissions.mjs";
 import { ChangesPanel } from "./changes.mjs";
+import { CommandMenu } from "./commands.mjs";
+import { TodoCard } from "./todo.mjs";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -21,6 +23,8 @@ const phone = matchMedia("(max-width: 760px)");
 const state = { sessions: [], current: null, stream: null, busy: false, defaults: {}, sending: [] };
 const transcript = new Transcript($("transcript"));
 const permissions = new Permissions($("permissions"), showError);
+const todos = new TodoCard($("todos"));
+const commands = new CommandMenu(ui.prompt, $("command-list"));
 const changes = new ChangesPanel({
   body: $("changes-body"), result: $("revert-result"), count: $("changes-count"),
   revertAll: $("revert-session"), onError: showError,
@@ -98,6 +102,7 @@ function closeSession() {
   state.stream = null;
   state.current = null;
   transcript.clear();
+  todos.clear();
   permissions.clear();
   changes.show(null);
   ui.title.textContent = "Podcode";
@@ -131,6 +136,7 @@ async function openSession(id) {
   renderSessions();
   if (phone.matches) showSessions(false);
   history.replaceState(null, "", `?session=${encodeURIComponent(id)}`);
+  commands.refresh();
   let snap;
   try { snap = await api("GET", `/api/sessions/${encodeURIComponent(id)}`); } catch (e) {
     if (state.current === id) closeSession();
@@ -142,6 +148,7 @@ async function openSession(id) {
   setPicker(ui.agent, snap.session.agent);
   setPicker(ui.model, snap.session.model || state.defaults.model);
   transcript.load(snap.transcript || []);
+  todos.load(snap.transcript || []);
   permissions.clear();
   for (const ask of snap.asks || []) permissions.ask(ask, id);
   // The session's own totals and its tree's (with sub-agents); live events keep both.
@@ -161,16 +168,27 @@ function onConn(s) {
 
 function onEvent(ev) {
   transcript.event(ev);
+  todos.event(ev);
   switch (ev.type) {
-    case "user_message":
+    case "user_message": {
       if (ev.session_id !== state.current || transcript.hasUser(ev.message_id)) break;
-      // This page's own prompt is on screen already (shown when sent): give it its id.
-      if (state.sending.length) transcript.named(state.sending.shift(), ev.message_id);
+      // This page's own prompt is on screen already (shown when sent): give it its id; a
+      // custom command's shows what the model was sent, as a reload will.
+      const mine = state.sending.shift();
+      if (mine) {
+        transcript.named(mine, ev.message_id);
+        if (mine.dataset.command) transcript.retext(mine, ev.text, ev.files);
       // Another client (or tab) sent it, or the running turn is being replayed: show it.
-      else transcript.user(ev.text, ev.files, ev.message_id);
+      } else transcript.user(ev.text, ev.files, ev.message_id);
       break;
+    }
     case "turn_started": setBusy(true); break;
-    case "turn_finished": setBusy(false); loadSessions(); break;
+    case "turn_finished":
+      // A prompt the turn ended without storing (an unknown command) names nothing later.
+      if (ev.session_id === state.current) state.sending = [];
+      setBusy(false);
+      loadSessions();
+      break;
     case "permission_asked": permissions.ask(ev, ev.session || state.current); break;
     case "permission_resolved": permissions.resolved(ev.request_id); break;
     case "change_recorded": case "reverted": changes.soon(); break;
@@ -223,11 +241,16 @@ async function send() {
   let bubble = null;
   try {
     const id = state.current || (await newSession());
+    // `/name args` naming a custom command runs it; any other text is a prompt.
+    const command = commands.parse(text);
     // Shown before the request: the turn's first events can arrive before its answer.
     bubble = transcript.user(text);
+    if (command) bubble.dataset.command = command.name;
     state.sending.push(bubble);
     setBusy(true);
-    await api("POST", `/api/sessions/${encodeURIComponent(id)}/prompt`, { text });
+    const path = `/api/sessions/${encodeURIComponent(id)}`;
+    if (command) await api("POST", `${path}/command`, command);
+    else await api("POST", `${path}/prompt`, { text });
     ui.prompt.value = "";
     autosize();
   } catch (e) {
@@ -302,6 +325,8 @@ document.addEventListener("keydown", (e) => {
 });
 
 ui.prompt.addEventListener("keydown", (e) => {
+  // The open commands list takes its keys first (Esc closes it, not the turn).
+  if (commands.key(e)) { e.preventDefault(); e.stopPropagation(); return; }
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
 });
 ui.prompt.addEventListener("input", autosize);
@@ -335,6 +360,7 @@ async function start() {
   try { signedIn = await restoreSignIn(); } catch (e) { showError(e); return; }
   if (!signedIn) { signIn(); return; }
   await loadPickers();
+  commands.refresh();
   await loadSessions();
   const wanted = new URLSearchParams(location.search).get("session");
   // Another project's session is not opened by itself: it can only be read here.

@@ -60,6 +60,12 @@ export class Transcript {
     return box;
   }
 
+  /** A prompt on screen now shows `text` (what the model was sent) and its attached files. */
+  retext(box, text, files) {
+    setText(box, text);
+    if (files && files.length) box.append(el("div", { class: "note" }, `attached: ${files.join(", ")}`));
+  }
+
   restart(messageId) {
     for (const kind of ["assistant", "reasoning"]) {
       const m = this.messages.get(`${kind}:${messageId}`);
