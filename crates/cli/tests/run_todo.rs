@@ -60,3 +60,39 @@ fn the_todo_list_is_shown_heard_by_plugins_and_kept_with_the_session() {
     let read: Value = serde_json::from_str(read).unwrap();
     assert_eq!(read, todos["todos"]);
 }
+
+#[test]
+fn the_tui_shows_the_todo_list_in_a_panel_that_a_resume_restores() {
+    let todos = json!({"todos": [
+        {"content": "Write the failing test", "status": "completed", "priority": "high"},
+        {"content": "Fix the parser", "status": "in_progress", "priority": "high"},
+        {"content": "Update the docs", "status": "pending", "priority": "low"},
+    ]});
+    let env = Env::new(vec![
+        Reply::new().tool_call("c1", "todowrite", todos.to_string()),
+        Reply::new().text("Working on the parser."),
+    ]);
+    let (screen, matched) = common::pty::drive(
+        &env,
+        &["tui"],
+        &[
+            ("enter to send", "/todos\r"),
+            ("no todo list yet", "fix the parser\r"),
+            ("todo: 2 of 3 left", ""),
+            ("[>] Fix the parser", ""),
+            ("Working on the parser.", "\x03\x03"),
+        ],
+    );
+    assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
+    // Resumed, the panel comes back from the stored conversation.
+    let (screen, matched) = common::pty::drive(
+        &env,
+        &["tui", "--continue"],
+        &[("todo: 2 of 3 left", "\x03\x03")],
+    );
+    assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
+    assert!(
+        screen.contains("[]Updatethedocs"),
+        "the screen text has no spaces: {screen}"
+    );
+}

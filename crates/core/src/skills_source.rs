@@ -4,10 +4,10 @@
 //! no definition for it. Files that break the rules become warnings of the tool set (shown
 //! by `podcode tools`; `podcode skills` lists them with their reasons). Skills are
 //! instructions, not code, so an untrusted project's load too; the listing marks them as
-//! the repository's. `stamp` is the catalog's (folders and files it looked at), so adding
-//! or editing a skill reaches the next model request.
+//! the repository's. `stamp` walks the same folders (nothing read), so adding or editing a
+//! skill reaches the next model request, and an unchanged folder never rebuilds the set.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use podcode_skills::{Roots, SkillCatalog, SkillTool};
@@ -18,16 +18,12 @@ use crate::sources::{SourceLoad, ToolSource};
 /// The `skill` tool over this engine's skill folders.
 pub struct Skills {
     roots: Roots,
-    current: Mutex<Option<Arc<SkillCatalog>>>,
 }
 
 impl Skills {
     /// Skills from `roots`; nothing is scanned until `load`.
     pub fn new(roots: Roots) -> Self {
-        Self {
-            roots,
-            current: Mutex::new(None),
-        }
+        Self { roots }
     }
 }
 
@@ -59,15 +55,10 @@ impl ToolSource for Skills {
             let tool: Arc<dyn Tool> = Arc::new(SkillTool::new(catalog.clone()));
             out.groups.push((ToolOrigin::builtin(), vec![tool]));
         }
-        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(catalog);
         out
     }
 
     fn stamp(&self) -> u64 {
-        let current = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        match current.as_ref() {
-            Some(c) => c.stamp(&self.roots),
-            None => 0,
-        }
+        SkillCatalog::stamp(&self.roots)
     }
 }

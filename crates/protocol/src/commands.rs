@@ -17,6 +17,7 @@ pub const BUILTIN_COMMANDS: &[&str] = &[
     "plugins",
     "skills",
     "commands",
+    "todos",
     "changes",
     "undo",
     "compact",

@@ -3,8 +3,8 @@
 //! `skills/docs/pdf/SKILL.md`). The first valid skill of a name wins (roots are in
 //! precedence order); later ones are kept as shadowed and invalid ones as refused, so a
 //! listing can say what happened to every file. `stamp` tells cheaply whether a new scan
-//! could find something else: it hashes the modification times of every root, every
-//! folder the scan looked into and every `SKILL.md` it read.
+//! could find something else: it walks the same folders without reading a file and hashes
+//! the modification times of every root, folder and `SKILL.md`.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -73,54 +73,76 @@ pub struct SkillCatalog {
     pub refused: Vec<RefusedSkill>,
     /// Valid skills whose name an earlier root already gave.
     pub shadowed: Vec<ShadowedSkill>,
-    /// Every folder and file the scan looked at (for `stamp`).
-    watched: Vec<PathBuf>,
+}
+
+/// What the walk meets.
+enum Visit<'a> {
+    /// A folder it looks into (or at).
+    Folder(&'a Path),
+    /// A skill folder with its `SKILL.md`.
+    Skill(&'a Path, PathBuf, Scope),
+}
+
+/// Every folder under `roots` that may hold skills, in precedence order, up to three deep.
+/// The same walk serves discovery and the stamp, so the stamp of what a load found equals
+/// the stamp computed before it.
+fn walk(roots: &Roots, visit: &mut dyn FnMut(Visit)) {
+    let mut budget = MAX_FOLDERS;
+    for root in roots.roots() {
+        if root.dir.is_dir() {
+            walk_dir(&root.dir, root.scope, 1, &mut budget, visit);
+        }
+    }
+}
+
+fn walk_dir(
+    dir: &Path,
+    scope: Scope,
+    depth: usize,
+    budget: &mut usize,
+    visit: &mut dyn FnMut(Visit),
+) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut folders: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name != ".git" && name != "node_modules" && p.is_dir()
+        })
+        .collect();
+    folders.sort();
+    for folder in folders {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        visit(Visit::Folder(&folder));
+        let file = folder.join("SKILL.md");
+        if file.is_file() {
+            visit(Visit::Skill(&folder, file, scope));
+        } else if depth < MAX_DEPTH {
+            walk_dir(&folder, scope, depth + 1, budget, visit);
+        }
+    }
 }
 
 impl SkillCatalog {
     /// Scans `roots` in order.
     pub fn discover(roots: &Roots) -> Self {
         let mut cat = Self::default();
-        let mut budget = MAX_FOLDERS;
-        for root in roots.roots() {
-            if root.dir.is_dir() {
-                cat.scan(&root.dir, root.scope, 1, &mut budget);
+        walk(roots, &mut |v| {
+            if let Visit::Skill(folder, file, scope) = v {
+                cat.add(folder, file, scope);
             }
-        }
+        });
         cat.skills.sort_by(|a, b| a.file.name.cmp(&b.file.name));
         cat
     }
 
-    fn scan(&mut self, dir: &Path, scope: Scope, depth: usize, budget: &mut usize) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut folders: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                name != ".git" && name != "node_modules" && p.is_dir()
-            })
-            .collect();
-        folders.sort();
-        for folder in folders {
-            if *budget == 0 {
-                return;
-            }
-            *budget -= 1;
-            self.watched.push(folder.clone());
-            let file = folder.join("SKILL.md");
-            if file.is_file() {
-                self.add(&folder, file, scope);
-            } else if depth < MAX_DEPTH {
-                self.scan(&folder, scope, depth + 1, budget);
-            }
-        }
-    }
-
     fn add(&mut self, folder: &Path, location: PathBuf, scope: Scope) {
-        self.watched.push(location.clone());
         let name = folder.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let parsed = read_skill(&location, name);
         match parsed {
@@ -149,14 +171,22 @@ impl SkillCatalog {
         self.skills.iter().find(|s| s.file.name == name)
     }
 
-    /// Changes whenever a new scan of `roots` could find something else.
-    pub fn stamp(&self, roots: &Roots) -> u64 {
+    /// Changes whenever a new scan of `roots` could find something else: the modification
+    /// times of the roots, of every folder the scan looks into and of every `SKILL.md`
+    /// (folders and files are only listed and looked at, not read).
+    pub fn stamp(roots: &Roots) -> u64 {
         let mut h = DefaultHasher::new();
-        let paths = roots.roots().iter().map(|r| &r.dir).chain(&self.watched);
-        for path in paths {
+        let mut mark = |path: &Path| {
             let modified = std::fs::metadata(path).and_then(|m| Ok((m.modified()?, m.len())));
             modified.ok().hash(&mut h);
+        };
+        for root in roots.roots() {
+            mark(&root.dir);
         }
+        walk(roots, &mut |v| match v {
+            Visit::Folder(folder) => mark(folder),
+            Visit::Skill(_, file, _) => mark(&file),
+        });
         h.finish()
     }
 }
@@ -242,19 +272,18 @@ mod tests {
         assert_eq!(cat.shadowed[0].location, user.join("git-release/SKILL.md"));
         assert_eq!(cat.shadowed[0].by, project.join("git-release/SKILL.md"));
 
-        let before = cat.stamp(&roots);
-        assert_eq!(before, cat.stamp(&roots));
+        let before = SkillCatalog::stamp(&roots);
+        assert_eq!(before, SkillCatalog::stamp(&roots));
         // A new skill folder in a root that did not exist changes the stamp.
         skill(&tmp.path().join("p/.agents/skills"), "later", "added later");
-        assert_ne!(before, cat.stamp(&roots));
-        let cat = SkillCatalog::discover(&roots);
-        let before = cat.stamp(&roots);
+        assert_ne!(before, SkillCatalog::stamp(&roots));
+        let before = SkillCatalog::stamp(&roots);
         // So does an edit of a SKILL.md (its size changes).
         std::fs::write(
             user.join("notes/SKILL.md"),
             "---\nname: notes\ndescription: take notes, now longer\n---\n",
         )
         .unwrap();
-        assert_ne!(before, cat.stamp(&roots));
+        assert_ne!(before, SkillCatalog::stamp(&roots));
     }
 }

@@ -105,6 +105,7 @@ impl Loop {
         match self.services.transcript(session_id) {
             Ok((items, usage)) => {
                 let mut fresh = self.fresh_state(session_id);
+                fresh.todos = crate::todo_panel::TodoPanel::from_items(&items);
                 fresh.transcript = Transcript::from_items(session_id, items);
                 fresh.status.usage = usage;
                 if let Ok((own, tree)) = self.services.totals(session_id) {
@@ -132,6 +133,7 @@ impl Loop {
         fresh.no_color = self.state.no_color;
         fresh.input.history = std::mem::take(&mut self.state.input.history);
         fresh.tools_info = std::mem::take(&mut self.state.tools_info);
+        fresh.input.commands = std::mem::take(&mut self.state.input.commands);
         fresh
     }
 

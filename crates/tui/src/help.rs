@@ -14,7 +14,8 @@ pub const HELP: &str =
 pgup/pgdn shift-↑/↓ ctrl-home/end scroll · esc abort the turn · ctrl-c twice quit · ctrl-o expand the last tool output
 ctrl-g or /changes: Changes view (r change · c call · t since its prompt · a all · f force)
 ctrl-t or /subagents: open a sub-agent's transcript (live while it runs; esc goes back)
-/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /skills  /commands  /changes  /undo  /help
+ctrl-l or /todos: show or hide the todo list panel
+/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /skills  /commands  /todos  /changes  /undo  /help
 /compact: summarise the older conversation now (it also happens by itself when the context fills)
 /name args runs your custom command (a .podcode/commands/name.md prompt; / then tab completes)";
 
@@ -23,11 +24,12 @@ pub const KEYS_HELP: &str = "Inside the UI:
   enter sends (queued while a turn runs) · alt-enter or ctrl-j: new line · ↑/↓ history
   @path attaches a file (tab completes) · esc aborts the turn · ctrl-c twice quits
   ctrl-g or /changes: the Changes view (r change · c call · t since its prompt · a all)
+  ctrl-t or /subagents: a sub-agent's transcript · ctrl-l or /todos: the todo list panel
   /new /sessions /model [provider/id] /agent [name] /tools /plugins /skills /commands /undo /help
   /name args: a custom command (`podcode commands`); / then tab completes";
 
 pub fn draw_help(frame: &mut Frame, area: Rect, theme: Theme) {
-    let h = 12.min(area.height);
+    let h = 13.min(area.height);
     let rect = Rect::new(area.x, area.bottom().saturating_sub(h), area.width, h);
     frame.render_widget(Clear, rect);
     frame.render_widget(

@@ -128,6 +128,10 @@ pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
         KeyCode::Esc if state.status.busy => Action::Abort,
         KeyCode::Char('g') if ctrl => Action::OpenChanges,
         KeyCode::Char('t') if ctrl => Action::OpenPicker(PickerKind::Subagent),
+        KeyCode::Char('l') if ctrl => {
+            state.todos.toggle();
+            Action::None
+        }
         KeyCode::Enter if !newline => submit(state),
         _ => {
             if !state.transcript.key(key) {

@@ -56,6 +56,7 @@ pub async fn launch(engine: Arc<Engine>, opts: LaunchOptions) -> Result<(), TuiE
     state.status.title = session.title().to_string();
     if resumed {
         let (items, _) = engine.transcript(session.id())?;
+        state.todos = crate::todo_panel::TodoPanel::from_items(&items);
         state.transcript = crate::transcript::Transcript::from_items(session.id(), items);
         let totals = engine.totals(session.id())?;
         state.status.set_totals(totals.own, totals.tree);

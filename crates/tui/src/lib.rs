@@ -34,6 +34,7 @@ mod state;
 mod status;
 mod style;
 mod subagent_view;
+pub mod todo_panel;
 mod transcript;
 pub mod transcript_cache;
 

@@ -1,5 +1,6 @@
 //! Drawing: a pure function of `AppState` onto a ratatui frame. It lays the screen out —
-//! the main area (the transcript or the Changes view), the input box, the status line —
+//! the main area (the transcript or the Changes view), the todo panel, the input box, the
+//! status line —
 //! and has each component draw itself there, then the overlays on top: help, a picker,
 //! the permission modal.
 
@@ -13,12 +14,14 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
     let theme = state.theme();
     let busy = state.status.busy;
     let area = frame.area();
-    let [main, input, status] = Layout::vertical([
+    let [main, todos, input, status] = Layout::vertical([
         Constraint::Min(1),
+        Constraint::Length(state.todos.height(area.height)),
         Constraint::Length(state.input.height(area.width)),
         Constraint::Length(1),
     ])
     .areas(area);
+    state.todos.draw(frame, todos, theme);
     match state.screen {
         Screen::Transcript if state.child.is_some() => {
             let [header, rest] =

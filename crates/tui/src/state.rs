@@ -52,6 +52,8 @@ pub struct AppState {
     pub tools_info: Vec<String>,
     /// The sub-agent transcript shown instead of the main one (`subagent_view`).
     pub child: Option<crate::subagent_view::ChildView>,
+    /// The session's todo list panel.
+    pub todos: crate::todo_panel::TodoPanel,
 }
 
 impl AppState {
@@ -89,6 +91,7 @@ impl AppState {
     /// Applies one session event to the screen state.
     pub fn apply_event(&mut self, event: &Event) {
         self.status.apply_event(event);
+        self.todos.apply_event(event);
         self.apply_to_transcripts(event);
         if let Event::ToolsReloaded { tools } = event {
             self.tools_info = tools.clone();

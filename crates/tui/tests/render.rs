@@ -577,3 +577,39 @@ fn control_sequences_are_stripped_or_shown() {
         assert!(shown.contains(seen), "{seen:?} not on screen:\n{shown}");
     }
 }
+
+/// A `todowrite` shows the list in a panel above the input box; Ctrl-L hides and shows it.
+#[test]
+fn todo_panel_shows_the_list_and_ctrl_l_toggles_it() {
+    let mut s = base();
+    prompt(&mut s, "fix the parser");
+    started(&mut s, "c1", "todowrite");
+    s.apply_event(&Event::ToolFinished {
+        call_id: "c1".into(),
+        tool: "todowrite".into(),
+        result: ToolResult::text("[]").with_metadata(serde_json::json!({"todos": [
+            {"content": "Write the failing test", "status": "completed", "priority": "high"},
+            {"content": "Fix the parser", "status": "in_progress", "priority": "high"},
+            {"content": "Old idea", "status": "cancelled", "priority": "low"},
+        ]})),
+        spill_path: None,
+        duration_ms: 3,
+    });
+    let shown = screen(&s);
+    for line in [
+        "todo: 1 of 3 left (ctrl-l hides)",
+        "[x] Write the failing test",
+        "[>] Fix the parser",
+        "[-] Old idea",
+    ] {
+        assert!(shown.contains(line), "{line:?} missing:\n{shown}");
+    }
+    let ctrl_l = crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('l'),
+        crossterm::event::KeyModifiers::CONTROL,
+    );
+    podcode_tui::handle_key(&mut s, ctrl_l);
+    assert!(!screen(&s).contains("[>] Fix the parser"));
+    podcode_tui::handle_key(&mut s, ctrl_l);
+    assert!(screen(&s).contains("[>] Fix the parser"));
+}

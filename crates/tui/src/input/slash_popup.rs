@@ -59,6 +59,7 @@ const BUILT_IN: &[(&str, &str, &str)] = &[
         "",
         "the custom commands and where they come from",
     ),
+    ("todos", "", "show or hide the todo list"),
     ("changes", "", "the Changes view"),
     ("undo", "", "revert the last turn's changes"),
     ("compact", "", "summarise the older conversation now"),

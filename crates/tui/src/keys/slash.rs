@@ -7,7 +7,7 @@ use super::Action;
 use crate::picker::PickerKind;
 use crate::state::AppState;
 
-pub const COMMANDS: &str = "/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /skills  /commands  /changes  /undo  /compact  /help";
+pub const COMMANDS: &str = "/new  /sessions  /subagents  /model [provider/id]  /agent [name]  /tools  /plugins  /skills  /commands  /todos  /changes  /undo  /compact  /help";
 
 /// `Some` when `text` is a slash command (handled or refused), `None` for a prompt.
 pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
@@ -40,6 +40,16 @@ pub fn command(state: &mut AppState, text: &str) -> Option<Action> {
         ("/plugins", true) => Action::ShowPlugins,
         ("/skills", true) => Action::ShowSkills,
         ("/commands", true) => Action::ShowCommands,
+        ("/todos", true) => {
+            if state.todos.items.is_empty() {
+                state.transcript.notice(
+                    "no todo list yet: the agent writes one for multi-step work".to_string(),
+                );
+            } else {
+                state.todos.toggle();
+            }
+            Action::None
+        }
         ("/tools", true) => {
             let text = if state.tools_info.is_empty() {
                 "no tools loaded".to_string()
