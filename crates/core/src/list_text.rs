@@ -58,7 +58,8 @@ pub const COMMANDS_HELP: &str = "A custom command is a Markdown file whose body 
     .opencode/commands/ (or command/), .claude/commands/; then ~/.config/podcode/commands/,\n\
     ~/.config/opencode/commands/, ~/.claude/commands/; and [commands.NAME] in config.toml\n\
     (opencode.json's \"command\"), which comes first. Front matter: description, agent, model,\n\
-    argument-hint. A command may not take a built-in name (/new, /compact, …).\n\n\
+    argument-hint, subtask (true: a sub-agent runs it). A command may not take a built-in\n\
+    name (/new, /compact, …).\n\n\
     In the prompt, $ARGUMENTS is what you type after the name, $1 … $9 its words (quotes\n\
     group words; the highest one used takes the rest); !`cmd` is replaced by the command's\n\
     output (run by the bash tool: its permission rules and sandbox apply, so it asks unless\n\
