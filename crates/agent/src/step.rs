@@ -62,7 +62,34 @@ struct Streaming<'a> {
     finish: Option<String>,
 }
 
-impl Streaming<'_> {
+impl<'a> Streaming<'a> {
+    /// A new assistant message for step `step`, announced.
+    fn open(
+        rec: &'a Recorder,
+        info: &'a ModelInfo,
+        model: &Arc<dyn ModelClient>,
+        agent: &str,
+        step: u32,
+    ) -> Result<Self, StoreError> {
+        let content = json!({ "agent": agent, "model": model.model().to_string() });
+        let message_id = rec.message("assistant", &content)?;
+        rec.emit(Event::StepStarted {
+            session_id: rec.session.clone(),
+            message_id: message_id.clone(),
+            step,
+        });
+        Ok(Self {
+            rec,
+            info,
+            message_id,
+            open: Open::None,
+            parts: Vec::new(),
+            pending: Vec::new(),
+            usage: StepUsage::default(),
+            finish: None,
+        })
+    }
+
     fn close(&mut self, interrupted: bool) -> Result<(), StoreError> {
         let stored = match std::mem::replace(&mut self.open, Open::None) {
             Open::None => return Ok(()),
@@ -262,23 +289,7 @@ pub(crate) fn synthetic_step(
     tool: &str,
     arguments: String,
 ) -> Result<StepOutput, StoreError> {
-    let content = json!({ "agent": agent, "model": model.model().to_string() });
-    let message_id = rec.message("assistant", &content)?;
-    rec.emit(Event::StepStarted {
-        session_id: rec.session.clone(),
-        message_id: message_id.clone(),
-        step,
-    });
-    let mut st = Streaming {
-        rec,
-        info,
-        message_id,
-        open: Open::None,
-        parts: Vec::new(),
-        pending: Vec::new(),
-        usage: StepUsage::default(),
-        finish: None,
-    };
+    let mut st = Streaming::open(rec, info, model, agent, step)?;
     for ev in [
         StreamEvent::ToolCallStart {
             index: 0,
@@ -309,23 +320,7 @@ pub(crate) async fn run_step(
     request: ChatRequest,
     abort: &CancellationToken,
 ) -> Result<Result<StepOutput, StepFailure>, StoreError> {
-    let content = json!({ "agent": agent, "model": model.model().to_string() });
-    let message_id = rec.message("assistant", &content)?;
-    rec.emit(Event::StepStarted {
-        session_id: rec.session.clone(),
-        message_id: message_id.clone(),
-        step,
-    });
-    let mut st = Streaming {
-        rec,
-        info,
-        message_id,
-        open: Open::None,
-        parts: Vec::new(),
-        pending: Vec::new(),
-        usage: StepUsage::default(),
-        finish: None,
-    };
+    let mut st = Streaming::open(rec, info, model, agent, step)?;
     let started = tokio::select! {
         biased;
         _ = abort.cancelled() => Err(ProviderError::Aborted),

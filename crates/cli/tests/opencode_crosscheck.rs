@@ -41,18 +41,6 @@ fn opencode_bin() -> PathBuf {
     opencode
 }
 
-/// Makes `env`'s repository a real git repository: opencode reads a project's config only
-/// inside one.
-fn git_repo(env: &Env) {
-    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
-    let git = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(env.repo())
-        .status()
-        .unwrap();
-    assert!(git.success());
-}
-
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap().flatten() {
@@ -126,7 +114,7 @@ fn opencode_and_podcode_send_the_same_tools_for_an_opencode_tool_file() {
     let env = Env::new(replies);
     copy_dir(Path::new(CORPUS), &env.repo());
     // A real repository: opencode reads a project's opencode.json only inside one.
-    git_repo(&env);
+    env.git_init();
     env.write(
         ".claude/skills/git-release/SKILL.md",
         "---\nname: git-release\ndescription: Create consistent releases\n---\nSteps.\n",
@@ -342,7 +330,7 @@ fn opencode_and_podcode_plugins_see_the_same_input_chat_params_and_tool_execute_
         }),
     );
     let env = Env::with_server(model);
-    git_repo(&env);
+    env.git_init();
     env.write(".opencode/plugins/probe.ts", PROBE);
     env.write("token.txt", "TOKEN=sk-live-abc123\n");
 
@@ -484,7 +472,7 @@ fn opencode_and_podcode_plugins_see_the_same_events_for_a_turn_with_an_edit() {
     );
     let env = Env::with_server(model);
     let _ = env_holder.set(env.repo().join("notes.txt"));
-    git_repo(&env);
+    env.git_init();
     env.write(".opencode/plugins/probe.ts", PROBE);
 
     assert!(env.run(&["trust"]).status.success());

@@ -11,10 +11,7 @@
 mod common;
 use common::*;
 
-use std::process::Command;
-
 use podcode_providers::testing::Reply;
-use serde_json::Value;
 
 fn layout(env: &Env) {
     env.write(
@@ -33,22 +30,9 @@ fn layout(env: &Env) {
         r#"{"command": {"fix": {"template": "Fix $ARGUMENTS now.", "description": "Fix something"}}}"#,
     );
     env.write("src/a.rs", "fn main() { let x = 1 / 0; }\n");
-    let git = |args: &[&str]| {
-        let ok = Command::new("git")
-            .args(args)
-            .current_dir(env.repo())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .unwrap();
-        assert!(ok.status.success(), "{}", text(&ok.stderr));
-    };
-    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
-    git(&["init", "-q"]);
-    git(&["add", "src"]);
-    git(&["commit", "-qm", "Divide by zero on purpose"]);
+    env.git_init();
+    env.git(&["add", "src"]);
+    env.git(&["commit", "-qm", "Divide by zero on purpose"]);
 }
 
 #[test]
@@ -75,18 +59,6 @@ fn podcode_commands_lists_files_config_and_what_is_not_offered() {
     }
 }
 
-/// The first user message of `request`, as text.
-fn first_user_text(request: &Value) -> String {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[test]
 fn run_command_fills_the_template_attaches_the_file_and_runs_the_snippet_as_asked() {
     let env = Env::new(vec![
@@ -98,7 +70,7 @@ fn run_command_fills_the_template_attaches_the_file_and_runs_the_snippet_as_aske
     let out = env.run(&["run", "--command", "review", "src/a.rs", "the division"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).trim(), "Found it.");
-    let sent = first_user_text(&env.requests()[0]);
+    let sent = user_texts(&env.requests()[0]);
     assert!(sent.contains("Review @src/a.rs for real bugs."), "{sent}");
     assert!(sent.contains("Focus: the division"), "{sent}");
     assert!(
@@ -118,7 +90,7 @@ fn run_command_fills_the_template_attaches_the_file_and_runs_the_snippet_as_aske
     // Allowed, the snippet's output takes its place.
     let out = env.run(&["run", "--yes", "--command", "/review", "src/a.rs"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let sent = first_user_text(&env.requests()[1]);
+    let sent = user_texts(&env.requests()[1]);
     assert!(
         sent.contains("Last commit: Divide by zero on purpose"),
         "{sent}"
@@ -157,7 +129,7 @@ fn in_the_tui_slash_completes_a_command_and_enter_runs_it_after_its_snippet_is_a
         ],
     );
     assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
-    let sent = first_user_text(&env.requests()[0]);
+    let sent = user_texts(&env.requests()[0]);
     assert!(sent.contains("Review @src/a.rs for real bugs."), "{sent}");
     assert!(
         sent.contains("Last commit: Divide by zero on purpose"),
@@ -181,7 +153,7 @@ fn a_subtask_command_runs_as_a_sub_agent_whose_answer_the_model_reads() {
     assert_eq!(text(&out.stdout).trim(), "Summary: it splits on commas.");
     let requests = env.requests();
     // The sub-agent got the filled-in prompt; the session's model read its answer.
-    let child = first_user_text(&requests[0]);
+    let child = user_texts(&requests[0]);
     assert!(child.contains("Explain the parser."), "{child}");
     let parent = tool_messages(&requests[1]);
     assert_eq!(parent.len(), 1, "{parent:?}");
@@ -228,7 +200,7 @@ fn a_plugin_s_command_execute_before_hook_sees_the_command_and_adds_to_its_promp
             .starts_with("ses_")
     );
     assert_eq!(seen[0]["texts"], serde_json::json!(["Fix the parser."]));
-    let sent = first_user_text(&env.requests()[0]);
+    let sent = user_texts(&env.requests()[0]);
     assert!(
         sent.contains("Fix the parser.\\nAdded by the plugin."),
         "{sent}"

@@ -21,13 +21,18 @@ export const Todos: Plugin = async ({ directory }) => ({
 })
 "#;
 
-#[test]
-fn the_todo_list_is_shown_heard_by_plugins_and_kept_with_the_session() {
-    let todos = json!({"todos": [
+/// Three items: one done, one in progress, one pending.
+fn todos() -> Value {
+    json!({"todos": [
         {"content": "Write the failing test", "status": "completed", "priority": "high"},
         {"content": "Fix the parser", "status": "in_progress", "priority": "high"},
         {"content": "Update the docs", "status": "pending", "priority": "low"},
-    ]});
+    ]})
+}
+
+#[test]
+fn the_todo_list_is_shown_heard_by_plugins_and_kept_with_the_session() {
+    let todos = todos();
     let env = Env::new(vec![
         Reply::new().tool_call("c1", "todowrite", todos.to_string()),
         Reply::new().text("Working on it."),
@@ -63,11 +68,7 @@ fn the_todo_list_is_shown_heard_by_plugins_and_kept_with_the_session() {
 
 #[test]
 fn the_tui_shows_the_todo_list_in_a_panel_that_a_resume_restores() {
-    let todos = json!({"todos": [
-        {"content": "Write the failing test", "status": "completed", "priority": "high"},
-        {"content": "Fix the parser", "status": "in_progress", "priority": "high"},
-        {"content": "Update the docs", "status": "pending", "priority": "low"},
-    ]});
+    let todos = todos();
     let env = Env::new(vec![
         Reply::new().tool_call("c1", "todowrite", todos.to_string()),
         Reply::new().text("Working on the parser."),

@@ -8,7 +8,7 @@
 mod common;
 
 use common::pty::{drive, drive_with};
-use common::{Env, text};
+use common::{Env, text, user_texts};
 use podcode_providers::testing::{Gate, Reply};
 use serde_json::Value;
 
@@ -21,17 +21,6 @@ fn tool_names(request: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-fn user_texts(request: &Value) -> String {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[test]

@@ -43,6 +43,29 @@ pub struct Input {
     pub slash: Option<SlashPopup>,
 }
 
+/// Up/Down (or Ctrl-P/Ctrl-N) in a completion popup of `len` rows: moves `selected`
+/// round the list and says `true`; any other key is left alone (`false`).
+pub(crate) fn move_selection(key: &KeyEvent, selected: &mut usize, len: usize) -> bool {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let up = key.code == KeyCode::Up || (ctrl && key.code == KeyCode::Char('p'));
+    let down = key.code == KeyCode::Down || (ctrl && key.code == KeyCode::Char('n'));
+    if (up || down) && len > 0 {
+        let step = if up { len - 1 } else { 1 };
+        *selected = (*selected + step) % len;
+    }
+    up || down
+}
+
+/// How a completion popup draws its selected row.
+pub(crate) fn selected_style(theme: Theme) -> ratatui::style::Style {
+    use ratatui::style::{Color, Modifier, Style};
+    if theme.no_color {
+        Style::default().add_modifier(Modifier::REVERSED)
+    } else {
+        Style::default().fg(Color::Black).bg(Color::Cyan)
+    }
+}
+
 impl Input {
     /// An editing key: newlines, motions, deletions, typing, and history past the ends.
     /// The `@path` popup follows the edit; its index covers `cwd`.

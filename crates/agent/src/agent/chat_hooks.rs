@@ -22,6 +22,19 @@ pub(super) struct ChatParams {
     pub options: Map<String, Value>,
 }
 
+/// The text parts of a hook's `{parts}` output, joined; `before` when it left none.
+fn parts_text(out: &Value, before: &str) -> String {
+    let texts: Vec<&str> = out["parts"]
+        .as_array()
+        .map(|parts| parts.iter().filter_map(|p| p["text"].as_str()).collect())
+        .unwrap_or_default();
+    if texts.is_empty() {
+        before.to_string()
+    } else {
+        texts.join("\n")
+    }
+}
+
 impl Agent {
     /// The input every conversation hook shares.
     fn hook_input(&self, session_id: &str) -> Value {
@@ -41,15 +54,7 @@ impl Agent {
             .runtime
             .chat_hook("chat.message", self.hook_input(session_id), output)
             .await;
-        let texts: Vec<&str> = out["parts"]
-            .as_array()
-            .map(|parts| parts.iter().filter_map(|p| p["text"].as_str()).collect())
-            .unwrap_or_default();
-        if texts.is_empty() {
-            text.to_string()
-        } else {
-            texts.join("\n")
-        }
+        parts_text(&out, text)
     }
 
     /// The `command.execute.before` hook (opencode's input `{command, sessionID,
@@ -71,15 +76,7 @@ impl Agent {
             .runtime
             .chat_hook("command.execute.before", input, output)
             .await;
-        let texts: Vec<&str> = out["parts"]
-            .as_array()
-            .map(|parts| parts.iter().filter_map(|p| p["text"].as_str()).collect())
-            .unwrap_or_default();
-        if texts.is_empty() {
-            text.to_string()
-        } else {
-            texts.join("\n")
-        }
+        parts_text(&out, text)
     }
 
     /// The `chat.params` hook may set the sampling, the reply limit and provider options

@@ -81,12 +81,42 @@ impl Env {
     pub fn requests(&self) -> Vec<Value> {
         self.server.requests()
     }
+    /// Runs `git ARGS` in the repository (with an author, so commits work anywhere).
+    pub fn git(&self, args: &[&str]) {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(self.repo())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    }
+    /// Makes the repository a real git repository (it starts with an empty `.git/`).
+    pub fn git_init(&self) {
+        std::fs::remove_dir_all(self.repo().join(".git")).unwrap();
+        self.git(&["init", "-q"]);
+    }
     /// The id of the newest session (`podcode sessions --json`).
     pub fn last_session(&self) -> String {
         let out = self.run(&["sessions", "--json"]);
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         v[0]["id"].as_str().unwrap().to_string()
     }
+}
+
+/// The text of every user message of a request to the model, one per line.
+pub fn user_texts(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 pub fn text(b: &[u8]) -> String {

@@ -12,7 +12,7 @@ mod popup;
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 
 pub use index::{FileIndex, best_matches};
 pub use popup::draw_completion;
@@ -129,15 +129,8 @@ pub fn completion_key(state: &mut Input, key: KeyEvent, cwd: &str) -> bool {
     let Some(completion) = state.completion.as_mut() else {
         return false;
     };
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let len = completion.matches.len();
-    let up = key.code == KeyCode::Up || (ctrl && key.code == KeyCode::Char('p'));
-    let down = key.code == KeyCode::Down || (ctrl && key.code == KeyCode::Char('n'));
-    if up || down {
-        if len > 0 {
-            let step = if up { len - 1 } else { 1 };
-            completion.selected = (completion.selected + step) % len;
-        }
+    if super::move_selection(&key, &mut completion.selected, len) {
         return true;
     }
     match key.code {

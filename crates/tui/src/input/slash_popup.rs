@@ -6,10 +6,10 @@
 //! or submit when the word already names a command) and Esc; `draw` puts the list above the
 //! input box.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Color, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
@@ -118,15 +118,8 @@ pub fn key(input: &mut Input, key: KeyEvent) -> bool {
     let Some(popup) = input.slash.as_mut() else {
         return false;
     };
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let len = popup.matches.len();
-    let up = key.code == KeyCode::Up || (ctrl && key.code == KeyCode::Char('p'));
-    let down = key.code == KeyCode::Down || (ctrl && key.code == KeyCode::Char('n'));
-    if up || down {
-        if len > 0 {
-            let step = if up { len - 1 } else { 1 };
-            popup.selected = (popup.selected + step) % len;
-        }
+    if super::move_selection(&key, &mut popup.selected, len) {
         return true;
     }
     match key.code {
@@ -203,11 +196,7 @@ pub fn draw(frame: &mut Frame, input_area: Rect, input: &Input, theme: Theme) {
         height,
     };
     let first = (popup.selected + 1).saturating_sub(visible);
-    let selected_style = if theme.no_color {
-        Style::default().add_modifier(Modifier::REVERSED)
-    } else {
-        Style::default().fg(Color::Black).bg(Color::Cyan)
-    };
+    let selected_style = super::selected_style(theme);
     let lines: Vec<Line> = rows
         .iter()
         .enumerate()
@@ -238,6 +227,7 @@ pub fn draw(frame: &mut Frame, input_area: Rect, input: &Input, theme: Theme) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crossterm::event::KeyModifiers;
 
     fn typed(input: &mut Input, text: &str) {
         input.buffer.set(text);

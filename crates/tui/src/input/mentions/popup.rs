@@ -5,7 +5,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Color, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
@@ -63,11 +63,7 @@ pub fn draw_completion(frame: &mut Frame, input_area: Rect, state: &Input, theme
     let text_width = usize::from(width - 2);
     // Scroll so the selected row is visible.
     let first = (c.selected + 1).saturating_sub(visible);
-    let selected_style = if theme.no_color {
-        Style::default().add_modifier(Modifier::REVERSED)
-    } else {
-        Style::default().fg(Color::Black).bg(Color::Cyan)
-    };
+    let selected_style = crate::input::selected_style(theme);
     let lines: Vec<Line> = rows
         .iter()
         .enumerate()

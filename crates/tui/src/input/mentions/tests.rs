@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use crossterm::event::KeyModifiers;
+
 use super::*;
 
 fn key(code: KeyCode) -> KeyEvent {
