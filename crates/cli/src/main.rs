@@ -15,6 +15,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "podcode",
     version,
+    args_conflicts_with_subcommands = true,
     about = "A terminal coding agent whose tools anyone can extend",
     long_about = "A terminal coding agent whose tools anyone can extend.\n\n\
         Tools come from the built-ins, executables in .podcode/tools/ and ~/.config/podcode/tools/,\n\
@@ -39,6 +40,9 @@ struct Cli {
     /// Run as if podcode was started in DIR.
     #[arg(long, global = true, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    /// Bare `podcode` opens the full-screen UI and takes its options (`podcode -c`).
+    #[command(flatten)]
+    tui: commands::tui::TuiArgs,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -166,7 +170,7 @@ fn main() -> std::process::ExitCode {
         None if std::io::IsTerminal::is_terminal(&std::io::stdin())
             && std::io::IsTerminal::is_terminal(&std::io::stdout()) =>
         {
-            commands::tui::run(cli.cwd, commands::tui::TuiArgs::default())
+            commands::tui::run(cli.cwd, cli.tui)
         }
         None => {
             use clap::CommandFactory;

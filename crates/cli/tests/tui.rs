@@ -92,15 +92,23 @@ fn esc_aborts_a_streaming_turn_and_ctrl_c_twice_quits() {
 #[test]
 fn continue_shows_the_stored_conversation() {
     let env = Env::new(vec![Reply::new().text("Earlier answer here.")]);
-    let out = env.run(&["run", "first question"]);
+    // `podcode run -` reads the prompt from standard input.
+    let mut run = env.cmd(&["run", "-"]);
+    run.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = run.spawn().unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), b"first question\n").unwrap();
+    let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let (screen, matched) = drive(
-        &env,
-        &["tui", "--continue"],
-        &[("Earlier answer here.", "\x03\x03")],
-    );
-    assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
-    assert!(screen.contains("firstquestion"), "{screen}");
+    // Bare `podcode -c` is the UI continuing the newest session, as `tui --continue`.
+    for args in [&["tui", "--continue"][..], &["-c"][..]] {
+        let (screen, matched) = drive(&env, args, &[("Earlier answer here.", "\x03\x03")]);
+        assert!(matched.iter().all(|m| *m), "{args:?} {matched:?}\n{screen}");
+        assert!(screen.contains("firstquestion"), "{screen}");
+    }
+    let first = common::user_texts(&env.requests()[0]);
+    assert!(first.contains("first question") && !first.contains("first question\\n"), "{first}");
 }
 
 #[test]

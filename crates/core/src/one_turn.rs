@@ -67,6 +67,18 @@ impl Engine {
     }
 }
 
+/// `podcode run -`: the prompt is what standard input holds; other words are the prompt.
+pub fn stdin_if_dash(words: &[String]) -> std::io::Result<Vec<String>> {
+    match words {
+        [dash] if dash == "-" => Ok(vec![
+            std::io::read_to_string(std::io::stdin())?
+                .trim_end()
+                .to_string(),
+        ]),
+        words => Ok(words.to_vec()),
+    }
+}
+
 /// `podcode run`'s words as one prompt, and the new session's title: the prompt, or for
 /// custom command `command`, `/name arguments`. Among several words, one holding spaces
 /// (quoted on the command line) is quoted again, so a command's `$1` gets it whole; a

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use podcode_core::one_turn::{exit_status, prompt_and_title, until_turn_end};
+use podcode_core::one_turn::{exit_status, prompt_and_title, stdin_if_dash, until_turn_end};
 use podcode_core::turn_text::{TurnNotes, summary_lines};
 use podcode_core::{Engine, EngineError, SessionOptions};
 use podcode_protocol::{Event, Op, TurnSummary, sanitize_for_terminal as clean};
@@ -30,7 +30,8 @@ pub enum Format {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// What to ask the agent (with --command: the command's arguments).
+    /// What to ask the agent (with --command: the command's arguments); `-` reads it from
+    /// standard input.
     #[arg(required_unless_present = "command")]
     pub prompt: Vec<String>,
     /// Run custom command NAME (a .podcode/commands/NAME.md file, …; `podcode commands`
@@ -64,7 +65,8 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     };
     let rt = tokio_runtime()?;
     rt.block_on(async move {
-        let (prompt, title) = prompt_and_title(&args.prompt, args.command.as_deref());
+        let words = stdin_if_dash(&args.prompt)?;
+        let (prompt, title) = prompt_and_title(&words, args.command.as_deref());
         let pick = args.target.pick(&title);
         let session = match engine
             .open_session(SessionOptions {
