@@ -75,23 +75,21 @@ pub struct SkillCatalog {
     pub shadowed: Vec<ShadowedSkill>,
 }
 
-/// What the walk meets.
+/// What the walk meets, with the metadata it already read (so the stamp needs no more).
 enum Visit<'a> {
     /// A folder it looks into (or at).
-    Folder(&'a Path),
+    Folder(&'a std::fs::Metadata),
     /// A skill folder with its `SKILL.md`.
-    Skill(&'a Path, PathBuf, Scope),
+    Skill(&'a Path, PathBuf, Scope, &'a std::fs::Metadata),
 }
 
-/// Every folder under `roots` that may hold skills, in precedence order, up to three deep.
-/// The same walk serves discovery and the stamp, so the stamp of what a load found equals
-/// the stamp computed before it.
+/// Every folder under `roots` that may hold skills, in precedence order, up to three deep:
+/// one `stat` per folder and one per `SKILL.md` looked for. The same walk serves discovery
+/// and the stamp, so the stamp of what a load found equals the stamp computed before it.
 fn walk(roots: &Roots, visit: &mut dyn FnMut(Visit)) {
     let mut budget = MAX_FOLDERS;
     for root in roots.roots() {
-        if root.dir.is_dir() {
-            walk_dir(&root.dir, root.scope, 1, &mut budget, visit);
-        }
+        walk_dir(&root.dir, root.scope, 1, &mut budget, visit);
     }
 }
 
@@ -105,26 +103,25 @@ fn walk_dir(
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let mut folders: Vec<PathBuf> = entries
+    let mut folders: Vec<(PathBuf, std::fs::Metadata)> = entries
         .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name != ".git" && name != "node_modules" && p.is_dir()
-        })
+        .filter(|e| e.file_name() != ".git" && e.file_name() != "node_modules")
+        // Followed, so a symlinked skill folder counts.
+        .filter_map(|e| std::fs::metadata(e.path()).ok().map(|m| (e.path(), m)))
+        .filter(|(_, m)| m.is_dir())
         .collect();
-    folders.sort();
-    for folder in folders {
+    folders.sort_by(|a, b| a.0.cmp(&b.0));
+    for (folder, meta) in folders {
         if *budget == 0 {
             return;
         }
         *budget -= 1;
-        visit(Visit::Folder(&folder));
+        visit(Visit::Folder(&meta));
         let file = folder.join("SKILL.md");
-        if file.is_file() {
-            visit(Visit::Skill(&folder, file, scope));
-        } else if depth < MAX_DEPTH {
-            walk_dir(&folder, scope, depth + 1, budget, visit);
+        match std::fs::metadata(&file) {
+            Ok(m) if m.is_file() => visit(Visit::Skill(&folder, file, scope, &m)),
+            _ if depth < MAX_DEPTH => walk_dir(&folder, scope, depth + 1, budget, visit),
+            _ => {}
         }
     }
 }
@@ -134,7 +131,7 @@ impl SkillCatalog {
     pub fn discover(roots: &Roots) -> Self {
         let mut cat = Self::default();
         walk(roots, &mut |v| {
-            if let Visit::Skill(folder, file, scope) = v {
+            if let Visit::Skill(folder, file, scope, _) = v {
                 cat.add(folder, file, scope);
             }
         });
@@ -176,16 +173,15 @@ impl SkillCatalog {
     /// (folders and files are only listed and looked at, not read).
     pub fn stamp(roots: &Roots) -> u64 {
         let mut h = DefaultHasher::new();
-        let mut mark = |path: &Path| {
-            let modified = std::fs::metadata(path).and_then(|m| Ok((m.modified()?, m.len())));
-            modified.ok().hash(&mut h);
+        let mut mark = |m: Option<&std::fs::Metadata>| {
+            m.and_then(|m| Some((m.modified().ok()?, m.len())))
+                .hash(&mut h);
         };
         for root in roots.roots() {
-            mark(&root.dir);
+            mark(std::fs::metadata(&root.dir).ok().as_ref());
         }
         walk(roots, &mut |v| match v {
-            Visit::Folder(folder) => mark(folder),
-            Visit::Skill(_, file, _) => mark(&file),
+            Visit::Folder(m) | Visit::Skill(_, _, _, m) => mark(Some(m)),
         });
         h.finish()
     }
