@@ -108,7 +108,10 @@ fn continue_shows_the_stored_conversation() {
         assert!(screen.contains("firstquestion"), "{screen}");
     }
     let first = common::user_texts(&env.requests()[0]);
-    assert!(first.contains("first question") && !first.contains("first question\\n"), "{first}");
+    assert!(
+        first.contains("first question") && !first.contains("first question\\n"),
+        "{first}"
+    );
 }
 
 #[test]
