@@ -5,7 +5,8 @@ Issue requirement: "discovery of 200 skills and 200 commands adds < 5 ms to `pod
 first request". One binary, two workspaces, measured alternately round by round (ABBA, so
 the load of a busy machine hits both alike):
 
-  A. baseline: a git repository with one small file, no skills, no commands;
+  A. baseline: a git repository holding the same 400 files as B, in a `fixtures/` folder
+     nothing scans (so `git status`, which the system prompt runs, has as much to check);
   B. the same plus 200 skills -- 100 in `.claude/skills/<name>/`, 50 in `.opencode/skills/`,
      50 grouped under `.agents/skills/group/<name>/`; each SKILL.md with front matter `name`
      (= its folder) and `description`, and a 1-2 KB body -- and 200 command files in
@@ -90,28 +91,30 @@ def command_md(i):
             f"Look at the files involved first, then report what changed in a short list.\n")
 
 
-def populate(repo):
-    """B's extra files: the 200 skills and the 200 commands."""
+def populate(repo, scanned):
+    """The 200 skills and the 200 commands: where Podcode finds them (B), or the same files
+    under `fixtures/`, where nothing looks (A)."""
+    base = repo if scanned else repo / "fixtures"
     places = ([".claude/skills"] * 100 + [".opencode/skills"] * 50
               + [".agents/skills/group"] * 50)
     for i, place in enumerate(places):
         name = f"{WORDS[i % len(WORDS)]}-skill-{i:03d}"
-        d = repo / place / name
+        d = base / place / name
         d.mkdir(parents=True)
         (d / "SKILL.md").write_text(skill_md(name, i))
     for i in range(COMMANDS):
         sub = "" if i < 120 else "team/" if i < 170 else "ops/deploy/"
-        f = repo / ".podcode/commands" / sub / f"bench-{WORDS[i % len(WORDS)]}-{i:03d}.md"
+        f = base / ".podcode/commands" / sub / f"bench-{WORDS[i % len(WORDS)]}-{i:03d}.md"
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(command_md(i))
 
 
 def repository(model, extra):
     """A before_after Scratch whose repo/ is made a git repository with everything committed
-    (plus B's files when `extra`); built once, before the rounds."""
+    (the 400 files where they are found when `extra`, else under `fixtures/`); built once,
+    before the rounds."""
     s = ba.Scratch(model)
-    if extra:
-        populate(s.repo)
+    populate(s.repo, extra)
     # Files an hour old, as a checkout's are: git takes files written in the second of its
     # index as "racily clean" and would re-read all 400 at every `git status`.
     old = time.time() - 3600

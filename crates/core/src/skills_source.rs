@@ -35,11 +35,15 @@ impl ToolSource for Skills {
 
     async fn load(&self) -> SourceLoad {
         let roots = self.roots.clone();
-        let catalog = tokio::task::spawn_blocking(move || SkillCatalog::discover(&roots))
-            .await
-            .unwrap_or_default();
+        let (catalog, stamp) =
+            tokio::task::spawn_blocking(move || SkillCatalog::discover_stamped(&roots))
+                .await
+                .unwrap_or_default();
         let catalog = Arc::new(catalog);
-        let mut out = SourceLoad::default();
+        let mut out = SourceLoad {
+            stamp: Some(stamp),
+            ..SourceLoad::default()
+        };
         for refused in &catalog.refused {
             out.problem(
                 "skills",
@@ -60,5 +64,59 @@ impl ToolSource for Skills {
 
     fn stamp(&self) -> u64 {
         SkillCatalog::stamp(&self.roots)
+    }
+
+    fn stamps_its_loads(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toolset::ToolSets;
+    use podcode_skills::{Root, Scope};
+
+    fn skill(dir: &std::path::Path, name: &str) {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(
+            dir.join(name).join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: The {name} steps\n---\nDo it.\n"),
+        )
+        .unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_added_skill_rebuilds_the_set_once_and_an_unchanged_folder_never_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(".claude/skills");
+        skill(&dir, "first");
+        let roots = Roots::new(
+            vec![Root {
+                dir: dir.clone(),
+                scope: Scope::Project,
+            }],
+            tmp.path(),
+            tmp.path(),
+        );
+        let (bus, _) = tokio::sync::broadcast::channel(16);
+        let sources: Vec<Arc<dyn ToolSource>> = vec![Arc::new(Skills::new(roots))];
+        let sets = ToolSets::start_switched(sources, None, bus, Default::default()).await;
+        let description = |set: &crate::toolset::ToolSet| {
+            set.registry
+                .tools()
+                .iter()
+                .find(|t| t.tool.spec().id == "skill")
+                .map(|t| t.tool.spec().description.clone())
+                .unwrap_or_default()
+        };
+        for _ in 0..2 {
+            assert_eq!(sets.refresh().await.generation, 0, "nothing changed");
+        }
+        skill(&dir, "second");
+        let set = sets.refresh().await;
+        assert_eq!(set.generation, 1);
+        assert!(description(&set).contains("- second: The second steps"));
+        assert_eq!(sets.refresh().await.generation, 1, "rebuilt once");
     }
 }

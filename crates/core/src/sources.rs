@@ -24,6 +24,9 @@ pub struct SourceLoad {
     pub problems: Vec<LoadProblem>,
     /// Pipeline hooks (`tool.execute.before/after`, `permission.ask`, `shell.env`).
     pub hooks: Vec<Arc<dyn ToolHook>>,
+    /// The source's `stamp` as of what this load read, when the load worked it out on the
+    /// way (a source that says so in `stamps_its_loads` is not asked before its load).
+    pub stamp: Option<u64>,
 }
 
 impl SourceLoad {
@@ -48,6 +51,11 @@ pub trait ToolSource: Send + Sync {
     /// background server became ready). Sources that never change return 0.
     fn stamp(&self) -> u64 {
         0
+    }
+    /// True when `load` gives its stamp (`SourceLoad::stamp`), computed from the same look
+    /// at the disk as what it loaded: the set's builder then need not ask `stamp` first.
+    fn stamps_its_loads(&self) -> bool {
+        false
     }
     /// Called once the set built from the newest `load` is in use: resources of earlier
     /// loads can go (no call runs on them between model requests).
@@ -290,7 +298,7 @@ impl ToolSource for Plugins {
         let mut out = SourceLoad {
             groups: plugins.sources,
             problems: plugins.problems,
-            hooks: Vec::new(),
+            ..SourceLoad::default()
         };
         for (name, message) in npm_errors {
             out.problem(&name, ProblemLevel::Error, message);
@@ -388,7 +396,7 @@ impl ToolSource for Executables {
         SourceLoad {
             groups: found.sources,
             problems: found.problems,
-            hooks: Vec::new(),
+            ..SourceLoad::default()
         }
     }
     fn stamp(&self) -> u64 {

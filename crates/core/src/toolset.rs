@@ -27,6 +27,8 @@ pub struct ToolSet {
     pub hooks: Vec<Arc<dyn ToolHook>>,
     /// Bumped on every rebuild, so sessions know they are behind.
     pub generation: u64,
+    /// Each source's stamp as its load gave it (`None`: the source gives none).
+    load_stamps: Vec<Option<u64>>,
 }
 
 impl ToolSet {
@@ -43,8 +45,10 @@ impl ToolSet {
     ) -> ToolSet {
         let mut registry = ToolRegistry::new();
         let mut hooks = Vec::new();
+        let mut load_stamps = Vec::new();
         for source in sources {
             let load = source.load().await;
+            load_stamps.push(load.stamp);
             for (label, tools) in load.groups {
                 if label.kind == SourceKind::Builtin {
                     for tool in tools {
@@ -66,14 +70,34 @@ impl ToolSet {
             registry: Arc::new(registry),
             hooks,
             generation: 0,
+            load_stamps,
         }
     }
 }
 
 fn stamp_of(sources: &[Arc<dyn ToolSource>]) -> u64 {
-    sources
+    combine(sources.iter().map(|s| s.stamp()))
+}
+
+fn combine(stamps: impl Iterator<Item = u64>) -> u64 {
+    stamps.fold(0u64, |acc, s| acc.rotate_left(7) ^ s)
+}
+
+/// Builds the set, with its sources' stamps taken before their loads (so a change during
+/// a load shows at the next refresh) — or, for a source that stamps its own loads, from
+/// the load itself (one look at the disk instead of two).
+async fn build_stamped(sources: &[Arc<dyn ToolSource>], switches: &ToolSwitches) -> (ToolSet, u64) {
+    let before: Vec<Option<u64>> = sources
         .iter()
-        .fold(0u64, |acc, s| acc.rotate_left(7) ^ s.stamp())
+        .map(|s| (!s.stamps_its_loads()).then(|| s.stamp()))
+        .collect();
+    let set = ToolSet::build_switched(sources, switches).await;
+    let stamp = combine(sources.iter().enumerate().map(|(i, s)| {
+        before[i]
+            .or_else(|| set.load_stamps.get(i).copied().flatten())
+            .unwrap_or_else(|| s.stamp())
+    }));
+    (set, stamp)
 }
 
 /// The engine's live tool set and the sources it is built from.
@@ -121,8 +145,7 @@ impl ToolSets {
         bus: broadcast::Sender<Event>,
         switches: ToolSwitches,
     ) -> Self {
-        let stamp = stamp_of(&sources);
-        let set = ToolSet::build_switched(&sources, &switches).await;
+        let (set, stamp) = build_stamped(&sources, &switches).await;
         let sets = Self {
             sources,
             switches,
@@ -169,10 +192,10 @@ impl ToolSets {
         if *lock(&self.stamp) == now {
             return self.latest();
         }
-        let mut set = ToolSet::build_switched(&self.sources, &self.switches).await;
+        let (mut set, stamp) = build_stamped(&self.sources, &self.switches).await;
         set.generation = lock(&self.latest).generation + 1;
         *lock(&self.latest) = set.clone();
-        *lock(&self.stamp) = now;
+        *lock(&self.stamp) = stamp;
         self.feed_event_hooks().await;
         for s in &self.sources {
             s.retire().await;

@@ -129,14 +129,21 @@ fn walk_dir(
 impl SkillCatalog {
     /// Scans `roots` in order.
     pub fn discover(roots: &Roots) -> Self {
+        Self::discover_stamped(roots).0
+    }
+
+    /// [`Self::discover`], and the [`Self::stamp`] of what it found, from the same walk.
+    pub fn discover_stamped(roots: &Roots) -> (Self, u64) {
         let mut cat = Self::default();
+        let mut stamp = Stamp::new(roots);
         walk(roots, &mut |v| {
+            stamp.visit(&v);
             if let Visit::Skill(folder, file, scope, _) = v {
                 cat.add(folder, file, scope);
             }
         });
         cat.skills.sort_by(|a, b| a.file.name.cmp(&b.file.name));
-        cat
+        (cat, stamp.finish())
     }
 
     fn add(&mut self, folder: &Path, location: PathBuf, scope: Scope) {
@@ -172,18 +179,38 @@ impl SkillCatalog {
     /// times of the roots, of every folder the scan looks into and of every `SKILL.md`
     /// (folders and files are only listed and looked at, not read).
     pub fn stamp(roots: &Roots) -> u64 {
-        let mut h = DefaultHasher::new();
-        let mut mark = |m: Option<&std::fs::Metadata>| {
-            m.and_then(|m| Some((m.modified().ok()?, m.len())))
-                .hash(&mut h);
-        };
+        let mut stamp = Stamp::new(roots);
+        walk(roots, &mut |v| stamp.visit(&v));
+        stamp.finish()
+    }
+}
+
+/// The hash a stamp is: the roots' modification times, then every folder's and
+/// `SKILL.md`'s the walk meets, in its order.
+struct Stamp(DefaultHasher);
+
+impl Stamp {
+    fn new(roots: &Roots) -> Self {
+        let mut stamp = Self(DefaultHasher::new());
         for root in roots.roots() {
-            mark(std::fs::metadata(&root.dir).ok().as_ref());
+            stamp.mark(std::fs::metadata(&root.dir).ok().as_ref());
         }
-        walk(roots, &mut |v| match v {
-            Visit::Folder(m) | Visit::Skill(_, _, _, m) => mark(Some(m)),
-        });
-        h.finish()
+        stamp
+    }
+
+    fn mark(&mut self, m: Option<&std::fs::Metadata>) {
+        m.and_then(|m| Some((m.modified().ok()?, m.len())))
+            .hash(&mut self.0);
+    }
+
+    fn visit(&mut self, v: &Visit) {
+        match v {
+            Visit::Folder(m) | Visit::Skill(_, _, _, m) => self.mark(Some(m)),
+        }
+    }
+
+    fn finish(self) -> u64 {
+        self.0.finish()
     }
 }
 
@@ -270,6 +297,11 @@ mod tests {
 
         let before = SkillCatalog::stamp(&roots);
         assert_eq!(before, SkillCatalog::stamp(&roots));
+        assert_eq!(
+            SkillCatalog::discover_stamped(&roots).1,
+            before,
+            "one walk, one stamp"
+        );
         // A new skill folder in a root that did not exist changes the stamp.
         skill(&tmp.path().join("p/.agents/skills"), "later", "added later");
         assert_ne!(before, SkillCatalog::stamp(&roots));
