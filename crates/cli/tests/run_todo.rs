@@ -97,3 +97,28 @@ fn the_tui_shows_the_todo_list_in_a_panel_that_a_resume_restores() {
         "the screen text has no spaces: {screen}"
     );
 }
+
+/// The list lives in the session's call log, not in what is sent: a compaction that
+/// summarises the turn that wrote it leaves `todoread` the same list.
+#[test]
+fn the_todo_list_survives_a_compaction() {
+    let overflow = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#;
+    let todos = todos();
+    let env = Env::new(vec![
+        Reply::new().tool_call("c1", "todowrite", todos.to_string()),
+        Reply::new().text("Listed."),
+        Reply::raw(400, "application/json", overflow),
+        Reply::new().text("SUMMARY: a todo list was written."),
+        Reply::new().tool_call("c2", "todoread", "{}"),
+        Reply::new().text("Still on the parser."),
+    ]);
+    assert!(env.run(&["run", "plan the fix"]).status.success());
+    let out = env.run(&["run", "--continue", "what is left?"]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("compacted"), "{stderr}");
+    let last = env.requests().last().unwrap().clone();
+    let (_, read) = tool_messages(&last).last().unwrap().clone();
+    let read: Value = serde_json::from_str(&read).unwrap();
+    assert_eq!(read, todos["todos"]);
+}
