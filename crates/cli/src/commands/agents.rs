@@ -2,8 +2,7 @@
 //! (primary: the user picks it; subagent: only the `task` tool starts it; all: both), where
 //! it came from (built-in, config, or the agent file) and its description — then every
 //! agent file that could not be used, with the reason (malformed front matter, an
-//! untrusted project's file). A broken file never hides the others. `podcode skills` and
-//! `podcode commands` list skills and custom commands the same way.
+//! untrusted project's file). A broken file never hides the others.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,15 +19,4 @@ pub fn run(cwd: Option<PathBuf>, json_out: bool) -> Result<ExitCode> {
         return crate::print::json(&agents_json(&catalog));
     }
     Ok(crate::print::lines(agent_lines(&catalog)))
-}
-
-/// `podcode skills` (`commands` false) or `podcode commands`: each with its source, then
-/// the refused and shadowed files.
-pub fn skills_or_commands(cwd: Option<PathBuf>, commands: bool) -> Result<ExitCode> {
-    let e = engine(cwd)?;
-    Ok(crate::print::lines(if commands {
-        e.command_lines()
-    } else {
-        e.skill_lines()
-    }))
 }
