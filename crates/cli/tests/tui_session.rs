@@ -202,3 +202,21 @@ fn a_tool_installed_during_the_session_is_offered_from_the_next_request() {
     assert!(!tool_names(&reqs[0]).contains(&"hello".to_string()));
     assert!(tool_names(&reqs[1]).contains(&"hello".to_string()));
 }
+
+/// Nothing changed on disk since the UI opened: the first prompt does not reload the tools
+/// (no "tools reloaded" notice), with skills and a plugin-free workspace alike.
+#[test]
+fn the_first_prompt_does_not_reload_unchanged_tools() {
+    let env = Env::new(vec![Reply::new().text("Hello there.")]);
+    env.write(
+        ".claude/skills/notes/SKILL.md",
+        "---\nname: notes\ndescription: Take notes\n---\nSteps.\n",
+    );
+    let (screen, matched) = drive(
+        &env,
+        &["tui"],
+        &[("enter to send", "hi\r"), ("Hello there.", "\x03\x03")],
+    );
+    assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
+    assert!(!screen.contains("tool(s)offered"), "{screen}");
+}
