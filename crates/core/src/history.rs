@@ -221,7 +221,8 @@ impl Engine {
                             out.push_str(&format!("    │ {l}\n"));
                         }
                         if lines.len() > 12 {
-                            out.push_str(&format!("    │ … {} more lines\n", lines.len() - 12));
+                            let more = podcode_protocol::more_lines(lines.len() - 12);
+                            out.push_str(&format!("    │ … {more}\n"));
                         }
                     }
                     StoredPart::Step(st) => {

@@ -196,7 +196,7 @@ fn bounded(lines: impl Iterator<Item = String>) -> Vec<String> {
         out.push(clip(&line));
     }
     if more > 0 {
-        out.push(format!("… ({more} more lines)"));
+        out.push(format!("… ({})", more_lines(more)));
     }
     out
 }
@@ -205,6 +205,15 @@ fn clip(line: &str) -> String {
     match line.char_indices().nth(MAX_LINE_CHARS) {
         Some((at, _)) => format!("{}…", &line[..at]),
         None => line.to_string(),
+    }
+}
+
+/// `"1 more line"`, `"3 more lines"`: what a cut list says it left out.
+pub fn more_lines(n: usize) -> String {
+    if n == 1 {
+        "1 more line".to_string()
+    } else {
+        format!("{n} more lines")
     }
 }
 
@@ -340,6 +349,7 @@ mod tests {
         let lines = argument_lines(&json!({"items": long, "text": "x".repeat(500)}));
         assert_eq!(lines.len(), MAX_LINES + 1);
         assert_eq!(lines[MAX_LINES], "… (75 more lines)");
+        assert_eq!(more_lines(1), "1 more line");
         assert!(
             lines
                 .iter()

@@ -257,8 +257,8 @@ fn card_lines(card: &ToolCard, look: Look, out: &mut Vec<LogicalLine>) {
     }
     if body.len() > shown {
         out.push(note(format!(
-            "… {} more lines (ctrl-o to expand)",
-            body.len() - shown
+            "… {} (ctrl-o to expand)",
+            podcode_protocol::more_lines(body.len() - shown)
         )));
     }
     if card.attachments > 0 {
