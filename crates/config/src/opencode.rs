@@ -268,19 +268,33 @@ impl Translation {
         rules
     }
 
+    /// The `{NAME: {…}}` entries of `value` (opencode's `agent`, `command`); what is not an
+    /// object is reported under `key` and left out.
+    fn named_objects<'v>(
+        &mut self,
+        value: &'v Value,
+        key: &str,
+    ) -> Vec<(&'v String, &'v serde_json::Map<String, Value>)> {
+        let Some(entries) = value.as_object() else {
+            self.report.not_used.push(format!("{key} (not an object)"));
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (name, entry) in entries {
+            match entry.as_object() {
+                Some(obj) => out.push((name, obj)),
+                None => self
+                    .report
+                    .not_used
+                    .push(format!("{key}.{name} (not an object)")),
+            }
+        }
+        out
+    }
+
     /// opencode's `command: {NAME: {template, description, agent, model, subtask}}`.
     fn commands(&mut self, value: &Value) {
-        let Some(commands) = value.as_object() else {
-            self.report.not_used.push("command (not an object)".into());
-            return;
-        };
-        for (name, command) in commands {
-            let Some(command) = command.as_object() else {
-                self.report
-                    .not_used
-                    .push(format!("command.{name} (not an object)"));
-                continue;
-            };
+        for (name, command) in self.named_objects(value, "command") {
             let mut out = toml::Table::new();
             for (key, v) in command {
                 match (key.as_str(), v) {
@@ -306,17 +320,7 @@ impl Translation {
     }
 
     fn agents(&mut self, value: &Value) {
-        let Some(agents) = value.as_object() else {
-            self.report.not_used.push("agent (not an object)".into());
-            return;
-        };
-        for (name, agent) in agents {
-            let Some(agent) = agent.as_object() else {
-                self.report
-                    .not_used
-                    .push(format!("agent.{name} (not an object)"));
-                continue;
-            };
+        for (name, agent) in self.named_objects(value, "agent") {
             if agent.get("disable") == Some(&Value::Bool(true)) {
                 self.report
                     .not_used

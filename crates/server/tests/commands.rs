@@ -11,25 +11,13 @@ mod common;
 
 use common::{Running, Sse, Workspace};
 use podcode_providers::testing::{Gate, Reply, ScriptedModel};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const REVIEW: &str = "---\ndescription: Review a file for bugs\nargument-hint: <path> [focus]\n---\n\
      Review $1 for real bugs. Focus on: $2\n";
 
 const FIX: &str =
     "[commands.fix]\ntemplate = \"Fix $ARGUMENTS now.\"\ndescription = \"Fix something\"\n";
-
-/// The text of every user message of a model request, joined.
-fn user_text(request: &Value) -> String {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_are_listed_and_run_as_turns() {
@@ -84,7 +72,7 @@ async fn commands_are_listed_and_run_as_turns() {
     gate.open();
     let finished = sse.until("turn_finished").await.pop().unwrap();
     assert_eq!(finished.data["summary"]["end"], "answered", "{finished:?}");
-    let sent = user_text(&model.requests()[0]);
+    let sent = podcode_providers::testing::user_texts(&model.requests()[0]);
     assert!(
         sent.contains("Review src/a.rs for real bugs. Focus on: division"),
         "{sent}"

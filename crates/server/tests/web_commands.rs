@@ -67,18 +67,6 @@ fn script() -> Vec<Reply> {
     ]
 }
 
-/// The text of every user message of a model request, joined.
-fn user_text(request: &Value) -> String {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 async fn text_of(page: &Page, selector: &str) -> String {
     eval(
         page,
@@ -204,7 +192,7 @@ async fn a_command_runs_from_the_prompt_box_and_the_todo_list_follows_the_sessio
         "the turn's end",
     )
     .await;
-    let sent = user_text(&env.requests()[0]);
+    let sent = podcode_providers::testing::user_texts(&env.requests()[0]);
     assert!(
         sent.contains("Review src/a.rs for real bugs, then plan the fix."),
         "{sent}"
@@ -274,7 +262,7 @@ async fn a_command_runs_from_the_prompt_box_and_the_todo_list_follows_the_sessio
         "the second answer",
     )
     .await;
-    let sent = user_text(&env.requests()[2]);
+    let sent = podcode_providers::testing::user_texts(&env.requests()[2]);
     assert!(sent.contains("/usr/bin is on the PATH?"), "{sent}");
     // The newer list replaced the first.
     let second = [

@@ -107,17 +107,9 @@ impl Env {
     }
 }
 
-/// The text of every user message of a request to the model, one per line.
-pub fn user_texts(request: &Value) -> String {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+// Not every test file reads requests.
+#[allow(unused_imports)]
+pub use podcode_providers::testing::user_texts;
 
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -42,3 +42,16 @@ mod server;
 
 pub use reply::{Gate, Reply};
 pub use server::{RecordedRequest, Responder, ScriptedModel};
+
+/// The content of every user message of a recorded request body (`ScriptedModel::requests`),
+/// as JSON text, one per line: what a test searches for what the model was sent.
+pub fn user_texts(request: &serde_json::Value) -> String {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
