@@ -52,8 +52,9 @@ pub struct EventLog {
     store: Arc<Store>,
     queue: mpsc::UnboundedSender<(String, Event)>,
     live: broadcast::Sender<Arc<LoggedEvent>>,
-    /// The newest `seq` published live (set after it was sent), with each session's open
-    /// turn as of that event: read together, they say where a client resumes.
+    /// The newest `seq` published live (set after it was sent), and each session's open
+    /// turn (updated before an event is sent): read together, they say where a client
+    /// resumes.
     head: Arc<Mutex<Head>>,
 }
 
@@ -67,8 +68,11 @@ struct Head {
 }
 
 impl Head {
-    fn advance(&mut self, e: &LoggedEvent) {
-        self.seq = e.seq;
+    /// A committed event's effect on the open turns: noted *before* it is published, so a
+    /// client that has seen a `TurnFinished` never gets a resume point that still counts the
+    /// turn as running (its transcript cut before the prompt). Either order of the two reads
+    /// stays consistent: an open turn replays from its `UserMessage`, which is committed.
+    fn note_turns(&mut self, e: &LoggedEvent) {
         match &e.event {
             Event::UserMessage {
                 session_id,
@@ -214,8 +218,10 @@ async fn write(
                         session_id,
                         event,
                     });
+                    lock(&head).note_turns(&e);
                     let _ = live.send(e.clone());
-                    lock(&head).advance(&e);
+                    // After the send: `head()` promises the event was published.
+                    lock(&head).seq = e.seq;
                 }
             }
             // Events without a place in the log cannot be replayed or numbered; the turn
