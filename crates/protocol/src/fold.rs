@@ -1,6 +1,6 @@
 //! `ItemFold`: a session's live `Event`s folded into the conversation's `Item`s, the same
 //! items the engine builds from the store once the turn is stored (`Engine::transcript`;
-//! `crates/core/tests/items.rs` checks they are equal). Each applied event says which item
+//! `crates/core/tests/it/items.rs` checks they are equal). Each applied event says which item
 //! it added or changed, so a front end redraws one item, not the conversation.
 //!
 //! The fold follows how the agent stores a step: text and reasoning become a new block

@@ -1,0 +1,202 @@
+//! `podcode run --worktree`, `podcode sessions` and `podcode sessions prune` as a user
+//! drives them: the real binary, real git, the scripted model server.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+use podcode_providers::testing::Reply;
+
+use crate::common;
+use common::*;
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=T", "-c", "user.email=t@t"])
+        .args(args)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+#[test]
+fn a_worktree_run_leaves_the_checkout_alone_is_listed_and_pruned() {
+    let env = Env::new(vec![
+        Reply::new().tool_call(
+            "c1",
+            "write",
+            r#"{"filePath": "new.txt", "content": "from the agent\n"}"#,
+        ),
+        Reply::new().text("Done."),
+    ]);
+    // The fake repository (an empty .git folder) is no git repository: a clear refusal.
+    let out = env.run(&["run", "--worktree", "--yes", "add new.txt"]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--worktree needs a git repository, and ")
+            && stderr.contains(
+                "is not inside one (run `git init` and commit first, or leave out --worktree)"
+            ),
+        "{stderr}"
+    );
+
+    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
+    git(&env.repo(), &["init", "-q"]);
+    env.write("a.txt", "a\n");
+    git(&env.repo(), &["add", "-A"]);
+    git(&env.repo(), &["commit", "-qm", "start"]);
+    let out = env.run(&["run", "--worktree", "--yes", "add new.txt"]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let session = env.last_session();
+    let wt = env
+        .root
+        .path()
+        .join("data/worktrees")
+        .join(&session)
+        .canonicalize()
+        .unwrap();
+    assert!(
+        stderr.contains(&format!(
+            "working in worktree {} (branch podcode/{session})",
+            wt.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join("new.txt")).unwrap(),
+        "from the agent\n"
+    );
+    assert!(
+        !env.repo().join("new.txt").exists(),
+        "the checkout is untouched"
+    );
+
+    let list = text(&env.run(&["sessions"]).stdout);
+    assert!(
+        list.contains(&format!(
+            "\n  worktree {} (branch podcode/{session}): 1 unsynced change\n",
+            wt.display()
+        )),
+        "{list}"
+    );
+    let kept = env.run(&["sessions", "prune"]);
+    assert_eq!(kept.status.code(), Some(1));
+    assert!(text(&kept.stdout).contains(
+        "1 unsynced change (sync them with the session's sync_to_main, or pass --force to discard)"
+    ));
+    assert!(wt.exists());
+    let pruned = env.run(&["sessions", "prune", "--force"]);
+    assert!(pruned.status.success(), "{}", text(&pruned.stderr));
+    assert_eq!(
+        text(&pruned.stdout),
+        format!(
+            "{session}  removed {} and branch podcode/{session}\n",
+            wt.display()
+        )
+    );
+    assert!(!wt.exists());
+}
+
+const WHERE: &str = r#"import { tool } from "@opencode-ai/plugin"
+
+export default tool({
+  description: "Where the call runs",
+  args: {},
+  async execute(_args, ctx) {
+    return JSON.stringify({ directory: ctx.directory, worktree: ctx.worktree, mainCwd: ctx.mainCwd })
+  },
+})
+"#;
+
+#[test]
+fn a_plugin_tool_in_a_worktree_session_sees_the_worktree_and_the_users_checkout() {
+    let env = Env::new(vec![
+        Reply::new().tool_call("c1", "where", "{}"),
+        Reply::new().text("Done."),
+    ]);
+    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
+    git(&env.repo(), &["init", "-q"]);
+    env.write(".opencode/tools/where.ts", WHERE);
+    git(&env.repo(), &["add", "-A"]);
+    git(&env.repo(), &["commit", "-qm", "start"]);
+    assert!(env.run(&["trust"]).status.success());
+
+    let out = env.run(&["run", "--worktree", "--yes", "where are you?"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let session = env.last_session();
+    let wt = env
+        .root
+        .path()
+        .join("data/worktrees")
+        .join(&session)
+        .canonicalize()
+        .unwrap();
+    let main = env.repo().canonicalize().unwrap();
+    let (_, result) = &tool_messages(&env.requests()[1])[0];
+    let seen: serde_json::Value = serde_json::from_str(result).unwrap();
+    assert_eq!(seen["directory"], wt.to_str().unwrap(), "{result}");
+    assert_eq!(seen["worktree"], wt.to_str().unwrap(), "{result}");
+    assert_eq!(seen["mainCwd"], main.to_str().unwrap(), "{result}");
+}
+
+#[test]
+fn tui_new_in_a_worktree_session_starts_in_a_fresh_worktree() {
+    let env = Env::new(vec![
+        Reply::new().text("First."),
+        Reply::new().text("Second."),
+    ]);
+    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
+    git(&env.repo(), &["init", "-q"]);
+    env.write("a.txt", "a\n");
+    git(&env.repo(), &["add", "-A"]);
+    git(&env.repo(), &["commit", "-qm", "start"]);
+
+    let (screen, matched) = common::pty::drive(
+        &env,
+        &["tui", "--worktree"],
+        &[
+            ("enter to send", "hello\r"),
+            ("First.", "/new\r"),
+            ("new session in a fresh worktree", "again\r"),
+            ("Second.", "\x03\x03"),
+        ],
+    );
+    assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
+    let out = env.run(&["sessions", "--json"]);
+    let sessions: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{sessions}");
+    // Each session worked in its own worktree: the second prompt's request names the new one.
+    for (id, request) in [(ids[1], 0), (ids[0], 1)] {
+        let wt = env
+            .root
+            .path()
+            .join("data/worktrees")
+            .join(id)
+            .canonicalize()
+            .unwrap();
+        let sent = env.requests()[request].to_string();
+        assert!(sent.contains(wt.to_str().unwrap()), "{id}: {sent}");
+    }
+    let first = env.root.path().join("data/worktrees").join(ids[1]);
+    let first = first.canonicalize().unwrap();
+    assert!(
+        !env.requests()[1]
+            .to_string()
+            .contains(first.to_str().unwrap())
+    );
+    assert!(
+        screen.contains(&format!("branch podcode/{}", ids[0]).replace(' ', "")),
+        "{screen}"
+    );
+}

@@ -1,0 +1,17 @@
+//! Every integration test of `server` in one binary: one link and one executable on disk
+//! instead of one per file (each file below was its own test target before, and is now a
+//! module; its own `//!` says what it covers).
+// Test code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod browser;
+mod common;
+
+mod api;
+mod assets;
+mod commands;
+mod drive;
+mod security;
+mod web_commands;
+mod web_hostile;
+mod web_page;
