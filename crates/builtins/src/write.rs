@@ -19,7 +19,6 @@ use podcode_tools::{FileWrite, Tool, ToolContext, ToolError, WriteError};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use similar::{ChangeTag, TextDiff};
 
 use crate::workspace::{FileTimes, ResolvedPath, Workspace, stale_text};
 
@@ -260,16 +259,7 @@ pub(crate) fn write_failure(e: WriteError, shown: &dyn Fn(&Path) -> String) -> T
     }
 }
 
-/// Lines added and deleted between two texts.
-pub(crate) fn diff_stats(old: &str, new: &str) -> (usize, usize) {
-    let diff = TextDiff::from_lines(old, new);
-    diff.iter_all_changes()
-        .fold((0, 0), |(a, d), c| match c.tag() {
-            ChangeTag::Insert => (a + 1, d),
-            ChangeTag::Delete => (a, d + 1),
-            ChangeTag::Equal => (a, d),
-        })
-}
+pub(crate) use podcode_tools::diff_stats;
 
 /// Cuts a diff shown to the model to `max` lines, saying how much was left out.
 pub(crate) fn clip_diff(diff: &str, max: usize) -> String {

@@ -31,7 +31,7 @@ pub struct Engine {
     warnings: Vec<String>,
     /// What each opencode config file gave (`podcode plugins` reports it).
     opencode: Vec<podcode_config::OpencodeImport>,
-    store: Mutex<Option<Arc<Store>>>,
+    store: crate::session_diff::StoreSlot,
     mcp: OnceLock<Arc<podcode_mcp::McpSource>>,
     tools: OnceCell<Arc<ToolSets>>,
     bus: broadcast::Sender<Event>,
@@ -83,7 +83,7 @@ impl Engine {
             trusted: AtomicBool::new(trusted),
             warnings: loaded.warnings,
             opencode: loaded.opencode,
-            store: Mutex::new(None),
+            store: Arc::new(Mutex::new(None)),
             mcp: OnceLock::new(),
             tools: OnceCell::new(),
             bus,
@@ -368,9 +368,15 @@ impl Engine {
                 let (sources, plugins) = self.sources();
                 let switches = self.config.tools.clone();
                 let client = plugins.client().cloned();
-                let sets =
-                    ToolSets::start_switched(sources, Some(plugins), self.bus.clone(), switches)
-                        .await;
+                let diffs = crate::session_diff::lookup(self.store.clone(), self.project.clone());
+                let sets = ToolSets::start_switched(
+                    sources,
+                    Some(plugins),
+                    self.bus.clone(),
+                    switches,
+                    Some(diffs),
+                )
+                .await;
                 if let Some(c) = client {
                     c.attach(sets.notice_sender());
                 }

@@ -34,6 +34,7 @@ mod sandbox_status;
 mod sequence;
 mod serving;
 mod session;
+mod session_diff;
 mod session_list;
 mod skills_source;
 mod sources;

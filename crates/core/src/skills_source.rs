@@ -101,7 +101,7 @@ mod tests {
         );
         let (bus, _) = tokio::sync::broadcast::channel(16);
         let sources: Vec<Arc<dyn ToolSource>> = vec![Arc::new(Skills::new(roots))];
-        let sets = ToolSets::start_switched(sources, None, bus, Default::default()).await;
+        let sets = ToolSets::start_switched(sources, None, bus, Default::default(), None).await;
         let description = |set: &crate::toolset::ToolSet| {
             set.registry
                 .tools()

@@ -119,6 +119,8 @@ pub struct ToolSets {
     /// Warnings that belong to no session (a plugin's `event` hook failed): every open
     /// session shows them.
     notices: broadcast::Sender<Event>,
+    /// Reads a turn's file diffs from the change journal for `session.diff` events.
+    diffs: Option<podcode_plugins::DiffLookup>,
 }
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -135,15 +137,17 @@ impl ToolSets {
         plugins: Option<Arc<Plugins>>,
         bus: broadcast::Sender<Event>,
     ) -> Self {
-        Self::start_switched(sources, plugins, bus, ToolSwitches::default()).await
+        Self::start_switched(sources, plugins, bus, ToolSwitches::default(), None).await
     }
 
-    /// [`Self::start`] with tools switched off in every set it builds.
+    /// [`Self::start`] with tools switched off in every set it builds, and plugins' `event`
+    /// hooks told each turn's file diffs through `diffs`.
     pub async fn start_switched(
         sources: Vec<Arc<dyn ToolSource>>,
         plugins: Option<Arc<Plugins>>,
         bus: broadcast::Sender<Event>,
         switches: ToolSwitches,
+        diffs: Option<podcode_plugins::DiffLookup>,
     ) -> Self {
         let (set, stamp) = build_stamped(&sources, &switches).await;
         let sets = Self {
@@ -157,6 +161,7 @@ impl ToolSets {
             early: std::sync::Mutex::new(Some(bus.subscribe())),
             bus,
             notices: broadcast::channel(256).0,
+            diffs,
         };
         sets.feed_event_hooks().await;
         sets
@@ -230,6 +235,7 @@ impl ToolSets {
             Arc::new(move |message| {
                 let _ = notices.send(Event::Warning { message });
             }),
+            self.diffs.clone(),
         );
     }
 

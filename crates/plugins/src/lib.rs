@@ -36,7 +36,7 @@ pub use npm_install::{
     ensure_installed, install_dir, local_path, resolve_npm_plugins_installing, spec_has_version,
     spec_name,
 };
-pub use opencode_events::OpencodeEvents;
+pub use opencode_events::{DiffLookup, OpencodeEvents};
 pub use plugin_files::{
     PluginDirs, PluginFile, PluginFormat, find_plugin_files, fingerprint, plugin_dirs,
     resolve_npm_plugins,

@@ -225,11 +225,13 @@ impl PluginHooks {
     /// down: what was already sent is delivered first, so a one-shot `podcode run` does not
     /// exit before its plugins heard the session go idle). A failing hook is reported through
     /// `warn` once per plugin file, never as an error of a call — and never again, so a
-    /// warning that is itself an event cannot feed a loop.
+    /// warning that is itself an event cannot feed a loop. `diffs` gives `session.diff`
+    /// events their files.
     pub fn forward_events(
         self: &Arc<Self>,
         mut events: tokio::sync::broadcast::Receiver<podcode_protocol::Event>,
         warn: Arc<dyn Fn(String) + Send + Sync>,
+        diffs: Option<crate::DiffLookup>,
     ) -> Option<EventFeed> {
         if !self.handles("event") {
             return None;
@@ -240,7 +242,7 @@ impl PluginHooks {
             let mut reported = std::collections::HashSet::new();
             // Plugins are written against opencode's bus: they get its event types and
             // shapes (`opencode_events.rs`), not the engine's own.
-            let mut opencode = crate::opencode_events::OpencodeEvents::new();
+            let mut opencode = crate::opencode_events::OpencodeEvents::with_diffs(diffs);
             let mut deliver = async |event: podcode_protocol::Event| {
                 for event in opencode.translate(&event) {
                     let input = json!({ "event": event });

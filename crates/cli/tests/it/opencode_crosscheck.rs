@@ -192,6 +192,7 @@ export const Probe: Plugin = async (input) => {
       if (event.type === "message.part.updated") extra.part = p.part?.type + (p.part?.state?.status ? ":" + p.part.state.status : "")
       if (event.type === "message.updated") extra.role = p.info?.role
       if (event.type === "session.status") extra.status = p.status?.type
+      if (event.type === "session.diff") extra.diff = (p.diff ?? []).map((d: any) => `${d.file} ${d.status} +${d.additions} -${d.deletions}`)
       appendFileSync(events, JSON.stringify({ type: event.type, keys: Object.keys(p).sort(), ...extra }) + "\n")
     },
     "chat.params": async (i: any, o: any) => {
@@ -412,12 +413,14 @@ const OPENCODE_ONLY: &[&str] = &[
     "reference.updated",
     "integration.updated",
 ];
-/// Event types opencode sends that Podcode does not send yet (a session's file diff).
-const NOT_SENT_YET: &[&str] = &["session.diff"];
+/// Event types opencode sends that Podcode does not send yet.
+const NOT_SENT_YET: &[&str] = &[];
 
 /// One runner's events as `type` or `type part-kind[:status]`, the bookkeeping left out;
 /// `message.updated`, `session.updated` and `session.status` are kept out of the order
-/// (opencode repeats them as records change) and only checked to be sent, with their keys;
+/// (opencode repeats them as records change) and only checked to be sent, with their keys, and
+/// so is `session.diff` (opencode computes it in the background after a step: the last one
+/// may come after `session.idle` or, in a one-shot run, never);
 /// repeats in a row count once. Also each type's property keys.
 fn event_outline(repo: &Path, runner: &str) -> (Vec<String>, BTreeMap<String, Value>) {
     let text = std::fs::read_to_string(repo.join(format!("events-{runner}.jsonl")))
@@ -436,7 +439,9 @@ fn event_outline(repo: &Path, runner: &str) -> (Vec<String>, BTreeMap<String, Va
         }
         keys.entry(kind.clone()).or_insert(e["keys"].clone());
         let entry = match (kind.as_str(), e["part"].as_str()) {
-            ("message.updated" | "session.updated" | "session.status", _) => continue,
+            ("message.updated" | "session.updated" | "session.status" | "session.diff", _) => {
+                continue;
+            }
             // opencode's snapshot patches: Podcode journals changes instead.
             (_, Some("patch")) => continue,
             (_, Some(part)) => format!("{kind} {part}"),
@@ -498,4 +503,29 @@ fn opencode_and_podcode_plugins_see_the_same_events_for_a_turn_with_an_edit() {
     for (kind, keys) in &their_keys {
         assert_eq!(our_keys.get(kind), Some(keys), "{kind}: property keys");
     }
+    // `session.diff` where opencode sends it: before the first step starts and after each
+    // step. opencode 1.18.33's lists are empty (its summary fills the message instead);
+    // Podcode's name the turn's files from the journal.
+    let diffs: Vec<String> = std::fs::read_to_string(env.repo().join("events-podcode.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|e| match (e["type"].as_str(), e["part"].as_str()) {
+            (Some("session.diff"), _) => Some(format!("diff {}", e["diff"])),
+            (_, Some(p @ ("step-start" | "step-finish"))) => Some(p.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        diffs,
+        [
+            "diff []",
+            "step-start",
+            "step-finish",
+            r#"diff ["notes.txt added +1 -0"]"#,
+            "step-start",
+            "step-finish",
+            r#"diff ["notes.txt added +1 -0"]"#,
+        ]
+    );
 }

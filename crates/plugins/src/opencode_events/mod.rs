@@ -7,9 +7,12 @@
 //! every session's runtime events, sub-agents' unwrapped) and returns the opencode events it
 //! stands for, `{id, type, properties}`. It keeps what opencode's events carry but one engine
 //! event lacks: each session's agent, model and prompt, each message's session and text so
-//! far, each tool call's part. State of a session is dropped when its turn ends.
+//! far, each tool call's part, the changes its turn journaled. State of a session is dropped
+//! when its turn ends. `session.diff` carries the turn's files as opencode's `FileDiff`s; the
+//! engine reads them from the change journal (`DiffLookup`), as the events name only ids.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use podcode_protocol::{Event, PermissionReply, StepUsage, TurnEnd};
@@ -29,6 +32,10 @@ struct Turn {
     text: Option<(String, String)>,
     /// The prompt's text (its `text` part).
     prompt: String,
+    /// The changes the turn's calls journaled, in order (`session.diff`).
+    changes: Vec<String>,
+    /// Steps started in this turn (the first one tells the diff as opencode does).
+    steps: u32,
     /// Calls the streaming step asked for that have not ended yet.
     open_calls: std::collections::HashSet<String>,
     /// A step that ended while its calls still run: opencode ends a step (its text part,
@@ -55,9 +62,15 @@ struct Call {
     start: u64,
 }
 
+/// The files changed by journaled changes (ids, in order), as opencode's `FileDiff`s
+/// (`{file, patch, additions, deletions, status}`, a file once, from before its first change to
+/// after its last).
+pub type DiffLookup = Arc<dyn Fn(&[String]) -> Vec<Value> + Send + Sync>;
+
 /// Translates engine events into opencode bus events (see the module doc).
 #[derive(Default)]
 pub struct OpencodeEvents {
+    diffs: Option<DiffLookup>,
     turns: HashMap<String, Turn>,
     /// Message id → session id (a delta names only its message).
     messages: HashMap<String, String>,
@@ -87,6 +100,30 @@ impl OpencodeEvents {
     /// A translator with nothing seen yet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A translator whose `session.diff` events carry the files `diffs` finds for a turn's
+    /// changes (without one they carry none).
+    pub fn with_diffs(diffs: Option<DiffLookup>) -> Self {
+        Self {
+            diffs,
+            ..Self::default()
+        }
+    }
+
+    /// `session.diff` for `session`'s turn so far. opencode sends it when a turn's first
+    /// step starts and after every step.
+    fn diff(&mut self, session: &str) -> Value {
+        let changes = self
+            .turns
+            .get(session)
+            .map(|t| t.changes.clone())
+            .unwrap_or_default();
+        let diff = match (&self.diffs, changes.is_empty()) {
+            (Some(lookup), false) => lookup(&changes),
+            _ => Vec::new(),
+        };
+        self.event("session.diff", json!({"sessionID": session, "diff": diff}))
     }
 
     /// An id in opencode's form (`evt_…`, `prt_…`), increasing within this translator.
@@ -184,6 +221,7 @@ impl OpencodeEvents {
             "cost": end.usage.cost.unwrap_or(0.0), "tokens": tokens(&end.usage)});
         out.push(self.part_event(session, step));
         out.push(self.event("message.updated", info));
+        out.push(self.diff(session));
         out
     }
 
@@ -257,8 +295,13 @@ impl OpencodeEvents {
                 turn.message = message_id.clone();
                 turn.created = now();
                 turn.text = None;
+                turn.steps += 1;
+                let first = turn.steps == 1;
                 let info = self.assistant(session_id, &self.turns[session_id], None);
                 out.push(self.event("message.updated", info));
+                if first {
+                    out.push(self.diff(session_id));
+                }
                 let step = json!({"id": part, "sessionID": session_id,
                     "messageID": message_id, "type": "step-start"});
                 out.push(self.part_event(session_id, step));
@@ -385,7 +428,18 @@ impl OpencodeEvents {
                     out.extend(self.call_ended(&session, call_id));
                 }
             }
-            Event::ChangeRecorded { file, .. } => {
+            Event::ChangeRecorded {
+                change_id,
+                call_id,
+                file,
+            } => {
+                let session = call_id
+                    .as_ref()
+                    .and_then(|c| self.calls.get(c))
+                    .map(|c| c.session.clone());
+                if let Some(turn) = session.and_then(|s| self.turns.get_mut(&s)) {
+                    turn.changes.push(change_id.clone());
+                }
                 out.push(self.event("file.edited", json!({"file": file})));
                 // opencode's watcher then sees the write too.
                 let watched = json!({"file": file, "event": "change"});

@@ -11,7 +11,13 @@ fn types(events: &[Value]) -> Vec<String> {
 
 #[test]
 fn a_turn_with_text_and_an_edit_reads_as_opencode_tells_it() {
-    let mut t = OpencodeEvents::new();
+    // The engine's journal, as the lookup sees it: ids in, one file per id out.
+    let lookup: DiffLookup = Arc::new(|ids: &[String]| {
+        ids.iter()
+            .map(|id| json!({"file": id, "additions": 1, "deletions": 0}))
+            .collect()
+    });
+    let mut t = OpencodeEvents::with_diffs(Some(lookup));
     let s = "ses_1".to_string();
     let mut all = Vec::new();
     let mut feed = |e: Event| all.extend(t.translate(&e));
@@ -95,6 +101,7 @@ fn a_turn_with_text_and_an_edit_reads_as_opencode_tells_it() {
             "message.part.updated",
             "session.status",
             "message.updated",
+            "session.diff",
             "message.part.updated",
             "message.part.updated",
             "message.part.delta",
@@ -107,6 +114,7 @@ fn a_turn_with_text_and_an_edit_reads_as_opencode_tells_it() {
             "message.part.updated",
             "message.part.updated",
             "message.updated",
+            "session.diff",
             "session.status",
             "session.idle",
         ]
@@ -126,25 +134,34 @@ fn a_turn_with_text_and_an_edit_reads_as_opencode_tells_it() {
     let assistant = &all[3]["properties"]["info"];
     assert_eq!(assistant["parentID"], "msg_u");
     assert_eq!(assistant["providerID"], "openai");
-    assert_eq!(all[5]["properties"]["part"]["text"], "");
-    assert_eq!(all[7]["properties"]["delta"], "ing.");
+    // The turn's diff when its first step starts (nothing changed yet) and after its step.
+    assert_eq!(
+        all[4]["properties"],
+        json!({"sessionID": "ses_1", "diff": []})
+    );
+    assert_eq!(all[6]["properties"]["part"]["text"], "");
+    assert_eq!(all[8]["properties"]["delta"], "ing.");
     let part = |i: usize| &all[i]["properties"]["part"];
-    assert_eq!(part(8)["state"]["status"], "pending");
-    assert_eq!(part(9)["state"]["status"], "running");
-    let done = part(12);
+    assert_eq!(part(9)["state"]["status"], "pending");
+    assert_eq!(part(10)["state"]["status"], "running");
+    let done = part(13);
     assert_eq!(done["state"]["status"], "completed");
     assert_eq!(done["state"]["input"]["filePath"], "a.rs");
     assert_eq!(done["state"]["metadata"], json!({}));
-    assert_eq!(part(13)["text"], "Fixing.");
-    assert_eq!(part(14)["type"], "step-finish");
-    assert_eq!(all[10]["properties"]["file"], "/p/a.rs");
+    assert_eq!(part(14)["text"], "Fixing.");
+    assert_eq!(part(15)["type"], "step-finish");
+    assert_eq!(all[11]["properties"]["file"], "/p/a.rs");
+    assert_eq!(
+        all[17]["properties"],
+        json!({"sessionID": "ses_1", "diff": [{"file": "chg", "additions": 1, "deletions": 0}]})
+    );
     // Every part event carries the session and a time beside the part, as opencode's do.
     for e in all.iter().filter(|e| e["type"] == "message.part.updated") {
         assert_eq!(e["properties"]["sessionID"], "ses_1", "{e}");
         assert!(e["properties"]["time"].as_u64().is_some(), "{e}");
     }
-    assert_eq!(all[17]["properties"]["sessionID"], "ses_1");
-    assert_eq!(all[16]["properties"]["status"]["type"], "idle");
+    assert_eq!(all[19]["properties"]["sessionID"], "ses_1");
+    assert_eq!(all[18]["properties"]["status"]["type"], "idle");
 }
 
 #[test]

@@ -9,5 +9,7 @@ mod revert;
 mod write;
 
 pub use recover::recover_interrupted_writes;
-pub use revert::{RevertError, RevertOptions, RevertOutcome, RevertTarget, revert, unified_diff};
+pub use revert::{
+    RevertError, RevertOptions, RevertOutcome, RevertTarget, diff_stats, revert, unified_diff,
+};
 pub use write::{Applied, FileWrite, WriteError, apply_journaled};

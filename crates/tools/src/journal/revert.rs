@@ -134,6 +134,17 @@ pub fn revert<J: ChangeJournal + ?Sized>(
     Ok(outcome)
 }
 
+/// Lines added and deleted between two texts (the `+`/`-` counts of their diff).
+pub fn diff_stats(old: &str, new: &str) -> (usize, usize) {
+    similar::TextDiff::from_lines(old, new)
+        .iter_all_changes()
+        .fold((0, 0), |(a, d), c| match c.tag() {
+            similar::ChangeTag::Insert => (a + 1, d),
+            similar::ChangeTag::Delete => (a, d + 1),
+            similar::ChangeTag::Equal => (a, d),
+        })
+}
+
 /// Unified diff with headers `a/<file>` and `b/<file>` and 3 lines of context; empty when
 /// the texts are equal.
 pub fn unified_diff(file: &str, old: &str, new: &str) -> String {
