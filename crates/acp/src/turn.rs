@@ -148,6 +148,12 @@ impl Turn {
                     text.into(),
                 )));
             }
+            // ACP has no way to replace streamed text: the rewritten block follows, marked.
+            Event::TextReplaced { text, .. } => {
+                self.send(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                    rewritten(&text).into(),
+                )));
+            }
             Event::ReasoningDelta { text, .. } => {
                 self.send(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
                     text.into(),
@@ -424,10 +430,20 @@ fn show_hidden_in(value: &mut Value) {
     }
 }
 
+/// What follows a streamed text block a plugin's `experimental.text.complete` rewrote.
+fn rewritten(text: &str) -> String {
+    format!("\n\n(rewritten by a plugin)\n{text}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_rewritten_block_follows_marked() {
+        assert_eq!(rewritten("Final."), "\n\n(rewritten by a plugin)\nFinal.");
+    }
 
     #[test]
     fn options_map_onto_podcode_replies() {

@@ -295,7 +295,8 @@ impl Agent {
                 summary.steps,
                 "task",
                 args.to_string(),
-            )?;
+            )
+            .await?;
             history.push(Role::Assistant, out.parts.clone());
             summary.tool_calls += 1;
             let calls = Calls {

@@ -1,7 +1,9 @@
 //! One model request: stream the response, emit deltas, and record each part in the store
 //! as soon as it is complete (a text or reasoning block when the next block starts, tool
 //! calls when the response finishes, then the `step` part with usage). A cut or failed
-//! stream marks the step so it is never taken for a complete one.
+//! stream marks the step so it is never taken for a complete one. A text block that ended
+//! whole goes through plugins' `experimental.text.complete` before it is stored: what the hook
+//! leaves is what the store keeps and the model reads next (`TextReplaced` tells front ends).
 
 use std::sync::Arc;
 
@@ -10,6 +12,7 @@ use podcode_providers::{
     ChatRequest, FinishReason, ModelClient, ModelInfo, Part, ProviderError, StreamEvent, Usage,
 };
 use podcode_store::StoreError;
+use podcode_tools::ToolRuntime;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -51,9 +54,14 @@ struct Pending {
     data: ToolData,
 }
 
+/// opencode's hook on a finished text block.
+const TEXT_COMPLETE: &str = "experimental.text.complete";
+
 struct Streaming<'a> {
     rec: &'a Recorder,
     info: &'a ModelInfo,
+    /// The runtime whose plugins have `experimental.text.complete`, when any has.
+    text_hook: Option<&'a ToolRuntime>,
     message_id: String,
     open: Open,
     parts: Vec<Part>,
@@ -67,6 +75,7 @@ impl<'a> Streaming<'a> {
     fn open(
         rec: &'a Recorder,
         info: &'a ModelInfo,
+        text_hook: Option<&'a ToolRuntime>,
         model: &Arc<dyn ModelClient>,
         agent: &str,
         step: u32,
@@ -81,6 +90,7 @@ impl<'a> Streaming<'a> {
         Ok(Self {
             rec,
             info,
+            text_hook: text_hook.filter(|rt| rt.has_chat_hook(TEXT_COMPLETE)),
             message_id,
             open: Open::None,
             parts: Vec::new(),
@@ -90,10 +100,16 @@ impl<'a> Streaming<'a> {
         })
     }
 
-    fn close(&mut self, interrupted: bool) -> Result<(), StoreError> {
+    async fn close(&mut self, interrupted: bool) -> Result<(), StoreError> {
         let stored = match std::mem::replace(&mut self.open, Open::None) {
             Open::None => return Ok(()),
-            Open::Text(text) => StoredPart::Text(TextData { text, interrupted }),
+            Open::Text(text) => {
+                let text = match self.text_hook {
+                    Some(rt) if !interrupted => self.complete_text(rt, text).await,
+                    _ => text,
+                };
+                StoredPart::Text(TextData { text, interrupted })
+            }
             Open::Reasoning(text, signature) => StoredPart::Reasoning(ReasoningData {
                 text,
                 signature,
@@ -111,11 +127,31 @@ impl<'a> Streaming<'a> {
         Ok(())
     }
 
-    fn apply(&mut self, ev: StreamEvent) -> Result<(), StoreError> {
+    /// `experimental.text.complete` (opencode's input `{sessionID, messageID, partID}`,
+    /// output `{text}`) on a block that ended whole; a changed text is announced.
+    async fn complete_text(&self, rt: &ToolRuntime, text: String) -> String {
+        let input = json!({"sessionID": self.rec.session, "messageID": self.message_id,
+            "partID": new_id("prt")});
+        let out = rt
+            .chat_hook(TEXT_COMPLETE, input, json!({ "text": text }))
+            .await;
+        match out["text"].as_str() {
+            Some(done) if done != text => {
+                self.rec.emit(Event::TextReplaced {
+                    message_id: self.message_id.clone(),
+                    text: done.to_string(),
+                });
+                done.to_string()
+            }
+            _ => text,
+        }
+    }
+
+    async fn apply(&mut self, ev: StreamEvent) -> Result<(), StoreError> {
         match ev {
             StreamEvent::TextDelta { text } => {
                 if !matches!(self.open, Open::Text(_)) {
-                    self.close(false)?;
+                    self.close(false).await?;
                     self.open = Open::Text(String::new());
                 }
                 if let Open::Text(buf) = &mut self.open {
@@ -128,7 +164,7 @@ impl<'a> Streaming<'a> {
             }
             StreamEvent::ReasoningDelta { text } => {
                 if !matches!(self.open, Open::Reasoning(..)) {
-                    self.close(false)?;
+                    self.close(false).await?;
                     self.open = Open::Reasoning(String::new(), None);
                 }
                 if let Open::Reasoning(buf, _) = &mut self.open {
@@ -141,7 +177,7 @@ impl<'a> Streaming<'a> {
             }
             StreamEvent::ReasoningSignature { signature } => {
                 if !matches!(self.open, Open::Reasoning(..)) {
-                    self.close(false)?;
+                    self.close(false).await?;
                     self.open = Open::Reasoning(String::new(), None);
                 }
                 if let Open::Reasoning(_, sig) = &mut self.open {
@@ -149,7 +185,7 @@ impl<'a> Streaming<'a> {
                 }
             }
             StreamEvent::ToolCallStart { index, id, name } => {
-                self.close(false)?;
+                self.close(false).await?;
                 let call_id = new_id("call");
                 self.rec.emit(Event::ToolRequested {
                     message_id: self.message_id.clone(),
@@ -186,13 +222,13 @@ impl<'a> Streaming<'a> {
     }
 
     /// Closes the step: open block, then (when complete) the tool calls, then `step`.
-    fn end(
+    async fn end(
         mut self,
         step: u32,
         status: StepStatus,
         error: Option<String>,
     ) -> Result<StepOutput, StoreError> {
-        self.close(status != StepStatus::Completed)?;
+        self.close(status != StepStatus::Completed).await?;
         let mut calls = Vec::new();
         if status == StepStatus::Completed {
             self.pending.sort_by_key(|p| p.index);
@@ -280,7 +316,7 @@ enum Stop {
 /// A step the model did not stream: one call of `tool` with `arguments`, recorded and
 /// announced exactly as if the model had asked for it (a custom command with `subtask`
 /// starts its `task` call this way, so every front end shows it as a sub-agent card).
-pub(crate) fn synthetic_step(
+pub(crate) async fn synthetic_step(
     rec: &Recorder,
     info: &ModelInfo,
     model: &Arc<dyn ModelClient>,
@@ -289,7 +325,7 @@ pub(crate) fn synthetic_step(
     tool: &str,
     arguments: String,
 ) -> Result<StepOutput, StoreError> {
-    let mut st = Streaming::open(rec, info, model, agent, step)?;
+    let mut st = Streaming::open(rec, info, None, model, agent, step)?;
     for ev in [
         StreamEvent::ToolCallStart {
             index: 0,
@@ -304,23 +340,26 @@ pub(crate) fn synthetic_step(
             reason: FinishReason::ToolCalls,
         },
     ] {
-        st.apply(ev)?;
+        st.apply(ev).await?;
     }
-    st.end(step, StepStatus::Completed, None)
+    st.end(step, StepStatus::Completed, None).await
 }
 
 /// Streams one request into a new assistant message. `Ok(Err(_))` is a failed step (already
-/// recorded as cut or error); `Err` is a store failure.
+/// recorded as cut or error); `Err` is a store failure. `runtime`'s plugins see each whole
+/// text block (`experimental.text.complete`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_step(
     rec: &Recorder,
     info: &ModelInfo,
+    runtime: &ToolRuntime,
     model: &Arc<dyn ModelClient>,
     agent: &str,
     step: u32,
     request: ChatRequest,
     abort: &CancellationToken,
 ) -> Result<Result<StepOutput, StepFailure>, StoreError> {
-    let mut st = Streaming::open(rec, info, model, agent, step)?;
+    let mut st = Streaming::open(rec, info, Some(runtime), model, agent, step)?;
     let started = tokio::select! {
         biased;
         _ = abort.cancelled() => Err(ProviderError::Aborted),
@@ -337,11 +376,11 @@ pub(crate) async fn run_step(
             match next {
                 Some(Ok(ev)) => {
                     let finished = matches!(ev, StreamEvent::Finish { .. });
-                    st.apply(ev)?;
+                    st.apply(ev).await?;
                     if finished {
                         // Anything already queued behind `Finish` (late usage) still counts.
                         while let Ok(Ok(ev)) = rx.try_recv() {
-                            st.apply(ev)?;
+                            st.apply(ev).await?;
                         }
                         break Stop::Finished;
                     }
@@ -355,18 +394,18 @@ pub(crate) async fn run_step(
         },
     };
     let out = match stop {
-        Stop::Finished => Ok(st.end(step, StepStatus::Completed, None)?),
-        Stop::Aborted => Ok(st.end(step, StepStatus::Aborted, None)?),
+        Stop::Finished => Ok(st.end(step, StepStatus::Completed, None).await?),
+        Stop::Aborted => Ok(st.end(step, StepStatus::Aborted, None).await?),
         Stop::Cut(e) => {
-            st.end(step, StepStatus::Cut, Some(e.clone()))?;
+            st.end(step, StepStatus::Cut, Some(e.clone())).await?;
             Err(StepFailure::Cut(e))
         }
         Stop::Failed(e) => {
-            st.end(step, StepStatus::Error, Some(e.clone()))?;
+            st.end(step, StepStatus::Error, Some(e.clone())).await?;
             Err(StepFailure::Failed(e))
         }
         Stop::Overflow(e) => {
-            st.end(step, StepStatus::Error, Some(e.clone()))?;
+            st.end(step, StepStatus::Error, Some(e.clone())).await?;
             Err(StepFailure::Overflow(e))
         }
     };

@@ -386,6 +386,14 @@ impl Engine {
             .clone()
     }
 
+    /// Whether a loaded plugin registers hook `name` (false before the plugins loaded).
+    pub fn plugins_have_hook(&self, name: &str) -> bool {
+        self.tools
+            .get()
+            .and_then(|sets| sets.plugins()?.state()?.hooks.clone())
+            .is_some_and(|hooks| hooks.handles(name))
+    }
+
     /// The permission rules every session starts from: the built-ins' defaults, then the
     /// config's (an agent profile's or `--allow` rules come after them).
     pub(crate) fn base_rules(&self) -> Vec<PermissionRule> {

@@ -12,6 +12,65 @@ use podcode_protocol::{
 
 use crate::engine::Engine;
 
+/// What `podcode run` writes of the answer on stdout: text as it streams, or, when a plugin
+/// may rewrite a finished text block (`experimental.text.complete`), each block once it is
+/// final — held until the next event shows it ended, and replaced by `TextReplaced` — so
+/// stdout carries the text the model and the store keep, once.
+pub struct AnswerText {
+    hold: Option<bool>,
+    held: String,
+    at_line_start: bool,
+}
+
+impl Default for AnswerText {
+    fn default() -> Self {
+        Self {
+            hold: None,
+            held: String::new(),
+            at_line_start: true,
+        }
+    }
+}
+
+impl AnswerText {
+    /// Whether a line break must end the text written so far before other output (and
+    /// then it counts as written).
+    pub fn end_line(&mut self) -> bool {
+        !std::mem::replace(&mut self.at_line_start, true)
+    }
+
+    /// The text to write now for `event`.
+    pub fn on(&mut self, event: &Event, engine: &Engine) -> Option<String> {
+        let text = self.next(event, engine)?;
+        if !text.is_empty() {
+            self.at_line_start = text.ends_with('\n');
+        }
+        Some(text)
+    }
+
+    fn next(&mut self, event: &Event, engine: &Engine) -> Option<String> {
+        match event {
+            Event::TextDelta { text, .. } => {
+                let hold = *self
+                    .hold
+                    .get_or_insert_with(|| engine.plugins_have_hook("experimental.text.complete"));
+                if !hold {
+                    return Some(text.clone());
+                }
+                self.held.push_str(text);
+                None
+            }
+            Event::TextReplaced { text, .. } if self.hold == Some(true) => {
+                self.held.clone_from(text);
+                None
+            }
+            // Streamed already: the rewritten block follows on a line of its own.
+            Event::TextReplaced { text, .. } => Some(format!("\n{text}")),
+            _ => (!self.held.is_empty()).then(|| std::mem::take(&mut self.held)),
+        }
+    }
+}
+
 /// The lines a turn's events add beside the streamed answer, with the titles of the calls
 /// seen so far (a call's card shows the title its metadata gave when its result has none).
 #[derive(Default)]

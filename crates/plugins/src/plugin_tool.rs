@@ -152,8 +152,8 @@ fn result_from_json(v: Value) -> Result<ToolResult, ToolError> {
     })
 }
 
-/// The hooks Podcode calls; a plugin's other hooks (opencode's `auth`,
-/// `experimental.text.complete`, …) never run, and `podcode plugins` says so.
+/// The hooks Podcode calls; a plugin's other hooks (opencode's `auth`, …) never run, and
+/// `podcode plugins` says so.
 pub const CALLED_HOOKS: &[&str] = &[
     "tool.execute.before",
     "tool.execute.after",
@@ -167,6 +167,7 @@ pub const CALLED_HOOKS: &[&str] = &[
     "experimental.chat.messages.transform",
     "experimental.session.compacting",
     "command.execute.before",
+    "experimental.text.complete",
 ];
 
 /// One plugin file's hooks.

@@ -250,6 +250,15 @@ pub enum Event {
         /// The new text, to append.
         text: String,
     },
+    /// A plugin's `experimental.text.complete` hook rewrote the text block of `message_id`
+    /// that just ended (its last one): `text` replaces what its deltas spelled, in the store
+    /// and for the model. Front ends show `text` in place of the streamed block.
+    TextReplaced {
+        /// The assistant message whose last text block is replaced.
+        message_id: String,
+        /// The block's whole text now.
+        text: String,
+    },
     /// Streamed model reasoning, as it arrives.
     ReasoningDelta {
         /// The assistant message the reasoning belongs to.

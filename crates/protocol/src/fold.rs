@@ -94,6 +94,15 @@ impl ItemFold {
             }
             Event::TextDelta { message_id, text } => self.append(message_id, text, false),
             Event::ReasoningDelta { message_id, text } => self.append(message_id, text, true),
+            Event::TextReplaced { message_id, text } => {
+                let (index, item) = self.items.iter_mut().enumerate().rev().find(
+                    |(_, i)| matches!(i, Item::Assistant { message_id: m, .. } if m == message_id),
+                )?;
+                if let Item::Assistant { text: shown, .. } = item {
+                    shown.clone_from(text);
+                }
+                Some(ItemChange::Changed(index))
+            }
             Event::ToolRequested {
                 message_id,
                 call_id,

@@ -242,3 +242,34 @@ fn a_fold_continues_after_stored_items() {
     assert_eq!(f.apply(&step_end("m_old", "cut")), None);
     assert_eq!(f.apply(&user("next")), Some(ItemChange::Added(1)));
 }
+
+#[test]
+fn a_text_a_plugin_rewrote_replaces_its_messages_last_block_only() {
+    let mut f = ItemFold::new("ses_a");
+    for e in [
+        text("m1", "first"),
+        asked("m1", "c1", "read"),
+        text("m1", "Draft"),
+    ] {
+        f.apply(&e);
+    }
+    let replaced = Event::TextReplaced {
+        message_id: "m1".into(),
+        text: "Final.".into(),
+    };
+    assert_eq!(f.apply(&replaced), Some(ItemChange::Changed(2)));
+    let texts: Vec<_> = f
+        .items()
+        .iter()
+        .filter_map(|i| match i {
+            Item::Assistant { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["first", "Final."]);
+    let unknown = Event::TextReplaced {
+        message_id: "m9".into(),
+        text: "x".into(),
+    };
+    assert_eq!(f.apply(&unknown), None);
+}

@@ -127,6 +127,7 @@ impl Agent {
             match run_step(
                 rec,
                 info,
+                &self.runtime,
                 &self.model,
                 &self.profile.name,
                 step,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use podcode_core::one_turn::{exit_status, prompt_and_title, stdin_if_dash, until_turn_end};
-use podcode_core::turn_text::{TurnNotes, summary_lines};
+use podcode_core::turn_text::{AnswerText, TurnNotes, summary_lines};
 use podcode_core::{Engine, EngineError, SessionOptions};
 use podcode_protocol::{Event, Op, TurnSummary, sanitize_for_terminal as clean};
 use tokio::sync::broadcast;
@@ -137,8 +137,7 @@ async fn print_events(
     format: Format,
     engine: Arc<Engine>,
 ) -> Option<TurnSummary> {
-    let mut at_line_start = true;
-    let mut notes = TurnNotes::default();
+    let (mut notes, mut answer) = (TurnNotes::default(), AnswerText::default());
     let render = |event: &Event| {
         if format == Format::Json {
             if let Ok(line) = serde_json::to_string(event) {
@@ -147,37 +146,26 @@ async fn print_events(
                 let _ = out.flush();
             }
         } else {
-            render_text(event, &mut at_line_start, &mut notes, &engine);
+            render_text(event, &mut notes, &mut answer, &engine);
         }
     };
     let lagged = |n| eprintln!("warning: {n} events were dropped (the terminal could not keep up)");
     until_turn_end(events, render, lagged).await
 }
 
-fn render_text(event: &Event, at_line_start: &mut bool, notes: &mut TurnNotes, engine: &Engine) {
-    let end_line = |at: &mut bool| {
-        if !*at {
-            println!();
-            *at = true;
-        }
-    };
-    match event {
-        Event::TextDelta { text, .. } => {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(clean(text).as_bytes());
-            let _ = out.flush();
-            if !text.is_empty() {
-                *at_line_start = text.ends_with('\n');
-            }
-        }
-        Event::StepFinished { .. } => end_line(at_line_start),
-        _ => {
-            if let Some((line, ends_text)) = notes.note(event, engine) {
-                if ends_text {
-                    end_line(at_line_start);
-                }
-                eprintln!("{line}");
-            }
-        }
+fn render_text(event: &Event, notes: &mut TurnNotes, answer: &mut AnswerText, engine: &Engine) {
+    let mut out = std::io::stdout().lock();
+    if let Some(text) = answer.on(event, engine) {
+        let _ = out.write_all(clean(&text).as_bytes());
+    }
+    let note = notes.note(event, engine);
+    let ends_text =
+        matches!(event, Event::StepFinished { .. }) || note.as_ref().is_some_and(|n| n.1);
+    if ends_text && answer.end_line() {
+        let _ = writeln!(out);
+    }
+    let _ = out.flush();
+    if let Some((line, _)) = note {
+        eprintln!("{line}");
     }
 }

@@ -4,7 +4,8 @@
 //! as the model will read it (a redaction there keeps a secret from the model), with
 //! metadata always an object; `chat.params` gets opencode's `provider` and `message` and
 //! its `temperature` (exactly as set), `topP` and provider `options` reach the request;
-//! the PluginInput has opencode's keys and `$`/`process.cwd()` work in the workspace; and
+//! the PluginInput has opencode's keys and `$`/`process.cwd()` work in the workspace;
+//! `experimental.text.complete` rewrites a finished text block everywhere it is kept; and
 //! `podcode plugins` warns about hooks Podcode never calls.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -283,9 +284,7 @@ const UNCALLED: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
 
 export const Mixed: Plugin = async () => ({
   "tool.execute.before": async () => {},
-  "experimental.text.complete": async (_input, output) => {
-    output.text = output.text + " (completed)"
-  },
+  "experimental.compaction.autocontinue": async () => {},
   auth: { provider: "example", methods: [] },
 })
 "#;
@@ -300,7 +299,7 @@ fn podcode_plugins_warns_about_each_hook_podcode_does_not_call() {
     let report = text(&out.stdout);
     let lines: Vec<&str> = report.lines().map(str::trim).collect();
     assert!(lines.contains(&"hooks: tool.execute.before"), "{report}");
-    for hook in ["experimental.text.complete", "auth"] {
+    for hook in ["experimental.compaction.autocontinue", "auth"] {
         let warning = format!(
             "warning: hook {hook} is not called by Podcode: what the plugin does there never happens"
         );
@@ -310,6 +309,84 @@ fn podcode_plugins_warns_about_each_hook_podcode_does_not_call() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         report["files"][0]["uncalled_hooks"],
-        json!(["experimental.text.complete", "auth"])
+        json!(["experimental.compaction.autocontinue", "auth"])
+    );
+}
+
+const SIGN: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
+import { appendFileSync } from "node:fs"
+
+export const Sign: Plugin = async ({ directory }) => ({
+  "experimental.text.complete": async (input, output) => {
+    appendFileSync(`${directory}/complete.jsonl`, JSON.stringify({ input, output: { ...output } }) + "\n")
+    output.text = output.text.replace("internal-host-7", "[host]") + " -- signed"
+  },
+})
+"#;
+
+#[test]
+fn text_complete_rewrites_each_finished_text_block_for_the_user_the_store_and_the_model() {
+    let env = Env::new(vec![
+        Reply::new()
+            .text("Checking internal-host-7 first.")
+            .tool_call(
+                "c1",
+                "bash",
+                r#"{"command": "echo ok", "description": "Check"}"#,
+            ),
+        Reply::new().text("All good on internal-host-7."),
+        Reply::new().text("Fine on internal-host-7."),
+    ]);
+    env.write(".opencode/plugins/sign.ts", SIGN);
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "check the host", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // The user reads each block as the hook left it, once.
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "Checking [host] first. -- signed",
+            "All good on [host]. -- signed"
+        ],
+        "{stdout}"
+    );
+    // The hook saw opencode's input and the whole block.
+    let seen = env.jsonl("complete.jsonl");
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    let input = &seen[0]["input"];
+    assert_eq!(input["sessionID"], json!(env.last_session()));
+    assert!(input["messageID"].as_str().is_some_and(|m| !m.is_empty()));
+    assert!(input["partID"].as_str().is_some_and(|p| !p.is_empty()));
+    assert_eq!(seen[0]["output"]["text"], "Checking internal-host-7 first.");
+    // The model's next request carries the rewritten text as its own earlier answer.
+    let reqs = env.requests();
+    let body = reqs[1].to_string();
+    assert!(body.contains("Checking [host] first. -- signed"), "{body}");
+    assert!(!body.contains("internal-host-7"), "{body}");
+    // The stored session shows it too.
+    let shown = env.run(&["sessions", "show", &env.last_session()]);
+    let shown = text(&shown.stdout);
+    assert!(shown.contains("All good on [host]. -- signed"), "{shown}");
+    assert!(!shown.contains("internal-host-7"), "{shown}");
+    // The JSON stream streams the model's text, then announces the rewrite.
+    let json_run = env.run(&["run", "again", "--yes", "--format", "json"]);
+    assert!(json_run.status.success(), "{}", text(&json_run.stderr));
+    let events: Vec<Value> = text(&json_run.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "text_delta" || e["type"] == "text_replaced")
+        .collect();
+    let streamed: String = events
+        .iter()
+        .filter(|e| e["type"] == "text_delta")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert_eq!(streamed, "Fine on internal-host-7.");
+    let last = events.last().unwrap();
+    assert_eq!(
+        (&last["type"], &last["text"]),
+        (&json!("text_replaced"), &json!("Fine on [host]. -- signed"))
     );
 }

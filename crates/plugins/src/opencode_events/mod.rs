@@ -332,6 +332,16 @@ impl OpencodeEvents {
                     "partID": part, "field": "text", "delta": text});
                 out.push(self.event("message.part.delta", delta));
             }
+            // The part's final text is the one the plugins' hook left.
+            Event::TextReplaced { message_id, text } => {
+                let turn = self
+                    .messages
+                    .get(message_id)
+                    .and_then(|s| self.turns.get_mut(s));
+                if let Some((_, all)) = turn.and_then(|t| t.text.as_mut()) {
+                    all.clone_from(text);
+                }
+            }
             Event::ToolRequested {
                 message_id,
                 call_id,

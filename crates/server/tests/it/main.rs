@@ -15,3 +15,4 @@ mod security;
 mod web_commands;
 mod web_hostile;
 mod web_page;
+mod web_plugins;

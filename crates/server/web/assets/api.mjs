@@ -110,7 +110,7 @@ export class EventStream {
 }
 
 const EVENT_TYPES = [
-  "user_message", "turn_started", "step_started", "text_delta", "reasoning_delta", "tool_requested",
+  "user_message", "turn_started", "step_started", "text_delta", "text_replaced", "reasoning_delta", "tool_requested",
   "tool_started", "tool_metadata", "tool_finished", "tool_failed", "permission_asked",
   "permission_resolved", "change_recorded", "reverted", "step_finished", "step_retry",
   "usage", "compacted", "turn_finished", "configured", "tools_reloaded", "warning", "subagent",

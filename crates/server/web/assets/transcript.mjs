@@ -104,6 +104,15 @@ export class Transcript {
     }
   }
 
+  /** A plugin rewrote the message's last text block: show its final text instead. */
+  replace(messageId, text) {
+    const m = this.messages.get(`assistant:${messageId}`);
+    if (!m) return false;
+    m.text = m.text.slice(0, m.blockStart ?? 0);
+    this.append(messageId, text);
+    return true;
+  }
+
   flush() {
     this.frame = 0;
     const stick = this.atBottom();
@@ -152,8 +161,15 @@ export class Transcript {
       // A step streamed again from the log replaces whatever the store showed of it.
       case "step_started": this.restart(ev.message_id); return false;
       case "text_delta": this.append(ev.message_id, ev.text); return true;
+      case "text_replaced": return this.replace(ev.message_id, ev.text);
       case "reasoning_delta": this.append(ev.message_id, ev.text, "reasoning"); return true;
-      case "tool_requested": this.card(ev.call_id, ev.tool); return true;
+      case "tool_requested": {
+        // Text after this call is a new block of the message (a rewrite replaces only that).
+        const m = this.messages.get(`assistant:${ev.message_id}`);
+        if (m) m.blockStart = m.text.length;
+        this.card(ev.call_id, ev.tool);
+        return true;
+      }
       case "tool_started": {
         const c = this.card(ev.call_id, ev.tool);
         this.setTitle(c, argsTitle(ev.args));

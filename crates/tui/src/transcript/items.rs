@@ -238,6 +238,30 @@ mod tests {
     }
 
     #[test]
+    fn a_text_block_a_plugin_rewrote_shows_its_final_text() {
+        let mut live = Transcript::new(SES);
+        for text in ["Checking ", "host-7."] {
+            live.apply_event(&Event::TextDelta {
+                message_id: "msg_a".into(),
+                text: text.into(),
+            });
+        }
+        live.apply_event(&Event::TextReplaced {
+            message_id: "msg_a".into(),
+            text: "Checking [host].".into(),
+        });
+        let shown: Vec<_> = live
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Assistant { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(shown, ["Checking [host]."]);
+    }
+
+    #[test]
     fn the_live_transcript_is_the_stored_items_drawn() {
         let mut live = Transcript::new(SES);
         let mut fold = podcode_protocol::ItemFold::new(SES);
