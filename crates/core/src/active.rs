@@ -21,6 +21,9 @@ pub(crate) enum Driver {
 #[derive(Default)]
 pub(crate) struct ActiveSessions {
     running: Mutex<HashMap<String, Driver>>,
+    /// Every session a front end has open, by id (the newest port of each): a plugin's
+    /// `client.session.command` runs its command through it.
+    ports: Mutex<HashMap<String, crate::session::WeakPort>>,
 }
 
 impl ActiveSessions {
@@ -29,6 +32,25 @@ impl ActiveSessions {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         }
+    }
+
+    /// Remembers `port` as session `id`'s open port (forgetting closed ones).
+    pub(crate) fn open_port(&self, id: &str, port: crate::session::WeakPort) {
+        let mut ports = match self.ports.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        ports.retain(|_, p| p.upgrade().is_some());
+        ports.insert(id.to_string(), port);
+    }
+
+    /// Session `id`'s port, while a front end has it open.
+    pub(crate) fn port(&self, id: &str) -> Option<crate::session::Port> {
+        let ports = match self.ports.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        ports.get(id)?.upgrade()
     }
 
     /// The sessions with a turn running now.

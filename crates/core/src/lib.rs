@@ -70,7 +70,7 @@ pub mod sandbox_helper {
 }
 pub use child::busy_child_text;
 pub use listing::{ToolInfo, ToolListing};
-pub use plugin_client::PROMPT_NEEDS_NO_REPLY;
+pub use plugin_client::SESSION_NOT_OPEN;
 pub use registry::{EngineFactory, LiveSession, Resume, SessionRegistry};
 pub use revert_note::revert_note_line;
 pub use sequence::Numbered;

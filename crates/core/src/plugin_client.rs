@@ -3,18 +3,22 @@
 //! channel every session forwards to its front end); session calls answer from the store in
 //! the opencode SDK's shapes — `Session` (`{id, slug, projectID, directory, parentID?, title,
 //! agent, model?, version, cost, tokens, time}`), `messages` as `[{info, parts}]`, `status` as
-//! opencode's map of sessions with a turn running (`active.rs`). Two calls write:
+//! opencode's map of sessions with a turn running (`active.rs`). Calls that write:
 //! `update({body: {title}})` retitles a session, and `prompt({body: {noReply: true, parts}})`
 //! stores the parts as a user message the next request sends (how plugins add context; parts
 //! marked `synthetic` are hidden from transcripts, as in opencode). A prompt that asks for a
-//! reply is refused with a text saying so: a plugin cannot start a turn here. The store is
-//! opened on the first call, so a plugin that never uses sessions costs nothing.
+//! reply and `command({body: {command, arguments}})` start a turn in a session a front end has
+//! open in this process (through its port, as the front end's own prompt would: queued behind
+//! a running turn), and resolve once it is accepted — not when it ends, so a plugin awaiting
+//! one from a hook of that session's turn cannot stall it; a session not open here is refused
+//! with a text saying so. The store is opened on the first call, so a plugin that never uses
+//! sessions costs nothing.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use podcode_plugins::{ClientBackend, ClientError, Toast};
-use podcode_protocol::Event;
+use podcode_protocol::{Event, Op};
 use podcode_store::{SessionRow, Store};
 
 use crate::active::ActiveSessions;
@@ -29,8 +33,8 @@ pub struct EngineClient {
     active: Arc<ActiveSessions>,
 }
 
-/// What `client.session.prompt` says when a plugin asks for a reply.
-pub const PROMPT_NEEDS_NO_REPLY: &str = "client.session.prompt starts no turn in Podcode: pass `noReply: true` to add the parts to the session for its next request";
+/// What a plugin is told when it starts a turn in a session no front end has open here.
+pub const SESSION_NOT_OPEN: &str = "is not open in this Podcode process: a plugin can start a turn (client.session.prompt without noReply, client.session.command) only in a session a front end has open; pass `noReply: true` to add the parts for its next request instead";
 
 impl EngineClient {
     pub(crate) fn new(db_path: PathBuf, project: PathBuf, active: Arc<ActiveSessions>) -> Self {
@@ -140,6 +144,7 @@ fn needs_id(args: &Value, method: &str) -> Result<String, ClientError> {
         })
 }
 
+#[async_trait::async_trait]
 impl ClientBackend for EngineClient {
     fn toast(&self, t: Toast) {
         if let Some(n) = self.notices.get() {
@@ -151,7 +156,7 @@ impl ClientBackend for EngineClient {
         }
     }
 
-    fn session(&self, method: &str, args: &Value) -> Result<Value, ClientError> {
+    async fn session(&self, method: &str, args: &Value) -> Result<Value, ClientError> {
         match method {
             "list" => {
                 let store = self.store()?;
@@ -185,6 +190,27 @@ impl ClientBackend for EngineClient {
                 }
             }
             "prompt" => self.prompt(args),
+            "command" => {
+                let id = needs_id(args, "command")?;
+                let body = args.get("body").cloned().unwrap_or(Value::Null);
+                let Some(name) = body.get("command").and_then(Value::as_str) else {
+                    return Err(ClientError::new(
+                        "BadRequestError",
+                        "client.session.command needs a command: { path: { id }, body: { command, arguments } }",
+                    ));
+                };
+                let name = name.trim_start_matches('/').to_string();
+                let arguments = body
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                self.start_turn(&id, |session_id| Op::Command {
+                    session_id,
+                    name,
+                    arguments,
+                })
+            }
             "messages" => {
                 let id = needs_id(args, method)?;
                 let store = self.store()?;
@@ -253,14 +279,33 @@ impl ClientBackend for EngineClient {
 }
 
 impl EngineClient {
+    /// Sends `op` for session `id` through the port of the front end that has it open:
+    /// `{sessionID, queued}` once accepted (`queued` when a turn was running).
+    fn start_turn(&self, id: &str, op: impl FnOnce(String) -> Op) -> Result<Value, ClientError> {
+        let Some(port) = self.active.port(id) else {
+            return Err(ClientError::new(
+                "BadRequestError",
+                format!("session {id} {SESSION_NOT_OPEN}"),
+            ));
+        };
+        let queued = port.busy();
+        port.send(op(id.to_string()));
+        Ok(json!({"sessionID": id, "queued": queued}))
+    }
+
     /// `client.session.prompt` with `noReply: true`: the parts become a user message of the
     /// session, sent with its next request; answers opencode's `{info, parts}`.
     fn prompt(&self, args: &Value) -> Result<Value, ClientError> {
         let id = needs_id(args, "prompt")?;
-        if args.pointer("/body/noReply").and_then(Value::as_bool) != Some(true) {
-            return Err(ClientError::new("BadRequestError", PROMPT_NEEDS_NO_REPLY));
-        }
         let texts = prompt_texts(args)?;
+        if args.pointer("/body/noReply").and_then(Value::as_bool) != Some(true) {
+            let text: Vec<String> = texts.into_iter().map(|(t, _)| t).collect();
+            return self.start_turn(&id, |session_id| Op::Prompt {
+                session_id,
+                text: text.join("\n"),
+                files: Vec::new(),
+            });
+        }
         let store = self.store()?;
         let session = store
             .session(&id)

@@ -87,13 +87,29 @@ impl Port {
     ) -> Self {
         let writer = Sequencer::new(events);
         let asker = EventAsker::new(writer.sink());
-        Self {
+        let port = Self {
             writer,
             asker,
             ops,
             id: id.into(),
             turns: Arc::new(AtomicU64::new(0)),
             active,
+        };
+        if port.ops.is_some() {
+            port.active.open_port(&port.id, port.downgrade());
+        }
+        port
+    }
+
+    /// This port without keeping the session alive (the engine's list of open sessions).
+    fn downgrade(&self) -> WeakPort {
+        WeakPort {
+            writer: Arc::downgrade(&self.writer),
+            asker: Arc::downgrade(&self.asker),
+            ops: self.ops.as_ref().map(|o| o.downgrade()),
+            id: self.id.clone(),
+            turns: Arc::downgrade(&self.turns),
+            active: Arc::downgrade(&self.active),
         }
     }
 
@@ -216,6 +232,34 @@ impl Port {
     /// Asks still waiting for an answer, oldest first (`Event::PermissionAsked`).
     pub fn open_asks(&self) -> Vec<Event> {
         self.asker.open_asks()
+    }
+}
+
+/// A session's port as the engine remembers it: gone once the front end closed the session.
+pub(crate) struct WeakPort {
+    writer: std::sync::Weak<Sequencer>,
+    asker: std::sync::Weak<EventAsker>,
+    ops: Option<mpsc::WeakUnboundedSender<Op>>,
+    id: Arc<str>,
+    turns: std::sync::Weak<AtomicU64>,
+    active: std::sync::Weak<ActiveSessions>,
+}
+
+impl WeakPort {
+    /// The port, while its session is open.
+    pub(crate) fn upgrade(&self) -> Option<Port> {
+        let ops = match &self.ops {
+            Some(o) => Some(o.upgrade()?),
+            None => None,
+        };
+        Some(Port {
+            writer: self.writer.upgrade()?,
+            asker: self.asker.upgrade()?,
+            ops,
+            id: self.id.clone(),
+            turns: self.turns.upgrade()?,
+            active: self.active.upgrade()?,
+        })
     }
 }
 

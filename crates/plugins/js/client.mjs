@@ -10,11 +10,12 @@
 // (`<data>/logs/plugins.log`): the host itself may not write there, since it runs in the
 // sandbox. A toast after the load is also sent to Rust (notification `client.toast`), which
 // shows it in the front ends. Session calls — `client.session.list()`, `.get({ path: { id } })`,
-// `.messages({ path: { id } })`, `.status()`, `.update({ path: { id }, body: { title } })` and
-// `.prompt({ path: { id }, body: { noReply: true, parts } })` — ask Rust (request
-// `client.session`), which answers from Podcode's session store in opencode's shapes (a
-// prompt adds its parts for the session's next request; it starts no turn). Every other path
-// (`client.session.command`, `client.find.files`, …) reads as a function, so
+// `.messages({ path: { id } })`, `.status()`, `.update({ path: { id }, body: { title } })`,
+// `.prompt({ path: { id }, body: { noReply?, parts } })` and `.command({ path: { id }, body: {
+// command, arguments } })` — ask Rust (request `client.session`), which answers from Podcode's
+// session store in opencode's shapes (a `noReply` prompt adds its parts for the session's next
+// request; a prompt asking a reply and a command start a turn in a session open in this
+// process). Every other path (`client.find.files`, …) reads as a function, so
 // `typeof client.session?.status` feature tests and property reads never throw; calling one
 // rejects with "<path> is not supported in Podcode" — the SDK's own failure mode, which
 // plugins already catch.
@@ -38,7 +39,7 @@ export async function collectingClientCalls(sink, fn) {
 }
 
 export function unsupportedMessage(path) {
-  return `client.${path} is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status/update/prompt)`;
+  return `client.${path} is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status/update/prompt/command)`;
 }
 
 function text(v) {
@@ -146,6 +147,7 @@ export function makeClient(file) {
       status: (arg) => sessionRead("status", arg),
       update: (arg) => sessionRead("update", arg),
       prompt: (arg) => sessionRead("prompt", arg),
+      command: (arg) => sessionRead("command", arg),
     },
   };
   const branch = (name, impl) =>

@@ -47,11 +47,12 @@ impl ClientError {
 }
 
 /// The engine's side of the plugin `client`.
+#[async_trait::async_trait]
 pub trait ClientBackend: Send + Sync {
     /// Shows a toast in every front end.
     fn toast(&self, toast: Toast);
     /// Answers `client.session.<method>(args)` with the SDK's `data`.
-    fn session(&self, method: &str, args: &Value) -> Result<Value, ClientError>;
+    async fn session(&self, method: &str, args: &Value) -> Result<Value, ClientError>;
 }
 
 /// Appends one `client.log` entry (`{time, file, kind, level, service, message, extra?}`) to
@@ -81,7 +82,7 @@ pub(crate) fn notified(backend: Option<Arc<dyn ClientBackend>>, method: &str, pa
 
 /// The result of a `client.*` request from the sidecar: `{data}` or `{error}`, as the SDK
 /// resolves (never a JSON-RPC error).
-pub(crate) fn answer(
+pub(crate) async fn answer(
     backend: Option<Arc<dyn ClientBackend>>,
     method: &str,
     params: &Value,
@@ -89,7 +90,7 @@ pub(crate) fn answer(
     let what = params.get("method").and_then(Value::as_str).unwrap_or("");
     let args = params.get("args").cloned().unwrap_or(Value::Null);
     let reply = match (method, backend) {
-        ("client.session", Some(b)) => b.session(what, &args),
+        ("client.session", Some(b)) => b.session(what, &args).await,
         ("client.session", None) => Err(ClientError::new(
             "UnknownError",
             "this plugin host has no session store",
@@ -109,14 +110,14 @@ pub(crate) fn answer(
 mod tests {
     use super::*;
 
-    #[test]
-    fn without_a_backend_a_session_read_is_an_sdk_error_not_a_throw() {
+    #[tokio::test]
+    async fn without_a_backend_a_session_read_is_an_sdk_error_not_a_throw() {
         assert_eq!(
-            answer(None, "client.session", &json!({"method": "list"})),
+            answer(None, "client.session", &json!({"method": "list"})).await,
             json!({"error": {"name": "UnknownError", "data": {"message": "this plugin host has no session store"}}})
         );
         assert_eq!(
-            answer(None, "client.find", &json!({})),
+            answer(None, "client.find", &json!({})).await,
             json!({"error": {"name": "UnknownError", "data": {"message": "unknown method client.find"}}})
         );
     }

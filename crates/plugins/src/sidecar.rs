@@ -473,7 +473,7 @@ fn client_frame(inner: &Arc<Inner>, method: &str, params: Value, id: Option<Valu
             let inner = inner.clone();
             let method = method.to_string();
             tokio::spawn(async move {
-                let result = crate::client_backend::answer(backend, &method, &params);
+                let result = crate::client_backend::answer(backend, &method, &params).await;
                 let frame = json!({"jsonrpc": "2.0", "id": id, "result": result});
                 let _ = Sidecar { inner }.send(&frame).await;
             });

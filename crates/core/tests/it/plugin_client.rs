@@ -1,7 +1,9 @@
 //! The opencode `client` a plugin receives, backed by the engine: a plugin tool run in a real
 //! session (scripted model over real HTTP, real SQLite store, real sidecar) reads sessions
 //! through `client.session.*` in opencode's `{ data, error }` shapes, and its
-//! `client.tui.showToast` reaches the session's event stream as `Event::Toast`.
+//! `client.tui.showToast` reaches the session's event stream as `Event::Toast`; a prompt
+//! asking for a reply and `client.session.command` start turns in an open session (queued
+//! behind a running one), and are refused for a session no front end has open.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -47,8 +49,7 @@ export const Reader = async ({ client }) => ({
         const missing = await client.session.get({ path: { id: "ses_missing" } });
         const status = await client.session.status();
         const toast = await client.tui.showToast({ body: { title: "Reader", message: "read the sessions", variant: "success" } });
-        let command;
-        try { await client.session.command({ path: { id: ctx.sessionID }, body: { command: "x" } }); } catch (e) { command = e.message; }
+        const notOpen = await client.session.command({ path: { id: "ses_closed" }, body: { command: "x" } });
         // How real plugins add context: a prompt that asks for no reply.
         const injected = await client.session.prompt({ path: { id: ctx.sessionID }, body: { noReply: true, parts: [{ type: "text", text: "Context from the plugin: ticket PRJ-7.", synthetic: true }] } });
         const replyAsked = await client.session.prompt({ path: { id: ctx.sessionID }, body: { parts: [{ type: "text", text: "hi" }] } });
@@ -56,9 +57,10 @@ export const Reader = async ({ client }) => ({
         return JSON.stringify({
           keys: Object.keys(one.data).sort(),
           injected: injected.data,
-          replyAsked: replyAsked.error,
+          replyAsked: replyAsked.error ?? null,
+          replyStarted: replyAsked.data,
           renamed: renamed.data.title,
-          command,
+          notOpen: notOpen.error,
           listed: list.data.map((s) => s.id),
           listError: list.error ?? null,
           session: one.data,
@@ -86,6 +88,8 @@ async fn a_plugin_reads_sessions_and_shows_a_toast_through_the_client() {
 
     server.push(Reply::new().tool_call("c1", "session_reads", "{}"));
     server.push(Reply::new().text("done"));
+    // The prompt the tool asked a reply to: its own turn, after this one.
+    server.push(Reply::new().text("hello"));
     session.send(Op::Prompt {
         session_id: session.id().to_string(),
         text: "read the sessions".into(),
@@ -133,8 +137,8 @@ async fn a_plugin_reads_sessions_and_shows_a_toast_through_the_client() {
     );
     assert_eq!(out["toast"], true);
     assert_eq!(
-        out["command"],
-        "client.session.command is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status/update/prompt)"
+        out["notOpen"],
+        serde_json::json!({"name": "BadRequestError", "data": {"message": format!("session ses_closed {}", podcode_core::SESSION_NOT_OPEN)}})
     );
     // opencode's Session keys, where Podcode has the value (no share, revert, summary yet).
     assert_eq!(
@@ -162,9 +166,26 @@ async fn a_plugin_reads_sessions_and_shows_a_toast_through_the_client() {
         "Context from the plugin: ticket PRJ-7."
     );
     assert_eq!(injected["parts"][0]["synthetic"], true);
+    // Asked while this session's turn ran: queued, then run as a turn of its own.
+    assert_eq!(out["replyAsked"], Value::Null, "{out:#}");
     assert_eq!(
-        out["replyAsked"],
-        serde_json::json!({"name": "BadRequestError", "data": {"message": podcode_core::PROMPT_NEEDS_NO_REPLY}})
+        out["replyStarted"],
+        serde_json::json!({"sessionID": id, "queued": true})
+    );
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .expect("the queued prompt's turn")
+            .expect("the stream stays open");
+        if matches!(e, Event::TurnFinished { .. }) {
+            break;
+        }
+    }
+    let hi = server.requests().last().unwrap().clone();
+    let last_user = podcode_providers::testing::user_texts(&hi);
+    assert!(
+        last_user.lines().last().is_some_and(|l| l.contains("hi")),
+        "{last_user}"
     );
     assert_eq!(out["renamed"], "renamed by a plugin");
     assert_eq!(
@@ -191,7 +212,7 @@ async fn a_plugin_reads_sessions_and_shows_a_toast_through_the_client() {
             _ => None,
         })
         .collect();
-    assert_eq!(prompts, ["read the sessions", "next"]);
+    assert_eq!(prompts, ["read the sessions", "hi", "next"]);
     session.close().await;
     engine.shutdown().await;
 }
@@ -243,4 +264,66 @@ async fn a_compacting_hook_adds_what_the_summary_must_keep() {
         )),
         "{summarising}"
     );
+}
+
+/// Runs a command when the session first goes idle, as an "auto-continue" plugin does.
+const FOLLOW_UP: &str = r#"
+import { appendFileSync } from "node:fs";
+let done = false;
+export const FollowUp = async ({ client, directory }) => ({
+  event: async ({ event }) => {
+    if (event.type !== "session.idle" || done) return;
+    done = true;
+    const res = await client.session.command({ path: { id: event.properties.sessionID }, body: { command: "/check", arguments: "the build" } });
+    appendFileSync(`${directory}/follow-up.json`, JSON.stringify(res));
+  },
+});
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_hook_runs_a_custom_command_when_the_session_goes_idle() {
+    let server = ScriptedModel::start(vec![
+        Reply::new().text("started"),
+        Reply::new().text("checked"),
+    ])
+    .await;
+    let ws = ScratchWorkspace::new(
+        &server.base_url(),
+        "[commands.check]\ntemplate = \"Check $ARGUMENTS carefully.\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.root().join("config/plugins")).unwrap();
+    std::fs::write(ws.root().join("config/plugins/follow.mjs"), FOLLOW_UP).unwrap();
+    let engine = ws.engine().unwrap();
+    let session = open_build_session(&engine, "following").await.unwrap();
+    let mut events = session.subscribe();
+    prompt_and_wait(&session, &mut events, "start").await;
+    // The plugin hears the turn end and runs the command: a second turn.
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(60), events.recv())
+            .await
+            .expect("the command's turn")
+            .expect("the stream stays open");
+        if matches!(e, Event::TurnFinished { .. }) {
+            break;
+        }
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let sent = podcode_providers::testing::user_texts(&requests[1]);
+    assert!(
+        sent.lines()
+            .last()
+            .is_some_and(|l| l.contains("Check the build carefully.")),
+        "{sent}"
+    );
+    let res: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.repo().join("follow-up.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        res,
+        serde_json::json!({"data": {"sessionID": session.id(), "queued": false}})
+    );
+    session.close().await;
+    engine.shutdown().await;
 }

@@ -189,7 +189,7 @@ export function protocolSuite(runtime, skip) {
       assert.equal((await rejection(hook({ filePath: "/w/.env" }))).message, "Do not read .env files");
       assert.deepEqual(await hook({ filePath: "/w/src/main.rs" }), { output: { args: { filePath: "/w/src/main.rs" } } });
       const e = await rejection(execute(client, GUARD, "use_client"));
-      assert.equal(e.message, "client.session.command is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status/update/prompt)");
+      assert.equal(e.message, "client.session.revert is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status/update/prompt/command)");
       const info = JSON.parse((await execute(client, GUARD, "plugin_input")).output);
       // opencode's PluginInput keys, in its order; the host works in the session directory.
       assert.deepEqual(info, {
