@@ -126,6 +126,8 @@ pub struct Agent {
     /// The turn's user message (id, created in ms): `chat.params` hooks get it as opencode's
     /// `message`.
     turn_message: Mutex<Option<(String, i64)>>,
+    /// What plugins' `tool.definition` made of each tool definition.
+    tool_definitions: Mutex<chat_hooks::Definitions>,
 }
 
 impl Agent {
@@ -150,6 +152,7 @@ impl Agent {
             budget,
             warned: AtomicBool::new(false),
             turn_message: Mutex::new(None),
+            tool_definitions: Mutex::new(chat_hooks::Definitions::new()),
         }
     }
 
@@ -503,7 +506,7 @@ impl Agent {
         step: u32,
         abort: &CancellationToken,
     ) -> Result<Result<StepOutput, String>, AgentError> {
-        let tools = self.tool_specs(with_tools);
+        let tools = self.tool_definition_hook(self.tool_specs(with_tools)).await;
         let fixed = estimate_fixed(system, &tools);
         let mut extra = StepUsage::default();
         if self.opts.compaction.auto {

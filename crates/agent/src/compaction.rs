@@ -435,6 +435,7 @@ impl Compactor<'_> {
             top_k: None,
             options: Default::default(),
             cache_key: Some(self.rec.session.clone()),
+            headers: Vec::new(),
         };
         let mut rx = tokio::select! {
             _ = abort.cancelled() => return Err("aborted".into()),

@@ -163,6 +163,8 @@ pub const CALLED_HOOKS: &[&str] = &[
     "config",
     "chat.message",
     "chat.params",
+    "chat.headers",
+    "tool.definition",
     "experimental.chat.system.transform",
     "experimental.chat.messages.transform",
     "experimental.session.compacting",

@@ -127,6 +127,10 @@ pub struct ChatRequest {
     /// `prompt_cache_key` to OpenAI, which routes requests sharing it to the same cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_key: Option<String>,
+    /// HTTP headers for this request (a `chat.headers` hook's), sent after the provider's
+    /// configured ones (a same-named one replaces it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
 }
 
 /// Tokens one request used, as the provider reported them.

@@ -39,18 +39,31 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// A JSON POST of `body` to `path` under the endpoint, with its configured headers and
-    /// the protocol's own (`extra`).
+    /// A JSON POST of `body` to `path` under the endpoint, with its configured headers, the
+    /// protocol's own (`extra`) and the request's (`request`, last: they win).
     pub(crate) fn json<T: serde::Serialize>(
         endpoint: &Endpoint,
         provider: &str,
         path: &str,
         extra: &[(&str, String)],
+        request: &[(String, String)],
         body: &T,
     ) -> Result<Self, ProviderError> {
+        let mut headers = endpoint.header_map(provider, extra)?;
+        for (name, value) in request {
+            let bad = || {
+                ProviderError::Config(format!(
+                    "a plugin's chat.headers hook set `{name}`, which is not a valid HTTP header"
+                ))
+            };
+            let name =
+                reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+            let value = reqwest::header::HeaderValue::from_str(value).map_err(|_| bad())?;
+            headers.insert(name, value);
+        }
         Ok(Prepared {
             url: endpoint.url(path),
-            headers: endpoint.header_map(provider, extra)?,
+            headers,
             body: serde_json::to_vec(body).map_err(|e| ProviderError::Protocol {
                 provider: provider.to_string(),
                 message: e.to_string(),

@@ -5,12 +5,21 @@
 //! `provider` (`{id, name, source, env, options, models}`, options never carrying keys) and
 //! `message` (the turn's user message: `{id, sessionID, role, time, agent, model}`) — and
 //! its output `{temperature, topP, topK, maxOutputTokens, options}`, all of which go into
-//! the request (`ChatParams`).
+//! the request (`ChatParams`). `chat.headers` gets the same input and output `{headers}`:
+//! the HTTP headers it sets go with the request. `tool.definition` (input `{toolID}`, output
+//! `{description, parameters}`) may rewrite what the model reads about each tool; it is asked
+//! once per tool set, not per request.
 
+use std::collections::HashMap;
+
+use podcode_protocol::ToolSpec;
 use podcode_providers::ModelInfo;
 use serde_json::{Map, Value, json};
 
 use super::Agent;
+
+/// By tool id: its own description and parameters, and what `tool.definition` made of them.
+pub(crate) type Definitions = HashMap<String, ((String, Value), (String, Value))>;
 
 /// What `chat.params` left for the next request.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -113,6 +122,71 @@ impl Agent {
                 .or(self.opts.max_tokens),
             options: out["options"].as_object().cloned().unwrap_or_default(),
         }
+    }
+
+    /// The `chat.headers` hook may set HTTP headers of the next request (string values;
+    /// others are left out). Without such a hook there are none.
+    pub(super) async fn chat_headers_hook(&self, session_id: &str) -> Vec<(String, String)> {
+        if !self.runtime.has_chat_hook("chat.headers") {
+            return Vec::new();
+        }
+        let out = self
+            .runtime
+            .chat_hook(
+                "chat.headers",
+                self.params_input(session_id),
+                json!({"headers": {}}),
+            )
+            .await;
+        out["headers"]
+            .as_object()
+            .map(|h| {
+                h.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// `specs` as plugins' `tool.definition` hooks define them (the model sees these; calls
+    /// are still checked against each tool's own schema). A definition is asked about once.
+    pub(super) async fn tool_definition_hook(&self, mut specs: Vec<ToolSpec>) -> Vec<ToolSpec> {
+        const HOOK: &str = "tool.definition";
+        if specs.is_empty() || !self.runtime.has_chat_hook(HOOK) {
+            return specs;
+        }
+        let mut known = match self.tool_definitions.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        for spec in &mut specs {
+            let own = (spec.description.clone(), spec.parameters.clone());
+            let defined = match known.get(&spec.id) {
+                Some((was, defined)) if *was == own => defined.clone(),
+                _ => {
+                    let output = json!({"description": own.0, "parameters": own.1});
+                    let out = self
+                        .runtime
+                        .chat_hook(HOOK, json!({"toolID": spec.id}), output)
+                        .await;
+                    let description = out["description"].as_str().unwrap_or(&own.0).to_string();
+                    let parameters = match &out["parameters"] {
+                        p if p.is_object() => p.clone(),
+                        _ => own.1.clone(),
+                    };
+                    known.insert(
+                        spec.id.clone(),
+                        (own, (description.clone(), parameters.clone())),
+                    );
+                    (description, parameters)
+                }
+            };
+            (spec.description, spec.parameters) = defined;
+        }
+        if let Ok(mut g) = self.tool_definitions.lock() {
+            *g = known;
+        }
+        specs
     }
 
     /// `experimental.chat.system.transform` may add to (or rewrite) the system prompt of the

@@ -94,6 +94,7 @@ impl Agent {
         // The summarising request after an overflow counts toward the step's usage.
         let mut spent = StepUsage::default();
         let params = self.chat_params_hook(&rec.session).await;
+        let headers = self.chat_headers_hook(&rec.session).await;
         let system = self.system_transform_hook(&rec.session, system).await;
         let system = system.as_str();
         let mut attempt = 0;
@@ -122,6 +123,7 @@ impl Agent {
                 top_k: params.top_k,
                 options: params.options.clone(),
                 cache_key: Some(rec.session.clone()),
+                headers: headers.clone(),
             };
             let info = &self.opts.model_info;
             match run_step(

@@ -5,7 +5,9 @@
 //! metadata always an object; `chat.params` gets opencode's `provider` and `message` and
 //! its `temperature` (exactly as set), `topP` and provider `options` reach the request;
 //! the PluginInput has opencode's keys and `$`/`process.cwd()` work in the workspace;
-//! `experimental.text.complete` rewrites a finished text block everywhere it is kept; and
+//! `chat.headers` sets HTTP headers of the model request; `tool.definition` rewrites what the
+//! model reads about a tool (asked once per tool); `experimental.text.complete`
+//! rewrites a finished text block everywhere it is kept; and
 //! `podcode plugins` warns about hooks Podcode never calls.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -389,4 +391,85 @@ fn text_complete_rewrites_each_finished_text_block_for_the_user_the_store_and_th
         (&last["type"], &last["text"]),
         (&json!("text_replaced"), &json!("Fine on [host]. -- signed"))
     );
+}
+
+const HEADERS: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
+import { appendFileSync } from "node:fs"
+
+export const Headers: Plugin = async ({ directory }) => ({
+  "chat.headers": async (input, output) => {
+    appendFileSync(`${directory}/headers.jsonl`, JSON.stringify({ keys: Object.keys(input).sort(), output }) + "\n")
+    output.headers["X-Session-Id"] = input.sessionID
+    output.headers["x-trace"] = `${input.agent}/${input.model.id}`
+  },
+})
+"#;
+
+#[test]
+fn chat_headers_sets_http_headers_of_each_model_request() {
+    let env = Env::new(vec![Reply::new().text("Hi.")]);
+    env.write(".opencode/plugins/headers.ts", HEADERS);
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "hello", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let seen = env.jsonl("headers.jsonl");
+    assert_eq!(
+        seen[0],
+        json!({"keys": ["agent", "message", "model", "provider", "sessionID"], "output": {"headers": {}}})
+    );
+    let sent = env.server.recorded();
+    let last = sent.last().unwrap();
+    assert_eq!(last.headers.get("x-session-id"), Some(&env.last_session()));
+    assert_eq!(
+        last.headers.get("x-trace").map(String::as_str),
+        Some("build/test")
+    );
+}
+
+const DEFINITION: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
+import { appendFileSync } from "node:fs"
+
+export const Define: Plugin = async ({ directory }) => ({
+  "tool.definition": async (input, output) => {
+    appendFileSync(`${directory}/definitions.jsonl`, JSON.stringify(input) + "\n")
+    if (input.toolID !== "bash") return
+    output.description = output.description + " Never print secrets."
+    output.parameters = { ...output.parameters, description: "bash, as the team wants it" }
+  },
+})
+"#;
+
+#[test]
+fn tool_definition_rewrites_what_the_model_reads_about_a_tool_once_per_tool() {
+    let env = Env::new(vec![
+        bash_call("c1", "echo hi", "Say hi"),
+        Reply::new().text("Done."),
+    ]);
+    env.write(".opencode/plugins/define.ts", DEFINITION);
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "say hi", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let reqs = env.requests();
+    assert_eq!(reqs.len(), 2);
+    for req in &reqs {
+        let bash = req["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == "bash")
+            .unwrap();
+        let description = bash["function"]["description"].as_str().unwrap();
+        assert!(description.ends_with(" Never print secrets."), "{description}");
+        assert_eq!(
+            bash["function"]["parameters"]["description"],
+            "bash, as the team wants it"
+        );
+    }
+    // Asked once per tool, not per request; other tools keep their definitions.
+    let asked = env.jsonl("definitions.jsonl");
+    let bash_asks = asked.iter().filter(|a| a["toolID"] == "bash").count();
+    assert_eq!(bash_asks, 1, "{asked:?}");
+    assert!(asked.iter().any(|a| a["toolID"] == "read"), "{asked:?}");
+    // The call still ran under bash's own schema.
+    assert_eq!(tool_messages(&reqs[1])[0].1, "hi\n");
 }

@@ -65,6 +65,7 @@ impl ModelClient for AnthropicClient {
             provider,
             "messages",
             &protocol_headers,
+            &request.headers,
             &body,
         )?;
         stream::start(

@@ -268,6 +268,7 @@ mod tests {
             top_k: None,
             options: Default::default(),
             cache_key: None,
+            headers: Vec::new(),
         };
         let body = request_body(&ModelRef::parse("anthropic/claude-y").unwrap(), &req);
         assert_eq!(body["model"], "claude-x");
@@ -315,6 +316,7 @@ mod tests {
             top_k: None,
             options: Default::default(),
             cache_key: Some("ses_1".into()),
+            headers: Vec::new(),
         };
         let body = request_body(&ModelRef::parse("anthropic/claude-y").unwrap(), &req);
         let eph = json!({"type": "ephemeral"});

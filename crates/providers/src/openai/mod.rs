@@ -57,7 +57,14 @@ impl ModelClient for OpenAiClient {
             .iter()
             .map(|k| ("authorization", format!("Bearer {k}")))
             .collect();
-        let prepared = Prepared::json(&self.endpoint, provider, "chat/completions", &auth, &body)?;
+        let prepared = Prepared::json(
+            &self.endpoint,
+            provider,
+            "chat/completions",
+            &auth,
+            &request.headers,
+            &body,
+        )?;
         stream::start(
             &self.http,
             &self.endpoint,

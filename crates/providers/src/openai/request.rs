@@ -186,6 +186,7 @@ mod tests {
             top_k: None,
             options: Default::default(),
             cache_key: None,
+            headers: Vec::new(),
         }
     }
 

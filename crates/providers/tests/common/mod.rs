@@ -40,6 +40,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
         top_k: None,
         options: Default::default(),
         cache_key: None,
+        headers: Vec::new(),
     }
 }
 
