@@ -337,8 +337,30 @@ impl Engine {
         let sets = self.tool_sets().await;
         let state = sets.plugins().and_then(|p| p.state());
         let mut lines = plugin_lines(&sets.latest().registry, state.as_deref());
+        lines.extend(self.plugin_home_lines());
         lines.extend(opencode_lines(self.opencode_imports()));
         lines
+    }
+
+    /// What plugins wrote to the home directory (kept in the plugins' home layer), when
+    /// they wrote anything.
+    fn plugin_home_lines(&self) -> Vec<String> {
+        let upper = self.plugin_home_layer().join("upper");
+        let mut names: Vec<String> = std::fs::read_dir(&upper)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if names.is_empty() {
+            return Vec::new();
+        }
+        names.sort();
+        vec![format!(
+            "Plugins' own files in your home are kept in {} (your home itself is not changed): {}",
+            upper.display(),
+            names.join(", ")
+        )]
     }
 
     /// The plugin report of `podcode plugins --json`: each file's outcome, config imports and
@@ -348,6 +370,7 @@ impl Engine {
         let state = sets.plugins().and_then(|p| p.state());
         let mut report = plugin_json(&sets.latest().registry, state.as_deref());
         report["opencode_config"] = json!(self.opencode_imports());
+        report["home_layer"] = json!(self.plugin_home_layer().join("upper"));
         report
     }
 }

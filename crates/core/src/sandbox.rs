@@ -151,10 +151,19 @@ impl Engine {
     /// The sandbox the plugin sidecar runs in (its own network setting).
     pub(crate) fn plugin_sandbox(&self) -> Option<Sandbox> {
         let cfg = self.sandbox_config();
+        // Plugins are code the user installed: one that keeps state in its own folder in the
+        // home works, its writes kept in the plugins' home layer, never in the real home.
+        let layer = self.plugin_home_layer();
         self.launcher(Settings {
             mode: mode_of(cfg.mode),
             network: cfg.plugin_network,
         })
+        .map(|s| s.with_home_layer(self.dirs().home.clone(), layer))
+    }
+
+    /// Where the plugin host's writes to the home directory are kept (`upper/` holds them).
+    pub fn plugin_home_layer(&self) -> PathBuf {
+        self.dirs().data_dir.join("plugin-home")
     }
 
     fn launcher(&self, settings: Settings) -> Option<Sandbox> {

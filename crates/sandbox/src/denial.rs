@@ -247,6 +247,7 @@ mod tests {
             writable: vec![root.to_path_buf()],
             protect: Vec::new(),
             denial_log: None,
+            home_layer: None,
         }
     }
 

@@ -79,7 +79,7 @@ pub const PROBE_NO_NAMESPACES: i32 = 2;
 pub const PROBE_NO_PROC: i32 = 3;
 
 fn probe() -> ! {
-    match crate::namespaces::enter(&[]) {
+    match crate::namespaces::enter(&[], None) {
         Ok(i) if i.pid => {}
         Ok(_) => std::process::exit(PROBE_NO_NAMESPACES),
         Err(_) => std::process::exit(PROBE_NO_NAMESPACES),
@@ -196,7 +196,11 @@ pub fn run_helper(args: &[OsString]) -> ! {
         },
         None => None,
     };
-    let isolation = match crate::namespaces::enter(&policy.protect) {
+    let layer = policy
+        .home_layer
+        .as_ref()
+        .map(|l| (l, policy.writable.as_slice()));
+    let isolation = match crate::namespaces::enter(&policy.protect, layer) {
         Ok(i) => i,
         Err(e) => fail(
             EXIT_SETUP_FAILED,
@@ -229,7 +233,7 @@ pub fn run_helper(args: &[OsString]) -> ! {
 
 /// The supervisor's start: mount `/proc`, restrict itself, start CMD, serve.
 fn supervisor(
-    policy: Policy,
+    mut policy: Policy,
     isolation: crate::namespaces::Isolation,
     log: Option<std::fs::File>,
     status: OwnedFd,
@@ -253,6 +257,12 @@ fn supervisor(
         .read(true)
         .write(true)
         .open("/dev/null");
+    // The home is the layer now: writes there land in it, never in the real home.
+    if isolation.home_layer
+        && let Some(layer) = &policy.home_layer
+    {
+        policy.writable.push(layer.home.clone());
+    }
     if let Err(e) = landlock_rules(&policy) {
         fail(EXIT_SETUP_FAILED, &e.to_string());
     }

@@ -35,6 +35,7 @@ pub struct Sandbox {
     writable: Vec<PathBuf>,
     temp_root: Option<PathBuf>,
     hidden_env: Vec<String>,
+    home_layer: Option<crate::HomeLayer>,
 }
 
 impl Sandbox {
@@ -46,6 +47,7 @@ impl Sandbox {
             writable: Vec::new(),
             temp_root: None,
             hidden_env: Vec::new(),
+            home_layer: None,
         }
     }
 
@@ -64,6 +66,13 @@ impl Sandbox {
     /// Environment variables removed from every spawned process.
     pub fn with_hidden_env(mut self, names: impl IntoIterator<Item = String>) -> Self {
         self.hidden_env.extend(names);
+        self
+    }
+
+    /// Spawns write into a layer over `home` kept in `dir` instead of the home itself (see
+    /// `HomeLayer`; in workspace-write mode, where the kernel allows the overlay).
+    pub fn with_home_layer(mut self, home: PathBuf, dir: PathBuf) -> Self {
+        self.home_layer = Some(crate::HomeLayer { home, dir });
         self
     }
 
@@ -161,6 +170,10 @@ impl Sandbox {
             writable,
             protect,
             denial_log: None,
+            home_layer: self
+                .home_layer
+                .clone()
+                .filter(|_| self.settings.mode == Mode::WorkspaceWrite),
         }
     }
 

@@ -28,5 +28,5 @@ pub use denial::{Denial, denial_for, denied_note, detect, log_len, logged_denial
 pub use helper::{HELPER_BINARY, HELPER_SUBCOMMAND, helper_beside, helper_main, run_helper};
 pub use launcher::{Sandbox, Settings};
 pub use mask::{MIN_SECRET_LEN, Secret, hide_own_memory, mask_secrets, secrets_from_env};
-pub use policy::{Mode, PROTECTED_NAMES, Policy, WRITABLE_DEVICES, protected_paths};
+pub use policy::{HomeLayer, Mode, PROTECTED_NAMES, Policy, WRITABLE_DEVICES, protected_paths};
 pub use status::{KernelSupport, LandlockSupport, NamespaceSupport};

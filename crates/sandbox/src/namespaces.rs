@@ -9,6 +9,12 @@
 //!   whose environment holds the API keys and the server token, nor any other of the
 //!   user's.
 //!
+//! For the plugin host, a `HomeLayer` too: an overlay over the home directory whose changes
+//! land in Podcode's data directory, so a plugin that keeps its state in its own dot-folder
+//! works while the real home is never written (the writable roots inside the home are bound
+//! back over the overlay: the workspace stays the real one). A kernel that refuses the
+//! overlay leaves the home as it was (`Isolation::home_layer` false).
+//!
 //! Root gets both directly. Other users get them inside a new user namespace that maps
 //! their own uid and gid to themselves (so files and `id` look the same and `exec` drops
 //! the namespace's capabilities). Where neither works (user namespaces disabled), nothing
@@ -24,12 +30,15 @@ pub struct Isolation {
     pub pid: bool,
     /// The protected paths are read-only.
     pub mounts: bool,
+    /// The home layer is in place: the home may be written (into the layer).
+    pub home_layer: bool,
 }
 
 impl Isolation {
     pub const NONE: Isolation = Isolation {
         pid: false,
         mounts: false,
+        home_layer: false,
     };
 }
 
@@ -51,7 +60,10 @@ fn cstr(path: &Path) -> io::Result<std::ffi::CString> {
 /// this user may do) and makes every path in `protect` read-only. Call it in the helper
 /// before it forks. `Ok(Isolation::NONE)`: this system allows no namespaces, nothing
 /// changed; an error: isolation was begun but failed, the command must not run.
-pub fn enter(protect: &[std::path::PathBuf]) -> io::Result<Isolation> {
+pub fn enter(
+    protect: &[std::path::PathBuf],
+    layer: Option<(&crate::HomeLayer, &[std::path::PathBuf])>,
+) -> io::Result<Isolation> {
     let flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
     // SAFETY: unshare only changes this (single-threaded) process's namespaces.
     if unsafe { libc::unshare(flags) } < 0 {
@@ -78,6 +90,10 @@ pub fn enter(protect: &[std::path::PathBuf]) -> io::Result<Isolation> {
             std::ptr::null(),
         )
     })?;
+    let home_layer = match layer {
+        Some((layer, writable)) => lay_home(layer, writable)?,
+        None => false,
+    };
     for path in protect {
         match read_only_bind(path) {
             // Removed since the policy was made: nothing left to protect.
@@ -88,7 +104,87 @@ pub fn enter(protect: &[std::path::PathBuf]) -> io::Result<Isolation> {
     Ok(Isolation {
         pid: true,
         mounts: true,
+        home_layer,
     })
+}
+
+/// Lays `layer` over its home, then binds each of `writable` that lies inside the home back
+/// over the overlay (opened before the overlay hid it). `Ok(false)`: no layer (the kernel
+/// refused it, or the home itself is a writable root); an error: the layer is in place but
+/// a root could not be put back, so the command must not run.
+fn lay_home(layer: &crate::HomeLayer, writable: &[std::path::PathBuf]) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let Ok(home) = layer.home.canonicalize() else {
+        return Ok(false);
+    };
+    let mut keep = Vec::new();
+    for root in writable {
+        let Ok(real) = root.canonicalize() else {
+            continue;
+        };
+        if real == home {
+            return Ok(false);
+        }
+        if real.starts_with(&home) {
+            let dir = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+                .open(&real)?;
+            keep.push((real, dir));
+        }
+    }
+    let (upper, work) = (layer.dir.join("upper"), layer.dir.join("work"));
+    for dir in [&upper, &work] {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    // Overlay options separate with ',' and ':' (escaping is not worth it here).
+    let plain = |p: &Path| !p.to_string_lossy().contains([',', ':', '\\']);
+    if ![home.as_path(), &upper, &work].into_iter().all(plain) {
+        return Ok(false);
+    }
+    let options = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        home.display(),
+        upper.display(),
+        work.display()
+    );
+    let (target, fstype, data) = (
+        cstr(&home)?,
+        cstr(Path::new("overlay"))?,
+        cstr(Path::new(&options))?,
+    );
+    // SAFETY: valid NUL-terminated strings; `data` is the overlay's option string.
+    let mounted = unsafe {
+        libc::mount(
+            fstype.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            data.as_ptr().cast(),
+        )
+    };
+    if mounted < 0 {
+        return Ok(false);
+    }
+    for (path, dir) in keep {
+        let source = cstr(Path::new(&format!("/proc/self/fd/{}", dir.as_raw_fd())))?;
+        let target = cstr(&path)?;
+        // SAFETY: valid NUL-terminated strings; the source is an open O_PATH descriptor.
+        check(unsafe {
+            libc::mount(
+                source.as_ptr(),
+                target.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            )
+        })?;
+    }
+    Ok(true)
 }
 
 /// Bind-mounts `path` over itself, then remounts that bind read-only, keeping the flags

@@ -68,6 +68,22 @@ pub struct Policy {
     /// `denial::read_log`); `None`: nothing is recorded.
     #[serde(default)]
     pub denial_log: Option<PathBuf>,
+    /// A layer over the home directory the process writes into instead of the home itself
+    /// (the plugin host's: plugins keep their own dot-folders there); `None`: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home_layer: Option<HomeLayer>,
+}
+
+/// An overlay of `home` whose changes land in `dir/upper` (with `dir/work` as the overlay's
+/// work directory): the process sees its home with its own changes on top and may change
+/// it freely; the real home is never written. The policy's writable roots inside `home`
+/// stay the real directories.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HomeLayer {
+    /// The home directory to lay over.
+    pub home: PathBuf,
+    /// Where the layer's changes are kept (`upper/`) and the overlay works (`work/`).
+    pub dir: PathBuf,
 }
 
 /// Names beneath a writable root that sandboxed commands may not change: git runs hooks,
@@ -220,6 +236,7 @@ mod tests {
             writable: vec![dir.path().to_path_buf()],
             protect: Vec::new(),
             denial_log: None,
+            home_layer: None,
         };
         assert!(p.allows_write(&dir.path().join("new/file")));
         assert!(!p.allows_write(Path::new("/etc/passwd")));
@@ -262,6 +279,7 @@ mod tests {
             writable: vec![canon(&wt), canon(&main)],
             protect: got,
             denial_log: None,
+            home_layer: None,
         };
         assert!(!p.allows_write(&main.join(".git/hooks/pre-commit")));
         assert!(!p.allows_write(&main.join(".podcode/config.toml")));

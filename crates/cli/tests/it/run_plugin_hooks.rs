@@ -459,7 +459,10 @@ fn tool_definition_rewrites_what_the_model_reads_about_a_tool_once_per_tool() {
             .find(|t| t["function"]["name"] == "bash")
             .unwrap();
         let description = bash["function"]["description"].as_str().unwrap();
-        assert!(description.ends_with(" Never print secrets."), "{description}");
+        assert!(
+            description.ends_with(" Never print secrets."),
+            "{description}"
+        );
         assert_eq!(
             bash["function"]["parameters"]["description"],
             "bash, as the team wants it"

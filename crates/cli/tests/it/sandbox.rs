@@ -57,10 +57,13 @@ impl Env {
         std::fs::write(p, text).unwrap();
     }
     fn run(&self, args: &[&str]) -> Output {
+        self.run_with_home(&self.home(), args)
+    }
+    fn run_with_home(&self, home: &std::path::Path, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_podcode"))
             .args(args)
             .current_dir(self.repo())
-            .env("HOME", self.home())
+            .env("HOME", home)
             .env("PODCODE_CONFIG_DIR", self.root.path().join("config"))
             .env("PODCODE_DATA_DIR", self.root.path().join("data"))
             .env("OPENAI_API_KEY", KEY)
@@ -562,11 +565,12 @@ fn a_plugins_client_log_from_a_tool_reaches_the_plugin_log_under_the_sandbox() {
     );
 }
 
-/// A plugin that keeps state in its own folder in the home directory: under the default
-/// sandbox its load fails and `podcode plugins` says what was refused and how to allow it;
-/// once the folder exists and is listed as writable, it loads and keeps its state there.
+/// A plugin that keeps state in its own folder in the home directory loads and works under
+/// the default sandbox: its writes land in the plugins' home layer (kept from one run to the
+/// next, listed by `podcode plugins`), the real home is not changed, and the workspace inside
+/// the home stays the real one. A folder the config lists as writable is the real one.
 #[test]
-fn a_plugin_refused_its_state_folder_is_told_how_to_allow_it() {
+fn a_plugin_keeps_its_state_folder_in_the_home_layer_and_the_workspace_stays_real() {
     let env = Env::new();
     if !landlock(&env) {
         return;
@@ -574,32 +578,60 @@ fn a_plugin_refused_its_state_folder_is_told_how_to_allow_it() {
     global_plugin(
         &env,
         "stateful.js",
-        r#"import { mkdirSync, writeFileSync } from "node:fs"
+        r#"import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
 export const Stateful = async () => {
-  mkdirSync(`${homedir()}/.stateful-plugin`, { recursive: true })
-  writeFileSync(`${homedir()}/.stateful-plugin/state.json`, "{}")
-  return { tool: { stateful: { description: "Has state.", args: {}, async execute() { return "ok" } } } }
+  const dir = `${homedir()}/.stateful-plugin`
+  mkdirSync(dir, { recursive: true })
+  let count = 0
+  try { count = Number(readFileSync(`${dir}/count`, "utf8")) } catch {}
+  writeFileSync(`${dir}/count`, String(count + 1))
+  return { tool: { stateful: { description: "Has state.", args: {}, async execute(_args, ctx) {
+    writeFileSync(`${ctx.directory}/note.txt`, "from the plugin")
+    return `loads ${readFileSync(`${dir}/count`, "utf8")}`
+  } } } }
 }
 "#,
     );
-    let state = env.home().join(".stateful-plugin");
-    let o = env.run(&["plugins"]);
+    // The usual layout: the project, config and data all inside the home.
+    let home = env.root.path();
+    let o = env.run_with_home(home, &["plugins"]);
     let report = out(&o);
-    assert!(report.contains("failed   "), "{report}");
+    assert!(report.contains("loaded   "), "{report}");
+    let upper = env.root.path().join("data/plugin-home/upper");
+    // Bun's own cache may be there too (`~/.bun`).
+    let kept = format!(
+        "Plugins' own files in your home are kept in {} (your home itself is not changed): ",
+        upper.display()
+    );
+    let line = report.lines().find(|l| l.starts_with(&kept));
     assert!(
-        report.contains(&format!(
-            "The sandbox (workspace-write) stopped writing {}. To allow it, add the directory to `writable` under `[sandbox]` in the config, or set `mode = \"full\"` there.",
-            state.display()
-        )),
+        line.is_some_and(|l| l[kept.len()..].split(", ").any(|n| n == ".stateful-plugin")),
         "{report}"
     );
-    assert!(!state.exists());
-    // What the note says to do.
+    assert!(
+        !home.join(".stateful-plugin").exists(),
+        "the real home was written"
+    );
+    assert_eq!(
+        std::fs::read_to_string(upper.join(".stateful-plugin/count")).unwrap(),
+        "1"
+    );
+    // The next run's load finds the state it left.
+    let o = env.run_with_home(home, &["tool", "call", "stateful", "{}", "--yes"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o).trim(), "loads 2");
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join("note.txt")).unwrap(),
+        "from the plugin",
+        "the plugin's workspace write reached the real workspace"
+    );
+    // A folder the config makes writable is the real one.
+    let state = home.join(".stateful-plugin");
     std::fs::create_dir_all(&state).unwrap();
     env.config("[sandbox]\nwritable = [\"~/.stateful-plugin\"]\n");
-    let o = env.run(&["tool", "call", "stateful", "{}", "--yes"]);
+    let o = env.run_with_home(home, &["tool", "call", "stateful", "{}", "--yes"]);
     assert!(o.status.success(), "{}", err(&o));
-    assert_eq!(out(&o).trim(), "ok");
-    assert!(state.join("state.json").exists());
+    assert_eq!(out(&o).trim(), "loads 1");
+    assert_eq!(std::fs::read_to_string(state.join("count")).unwrap(), "1");
 }
