@@ -4,11 +4,9 @@
 //! search, a sub-agent) and `general` (a sub-agent with the build tools). More come from
 //! Markdown files (`agent_files`) and `[agent.NAME]` in config; `catalog` puts them together.
 
-use std::collections::HashSet;
-
 use podcode_config::{AgentConfig, AgentMode, Config, ToolFilter};
 use podcode_protocol::{PermissionAction, PermissionRule};
-use podcode_tools::{SourceKind, ToolOrigin, ToolRegistry};
+use podcode_tools::ToolRegistry;
 
 use crate::error::AgentError;
 
@@ -217,23 +215,7 @@ pub fn filter_registry(full: &ToolRegistry, profile: &AgentProfile) -> ToolRegis
 }
 
 fn filter_with(full: &ToolRegistry, keep: impl Fn(&str) -> bool) -> ToolRegistry {
-    let mut out = ToolRegistry::new();
-    let mut seen = HashSet::new();
-    for t in full.tools() {
-        if !keep(t.id()) || !seen.insert(t.id().to_string()) {
-            continue;
-        }
-        if t.source.kind == SourceKind::Builtin {
-            out.register_builtin(t.tool.clone());
-        } else {
-            let source = ToolOrigin::new(t.source.kind, t.source.name.clone());
-            out.merge(source, vec![t.tool.clone()]);
-        }
-    }
-    for p in full.problems() {
-        out.add_problem(&p.source, p.level, p.message.clone());
-    }
-    out
+    full.narrowed(keep, Vec::new())
 }
 
 #[cfg(test)]

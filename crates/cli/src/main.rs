@@ -189,7 +189,9 @@ fn main() -> std::process::ExitCode {
         Err(e) => {
             eprintln!(
                 "error: {}",
-                podcode_protocol::sanitize_for_terminal(&format!("{e:#}"))
+                podcode_protocol::sanitize_for_terminal(&podcode_protocol::error_chain(
+                    e.chain().map(|c| c.to_string())
+                ))
             );
             std::process::ExitCode::FAILURE
         }

@@ -7,7 +7,7 @@ pub enum EngineError {
     #[error("{0}")]
     NoModel(String),
     /// A config file could not be read or parsed.
-    #[error("{0}")]
+    #[error(transparent)]
     Config(#[from] podcode_config::ConfigError),
     /// The store's database could not be opened.
     #[error("cannot open the store at {path}: {source}")]
@@ -18,13 +18,13 @@ pub enum EngineError {
         source: podcode_store::StoreError,
     },
     /// A store operation failed.
-    #[error("{0}")]
+    #[error(transparent)]
     Store(#[from] podcode_store::StoreError),
     /// The agent loop could not run.
-    #[error("{0}")]
+    #[error(transparent)]
     Agent(#[from] podcode_agent::AgentError),
     /// The model provider failed (its configuration, or an error from its API).
-    #[error("{0}")]
+    #[error(transparent)]
     Model(#[from] podcode_providers::ProviderError),
     /// The session id is not in the store.
     #[error("no session with id {0} (see `podcode sessions`)")]

@@ -17,7 +17,7 @@ use podcode_agent::{AgentCatalog, AgentProfile, ReloadedTools, ToolReloader};
 use podcode_protocol::{PermissionRequest, ToolResult, ToolSpec};
 use podcode_providers::ModelClient;
 use podcode_store::Store;
-use podcode_tools::{SourceKind, Tool, ToolContext, ToolError, ToolOrigin, ToolRegistry};
+use podcode_tools::{Tool, ToolContext, ToolError, ToolRegistry};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -62,23 +62,7 @@ pub(crate) fn tools_for(host: &TaskHost, set: &ToolSet) -> (ToolRegistry, Arc<dy
 /// `full` with `task` registered among the built-ins, before any other source, so a
 /// plugin's `task` is refused like any protected id.
 fn with_task(full: &ToolRegistry, task: Arc<dyn Tool>) -> ToolRegistry {
-    let mut out = ToolRegistry::new();
-    let (builtins, others): (Vec<_>, Vec<_>) = full
-        .tools()
-        .iter()
-        .partition(|t| t.source.kind == SourceKind::Builtin);
-    for t in builtins {
-        out.register_builtin(t.tool.clone());
-    }
-    out.register_builtin(task);
-    for t in others {
-        let source = ToolOrigin::new(t.source.kind, t.source.name.clone());
-        out.merge(source, vec![t.tool.clone()]);
-    }
-    for p in full.problems() {
-        out.add_problem(&p.source, p.level, p.message.clone());
-    }
-    out
+    full.narrowed(|_| true, vec![task])
 }
 
 struct TaskReloader {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use podcode_builtins::sync_to_main::git::{Git, GitError, sync_ref};
 use podcode_builtins::sync_to_main::scratch_index;
 use podcode_store::WorktreeRow;
-use podcode_tools::{SourceKind, ToolOrigin, ToolRegistry};
+use podcode_tools::ToolRegistry;
 use serde::Serialize;
 
 use crate::engine::Engine;
@@ -34,19 +34,7 @@ pub(crate) struct Place {
 /// `registry` without `sync_to_main`: a session in the user's checkout has nothing to sync,
 /// so the model is not offered a tool that could only refuse.
 pub(crate) fn without_sync(registry: &ToolRegistry) -> ToolRegistry {
-    let mut out = ToolRegistry::new();
-    for t in registry.tools().iter().filter(|t| t.id() != "sync_to_main") {
-        if t.source.kind == SourceKind::Builtin {
-            out.register_builtin(t.tool.clone());
-        } else {
-            let source = ToolOrigin::new(t.source.kind, t.source.name.clone());
-            out.merge(source, vec![t.tool.clone()]);
-        }
-    }
-    for p in registry.problems() {
-        out.add_problem(&p.source, p.level, p.message.clone());
-    }
-    out
+    registry.narrowed(|id| id != "sync_to_main", Vec::new())
 }
 
 /// A worktree session as `podcode sessions` shows it.

@@ -9,6 +9,7 @@
 mod call_state;
 mod change;
 mod commands;
+mod error_text;
 mod event;
 mod file_content;
 mod fold;
@@ -26,6 +27,7 @@ pub use change::{
     ChangeOp, ChangeRecord, RecordedChange, RevertConflict, RevertReport, RevertTarget,
 };
 pub use commands::{BUILTIN_COMMANDS, CommandInfo, slash_command};
+pub use error_text::error_chain;
 pub use event::{Event, Op, StepUsage, TurnEnd, TurnSummary, compacted_text, toast_text, tokens};
 pub use file_content::{FileContent, display_text};
 pub use fold::{ItemChange, ItemFold};

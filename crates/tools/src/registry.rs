@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use serde::Serialize;
 
 use crate::schema::CompiledSchema;
-use crate::texts::{ambiguous_tool_text, unknown_tool_text};
+use crate::texts::{ambiguous_tool_text, switched_off_text, unknown_tool_text};
 use crate::tool::Tool;
 
 /// Built-ins that can never be replaced (DESIGN.md §4).
@@ -286,6 +286,31 @@ impl ToolRegistry {
         }
     }
 
+    /// A registry of the tools `keep` accepts (in order, each from its own source), with
+    /// `extra` registered right after the built-ins, and this one's load problems and
+    /// switched-off tools (a call of one is still told why it is missing).
+    pub fn narrowed(&self, keep: impl Fn(&str) -> bool, extra: Vec<Arc<dyn Tool>>) -> ToolRegistry {
+        let mut out = ToolRegistry::new();
+        let (builtins, others): (Vec<_>, Vec<_>) = self
+            .tools
+            .iter()
+            .filter(|t| keep(t.id()))
+            .partition(|t| t.source.kind == SourceKind::Builtin);
+        for t in builtins {
+            out.register_builtin(t.tool.clone());
+        }
+        for tool in extra {
+            out.register_builtin(tool);
+        }
+        for t in others {
+            let source = ToolOrigin::new(t.source.kind, t.source.name.clone());
+            out.merge(source, vec![t.tool.clone()]);
+        }
+        out.problems = self.problems.clone();
+        out.switched_off = self.switched_off.clone();
+        out
+    }
+
     /// The tools [`Self::switch_off`] removed, in load order.
     pub fn switched_off(&self) -> &[SwitchedOff] {
         &self.switched_off
@@ -336,7 +361,10 @@ impl ToolRegistry {
             .collect();
         match folded.as_slice() {
             [one] => Ok(*one),
-            [] => Err(unknown_tool_text(name, &self.closest(name, 3))),
+            [] => match self.switched_off.iter().find(|t| t.id == name) {
+                Some(off) => Err(switched_off_text(name, &off.by)),
+                None => Err(unknown_tool_text(name, &self.closest(name, 3))),
+            },
             many => Err(ambiguous_tool_text(
                 name,
                 &many

@@ -15,6 +15,14 @@ pub fn unknown_tool_text(name: &str, closest: &[String]) -> String {
     }
 }
 
+/// The model-facing error for a call of a tool the config switched off (`by`: the config's
+/// tools entry).
+pub fn switched_off_text(name: &str, by: &str) -> String {
+    format!(
+        "The {name} tool is switched off by the user's config (tools entry \"{by}\"): it cannot be called in this session. Do the task with the tools you were given."
+    )
+}
+
 /// The model-facing error for a name that matches several ids case-insensitively.
 pub fn ambiguous_tool_text(name: &str, matches: &[String]) -> String {
     format!(

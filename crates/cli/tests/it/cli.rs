@@ -437,3 +437,20 @@ fn on_a_terminal_an_untrusted_workspace_asks_before_loading_its_own_tools() {
     let list = text(&env.run(&["trust", "--list"]).stdout);
     assert!(list.contains("repo"), "{list}");
 }
+
+#[test]
+fn a_config_syntax_error_is_said_once_naming_the_file_line_and_column() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.config_dir()).unwrap();
+    let file = env.config_dir().join("config.toml");
+    std::fs::write(&file, "model = \"x\"\n[bad").unwrap();
+    let out = env.run(&["tools"]);
+    assert!(!out.status.success());
+    assert_eq!(
+        text(&out.stderr).trim(),
+        format!(
+            "error: {}:2:5: unclosed table, expected `]`",
+            file.display()
+        )
+    );
+}

@@ -635,3 +635,28 @@ fn a_tool_the_rules_deny_outright_is_not_offered_and_podcode_tools_says_so() {
         "Permission denied: a rule in the user's configuration denies webfetch for \"*\". Do not retry this call; find another way or ask the user to change the rule."
     );
 }
+
+#[test]
+fn a_call_of_a_tool_the_config_switched_off_is_told_so() {
+    let env = Env::new(vec![
+        Reply::new().tool_call("c1", "write", r#"{"filePath": "a.txt", "content": "x"}"#),
+        Reply::new().text("Could not write."),
+    ]);
+    env.write("opencode.json", r#"{"tools": {"write": false}}"#);
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "write a.txt", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let reqs = env.requests();
+    let offered: Vec<&str> = reqs[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(!offered.contains(&"write"), "{offered:?}");
+    assert_eq!(
+        tool_messages(&reqs[1])[0].1,
+        "The write tool is switched off by the user's config (tools entry \"write\"): it cannot be called in this session. Do the task with the tools you were given."
+    );
+    assert!(!env.repo().join("a.txt").exists());
+}
