@@ -42,8 +42,9 @@ pub struct TuiParams {
     pub services: Arc<dyn TuiServices>,
 }
 
-/// Runs the UI until the user quits; the terminal is restored before it returns.
-pub async fn run(params: TuiParams) -> Result<(), TuiError> {
+/// Runs the UI until the user quits; the terminal is restored before it returns. Returns
+/// the id of the session shown last (the user may have switched).
+pub async fn run(params: TuiParams) -> Result<String, TuiError> {
     let mut terminal = ratatui::try_init()?;
     // Pasted text arrives as one event (newlines included) instead of keys that would
     // submit it line by line.
@@ -72,7 +73,7 @@ pub(crate) struct Loop {
 async fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     params: TuiParams,
-) -> Result<(), TuiError> {
+) -> Result<String, TuiError> {
     let TuiParams {
         state,
         mut events,
@@ -153,7 +154,7 @@ async fn event_loop(
             session_id: ui.state.session_id.clone(),
         });
     }
-    Ok(())
+    Ok(ui.state.session_id)
 }
 
 impl Loop {

@@ -25,7 +25,9 @@ pub const KEYS_HELP: &str = "Inside the UI:
   @path attaches a file (tab completes) · esc aborts the turn · ctrl-c twice quits
   ctrl-g or /changes: the Changes view (r change · c call · t since its prompt · a all)
   ctrl-t or /subagents: a sub-agent's transcript · ctrl-l or /todos: the todo list panel
+  ctrl-o expands the last tool output · pgup/pgdn scroll
   /new /sessions /model [provider/id] /agent [name] /tools /plugins /skills /commands /undo /help
+  /compact: summarise the older conversation now (it also happens when the context fills)
   /name args: a custom command (`podcode commands`); / then tab completes";
 
 pub fn draw_help(frame: &mut Frame, area: Rect, theme: Theme) {
@@ -41,4 +43,22 @@ pub fn draw_help(frame: &mut Frame, area: Rect, theme: Theme) {
         ),
         rect,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_helps_name_every_built_in_command() {
+        for name in podcode_protocol::BUILTIN_COMMANDS {
+            let slash = format!("/{name}");
+            let named = |text: &str| {
+                text.split(|c: char| c.is_whitespace() || c == ':')
+                    .any(|w| w == slash)
+            };
+            assert!(named(HELP), "/help lacks {slash}");
+            assert!(named(KEYS_HELP), "tui --help lacks {slash}");
+        }
+    }
 }

@@ -27,7 +27,9 @@ pub struct LaunchOptions {
 }
 
 /// Opens the session and runs the UI until the user quits.
-pub async fn launch(engine: Arc<Engine>, opts: LaunchOptions) -> Result<(), TuiError> {
+/// Returns the id of the session shown last when it is stored (a new session is stored at
+/// its first prompt), so the caller can say how to resume it.
+pub async fn launch(engine: Arc<Engine>, opts: LaunchOptions) -> Result<Option<String>, TuiError> {
     let LaunchOptions {
         pick,
         agent,
@@ -121,5 +123,6 @@ pub async fn launch(engine: Arc<Engine>, opts: LaunchOptions) -> Result<(), TuiE
     .await;
     session.close().await;
     engine.shutdown().await;
-    result
+    let last = result?;
+    Ok(engine.session(&last).is_ok().then_some(last))
 }

@@ -42,7 +42,10 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
                 Ok(ExitCode::from(2))
             }
             Err(e) => Err(e.into()),
-            Ok(()) => Ok(ExitCode::SUCCESS),
+            Ok(last) => {
+                last.inspect(|id| eprintln!("Resume this session with: podcode --session {id}"));
+                Ok(ExitCode::SUCCESS)
+            }
         }
     })
 }

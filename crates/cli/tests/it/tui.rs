@@ -106,7 +106,17 @@ fn continue_shows_the_stored_conversation() {
         let (screen, matched) = drive(&env, args, &[("Earlier answer here.", "\x03\x03")]);
         assert!(matched.iter().all(|m| *m), "{args:?} {matched:?}\n{screen}");
         assert!(screen.contains("firstquestion"), "{screen}");
+        // On the way out: how to come back to it.
+        let hint = format!(
+            "Resumethissessionwith:podcode--session{}",
+            env.last_session()
+        );
+        assert!(screen.contains(&hint), "{screen}");
     }
+    // A UI left before any prompt stored nothing: nothing to resume.
+    let (screen, matched) = drive(&env, &[], &[("enter to send", "\x03\x03")]);
+    assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
+    assert!(!screen.contains("Resumethissession"), "{screen}");
     let first = common::user_texts(&env.requests()[0]);
     assert!(
         first.contains("first question") && !first.contains("first question\\n"),
