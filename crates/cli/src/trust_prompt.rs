@@ -1,8 +1,9 @@
 //! Before loading a workspace's own tools and plugins on a terminal: ask once whether to
 //! trust it (they run code from the repository), then, in a trusted workspace whose opencode
 //! config wants secrets (files outside the project, secret-named variables), whether to let
-//! it read them. Without a terminal nothing is asked: they stay skipped, and the config
-//! warning names `podcode trust` / `podcode trust --allow-secrets`.
+//! it read them. Without a terminal, or when the question was answered no before (the answer
+//! is remembered), nothing is asked: they stay skipped and a note on stderr says so, naming
+//! `podcode trust`.
 
 use std::io::IsTerminal;
 
@@ -42,14 +43,17 @@ fn ask_secrets(engine: &mut Engine) {
 }
 
 fn ask_trust(engine: &mut Engine) -> bool {
-    if !on_terminal() {
-        return engine.is_trusted();
-    }
-    let Some(question) = engine.trust_question() else {
+    let Some(question) = engine.trust_question().filter(|_| on_terminal()) else {
+        if let Some(note) = engine.untrusted_note() {
+            eprintln!("{note}");
+        }
         return engine.is_trusted();
     };
     if !yes(&question) {
         eprintln!("{NOT_TRUSTED_TEXT}");
+        if let Err(e) = engine.decline_trust() {
+            eprintln!("warning: could not save the answer: {e}");
+        }
         return false;
     }
     match engine.trust_now() {

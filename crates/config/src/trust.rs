@@ -35,6 +35,15 @@ impl TrustList {
         )
     }
 
+    /// Reads `<data_dir>/trust-declined.json`: the workspaces whose trust question was
+    /// answered no (not asked again); a missing file is an empty list.
+    pub fn load_declined(data_dir: &Path) -> Result<Self, ConfigError> {
+        Self::read(
+            data_dir.join("trust-declined.json"),
+            "workspaces not to trust",
+        )
+    }
+
     fn read(file: PathBuf, what: &str) -> Result<Self, ConfigError> {
         let roots = match std::fs::read_to_string(&file) {
             Ok(text) => {

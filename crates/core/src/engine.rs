@@ -153,9 +153,23 @@ impl Engine {
         if !trusted {
             TrustList::load_secrets(&self.dirs.data_dir)?.set(&self.project, false)?;
         }
+        // A decision made now replaces an earlier "no" to the question.
+        TrustList::load_declined(&self.dirs.data_dir)?.set(&self.project, false)?;
         TrustList::load(&self.dirs.data_dir)?.set(&self.project, trusted)?;
         self.trusted.store(trusted, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// Remembers that the user answered no to trusting this workspace: the question is not
+    /// asked again (the start-up note says how to trust it later).
+    pub fn decline_trust(&self) -> Result<(), EngineError> {
+        TrustList::load_declined(&self.dirs.data_dir)?.set(&self.project, true)?;
+        Ok(())
+    }
+
+    /// Whether the user answered no to trusting this workspace (and has not trusted it since).
+    pub fn trust_declined(&self) -> bool {
+        TrustList::load_declined(&self.dirs.data_dir).is_ok_and(|l| l.is_trusted(&self.project))
     }
 
     /// Trusts this workspace now, before anything loaded: remembers it and re-reads the

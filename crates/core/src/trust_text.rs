@@ -17,12 +17,25 @@ impl Engine {
     /// files.
     pub fn trust_question(&self) -> Option<String> {
         let count = self.project_tool_files();
-        if self.is_trusted() || count == 0 {
+        if self.is_trusted() || count == 0 || self.trust_declined() {
             return None;
         }
         Some(format!(
             "{} has {count} tool/plugin file(s) of its own (.podcode/, .opencode/). They run code from the repository.\n\
              Trust this workspace and load them? [y/N] ",
+            self.project().display()
+        ))
+    }
+
+    /// What a front end says when it loads an untrusted workspace without asking (no
+    /// terminal, or the question was answered no before): its own code stays skipped.
+    pub fn untrusted_note(&self) -> Option<String> {
+        let count = self.project_tool_files();
+        if self.is_trusted() || count == 0 {
+            return None;
+        }
+        Some(format!(
+            "note: {} is not trusted: its {count} tool/plugin file(s) (.podcode/, .opencode/) are skipped; run `podcode trust` to load them.",
             self.project().display()
         ))
     }

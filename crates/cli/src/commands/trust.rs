@@ -35,7 +35,7 @@ pub fn run(cwd: Option<PathBuf>, args: TrustArgs) -> Result<ExitCode> {
     if args.allow_secrets {
         engine.allow_secrets_now()?;
         println!(
-            "Trusted {}: its .podcode/ tools and plugins will load, and its opencode config may read files outside it and secret environment variables.",
+            "Trusted {}: its own tools, plugins, agents and MCP servers (.podcode/, .opencode/, its config) will load, and its opencode config may read files outside it and secret environment variables.",
             engine.project().display()
         );
         return Ok(ExitCode::SUCCESS);
@@ -43,12 +43,12 @@ pub fn run(cwd: Option<PathBuf>, args: TrustArgs) -> Result<ExitCode> {
     engine.set_trusted(!args.revoke)?;
     if args.revoke {
         println!(
-            "{} is no longer trusted: its .podcode/ tools and plugins will not load, and its config may not read secrets.",
+            "{} is no longer trusted: its own tools, plugins, agents and MCP servers (.podcode/, .opencode/, its config) will not load, and its config may not read secrets.",
             engine.project().display()
         );
     } else {
         println!(
-            "Trusted {}: its .podcode/ tools and plugins will load.",
+            "Trusted {}: its own tools, plugins, agents and MCP servers (.podcode/, .opencode/, its config) will load.",
             engine.project().display()
         );
     }

@@ -380,6 +380,13 @@ fn project_tools_need_trust() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("deploy"), TWO_TOOLS).unwrap();
     std::fs::set_permissions(dir.join("deploy"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Without a terminal nothing is asked, and stderr says what was skipped.
+    let call = env.run(&["tool", "call", "deploy_status", r#"{"service":"api"}"#]);
+    assert!(
+        text(&call.stderr).contains("is not trusted: its 1 tool/plugin file(s)"),
+        "{}",
+        text(&call.stderr)
+    );
     let v = json(&env.run(&["tools", "--json"]));
     assert!(
         v["tools"]
@@ -431,6 +438,25 @@ fn on_a_terminal_an_untrusted_workspace_asks_before_loading_its_own_tools() {
     assert!(
         declined.contains("Unknown tool \"deploy_status\""),
         "{declined}"
+    );
+    // The answer is remembered: not asked again, and each start says the tools are skipped.
+    let again = call_in_pty(&env, &args, "y");
+    assert!(!again.contains("[y/N]"), "{again}");
+    assert!(
+        again.contains(&format!(
+            "note: {} is not trusted: its 1 tool/plugin file(s) (.podcode/, .opencode/) are skipped; run `podcode trust` to load them.",
+            env.repo().display()
+        )),
+        "{again}"
+    );
+    assert!(again.contains("Unknown tool \"deploy_status\""), "{again}");
+    let trusted = env.run(&["trust"]);
+    assert_eq!(
+        text(&trusted.stdout).trim(),
+        format!(
+            "Trusted {}: its own tools, plugins, agents and MCP servers (.podcode/, .opencode/, its config) will load.",
+            env.repo().display()
+        )
     );
     let accepted = call_in_pty(&env, &args, "y");
     assert!(accepted.contains("service is healthy"), "{accepted}");
