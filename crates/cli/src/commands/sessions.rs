@@ -44,7 +44,8 @@ pub enum SessionsCommand {
     },
     /// Remove the worktree and branch of worktree sessions (`--worktree`). Without ids:
     /// every one of this repository whose changes are all synced (and any whose directory
-    /// vanished). A worktree with unsynced changes is kept unless --force.
+    /// vanished). A worktree with unsynced changes is kept unless --force (exit status 1
+    /// only when a session you named is kept).
     Prune {
         /// Only these sessions (ses_…).
         ids: Vec<String>,
@@ -73,7 +74,8 @@ fn prune(engine: &Engine, ids: &[String], force: bool) -> Result<ExitCode> {
         eprintln!("{note}");
     }
     crate::print::lines(lines);
-    Ok(ExitCode::from(u8::from(kept)))
+    // Keeping unsynced work is prune's job; it fails only a session the user named.
+    Ok(ExitCode::from(u8::from(kept && !ids.is_empty())))
 }
 
 fn list(engine: &Engine, all: bool, json_out: bool, tree: bool) -> Result<ExitCode> {
