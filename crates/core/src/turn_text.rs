@@ -76,9 +76,39 @@ impl AnswerText {
 #[derive(Default)]
 pub struct TurnNotes {
     titles: HashMap<String, String>,
+    /// On a terminal a call is also told as it starts (`… bash — title · running`), so a
+    /// long one is not a blank screen; logs get only the finished card.
+    live: bool,
+}
+
+/// A short title for a call from its arguments, as it starts: the first of the arguments
+/// tools describe themselves by.
+fn args_title(args: &serde_json::Value) -> String {
+    [
+        "description",
+        "command",
+        "filePath",
+        "path",
+        "pattern",
+        "url",
+        "query",
+        "prompt",
+    ]
+    .iter()
+    .find_map(|k| args.get(*k).and_then(|v| v.as_str()))
+    .map(|t| clip(t.lines().next().unwrap_or(""), 80))
+    .unwrap_or_default()
 }
 
 impl TurnNotes {
+    /// Notes that also tell each call as it starts (for a terminal).
+    pub fn live(live: bool) -> Self {
+        Self {
+            live,
+            ..Self::default()
+        }
+    }
+
     /// The line `event` adds on stderr, if any, and whether it ends a line of streamed text
     /// first (all but warnings do). `engine` says how a failed call ended.
     pub fn note(&mut self, event: &Event, engine: &Engine) -> Option<(String, bool)> {
@@ -90,6 +120,14 @@ impl TurnNotes {
             } => {
                 self.titles.insert(call_id.clone(), t.clone());
                 return None;
+            }
+            Event::ToolStarted { tool, args, .. } if self.live => {
+                let title = args_title(args);
+                let line = match title.is_empty() {
+                    true => format!("… {tool} · running"),
+                    false => format!("… {tool} — {title} · running"),
+                };
+                clean(&line).into_owned()
             }
             Event::ToolFinished {
                 tool,

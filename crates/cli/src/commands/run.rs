@@ -6,7 +6,7 @@
 //! Exit status: 0 answered (or summarized at the step limit), 1 error, 130 aborted,
 //! 2 when no model is configured.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -137,7 +137,8 @@ async fn print_events(
     format: Format,
     engine: Arc<Engine>,
 ) -> Option<TurnSummary> {
-    let (mut notes, mut answer) = (TurnNotes::default(), AnswerText::default());
+    let live = std::io::stderr().is_terminal();
+    let (mut notes, mut answer) = (TurnNotes::live(live), AnswerText::default());
     let render = |event: &Event| {
         if format == Format::Json {
             if let Ok(line) = serde_json::to_string(event) {

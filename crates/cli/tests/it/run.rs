@@ -660,3 +660,28 @@ fn a_call_of_a_tool_the_config_switched_off_is_told_so() {
     );
     assert!(!env.repo().join("a.txt").exists());
 }
+
+#[test]
+fn on_a_terminal_run_tells_each_call_as_it_starts_then_its_card() {
+    let env = Env::new(vec![
+        bash_call("c1", "sleep 1; echo done", "Wait a second"),
+        Reply::new().text("Waited."),
+    ]);
+    let screen = run_in_pty(&env, &["run", "wait", "--yes"], &[]);
+    let flat: String = screen.split_whitespace().collect();
+    let started = flat.find("…bash—Waitasecond·running");
+    let finished = flat.find("✓bash—");
+    assert!(
+        started.is_some() && finished.is_some() && started < finished,
+        "{screen}"
+    );
+    // Without a terminal (logs, pipes) only the finished card.
+    let env = Env::new(vec![
+        bash_call("c1", "echo done", "Say done"),
+        Reply::new().text("Said."),
+    ]);
+    let out = env.run(&["run", "say it", "--yes"]);
+    let err = text(&out.stderr);
+    assert!(!err.contains("· running"), "{err}");
+    assert!(err.contains("✓ bash — "), "{err}");
+}
