@@ -284,8 +284,16 @@ pub fn prompt_input(blocks: Vec<ContentBlock>) -> Result<(String, Vec<String>), 
             _ => return Err(RpcError::invalid_params(UNSUPPORTED_CONTENT)),
         }
     }
-    Ok((text.join("\n\n"), files))
+    let text = text.join("\n\n");
+    if text.trim().is_empty() && files.is_empty() {
+        return Err(RpcError::invalid_params(EMPTY_PROMPT));
+    }
+    Ok((text, files))
 }
+
+/// What a prompt with nothing in it is refused with (a model asked nothing answers nothing).
+pub const EMPTY_PROMPT: &str =
+    "The prompt is empty: send text, a file link or an embedded text file";
 
 /// What a prompt with images, audio or binary resources is refused with.
 pub const UNSUPPORTED_CONTENT: &str = "Podcode takes text, file links and embedded text files in a prompt; images, audio and binary resources are not supported";
@@ -313,6 +321,18 @@ mod tests {
             "Fix this\n\n[docs](https://example.org/d)\n\nContents of file:///w/b.txt:\n```\nhello\n```"
         );
         assert_eq!(files, vec!["/w/a.rs".to_string()]);
+    }
+
+    #[test]
+    fn an_empty_prompt_is_refused_with_a_reason() {
+        for empty in [json!([]), json!([{"type": "text", "text": "  \n"}])] {
+            let err = prompt_input(blocks(empty)).unwrap_err();
+            assert_eq!(err.message, EMPTY_PROMPT);
+        }
+        assert_eq!(
+            EMPTY_PROMPT,
+            "The prompt is empty: send text, a file link or an embedded text file"
+        );
     }
 
     #[test]
