@@ -125,6 +125,10 @@ while alive and time.time() < end:
             break
     except ChildProcessError:
         break
+# The child may have exited with output still unread: read it to the end (bounded).
+drain_end = time.time() + 5
+while alive and time.time() < drain_end:
+    alive = pump(0.1)
 # Leaving the alternate screen is the last thing a clean exit writes.
 matched.append(b"\x1b[?1049l" in out)
 try:
