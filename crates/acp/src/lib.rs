@@ -21,5 +21,6 @@ mod translate;
 mod turn;
 
 pub use error::AcpError;
+pub use podcode_protocol::tool_title;
 pub use server::{AcpOptions, serve};
-pub use translate::{stop_reason, tool_kind, tool_locations, tool_title};
+pub use translate::{stop_reason, tool_kind, tool_locations};

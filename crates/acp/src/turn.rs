@@ -19,7 +19,8 @@ use podcode_protocol::{Event, PermissionReply, PermissionRequest, prompt_text};
 use serde_json::Value;
 
 use crate::rpc::Connection;
-use crate::translate::{tool_kind, tool_locations, tool_title};
+use crate::translate::{tool_kind, tool_locations};
+use podcode_protocol::tool_title;
 
 /// What the client's model-facing text says when a call was still open as the turn
 /// ended (every path of the engine answers each call, so this is a safety net).

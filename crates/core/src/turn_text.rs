@@ -81,25 +81,6 @@ pub struct TurnNotes {
     live: bool,
 }
 
-/// A short title for a call from its arguments, as it starts: the first of the arguments
-/// tools describe themselves by.
-fn args_title(args: &serde_json::Value) -> String {
-    [
-        "description",
-        "command",
-        "filePath",
-        "path",
-        "pattern",
-        "url",
-        "query",
-        "prompt",
-    ]
-    .iter()
-    .find_map(|k| args.get(*k).and_then(|v| v.as_str()))
-    .map(|t| clip(t.lines().next().unwrap_or(""), 80))
-    .unwrap_or_default()
-}
-
 impl TurnNotes {
     /// Notes that also tell each call as it starts (for a terminal).
     pub fn live(live: bool) -> Self {
@@ -122,12 +103,8 @@ impl TurnNotes {
                 return None;
             }
             Event::ToolStarted { tool, args, .. } if self.live => {
-                let title = args_title(args);
-                let line = match title.is_empty() {
-                    true => format!("… {tool} · running"),
-                    false => format!("… {tool} — {title} · running"),
-                };
-                clean(&line).into_owned()
+                let title = podcode_protocol::tool_title(tool, args, engine.cwd());
+                clean(&format!("… {title} · running")).into_owned()
             }
             Event::ToolFinished {
                 tool,

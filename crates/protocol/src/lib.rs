@@ -7,6 +7,7 @@
 //! `podcode-store` (persistence) and the front ends.
 
 mod call_state;
+mod call_title;
 mod change;
 mod commands;
 mod error_text;
@@ -23,6 +24,7 @@ mod terminal;
 mod tool;
 
 pub use call_state::ToolCallState;
+pub use call_title::{PatchOp, patch_files, str_arg, tool_title};
 pub use change::{
     ChangeOp, ChangeRecord, RecordedChange, RevertConflict, RevertReport, RevertTarget,
 };

@@ -669,7 +669,8 @@ fn on_a_terminal_run_tells_each_call_as_it_starts_then_its_card() {
     ]);
     let screen = run_in_pty(&env, &["run", "wait", "--yes"], &[]);
     let flat: String = screen.split_whitespace().collect();
-    let started = flat.find("…bash—Waitasecond·running");
+    // The call's title as ACP shows it: what it runs.
+    let started = flat.find("…`sleep1;echodone`·running");
     let finished = flat.find("✓bash—");
     assert!(
         started.is_some() && finished.is_some() && started < finished,
