@@ -17,24 +17,8 @@ use clap::{Parser, Subcommand};
     version,
     args_conflicts_with_subcommands = true,
     about = "A terminal coding agent whose tools anyone can extend",
-    long_about = "A terminal coding agent whose tools anyone can extend.\n\n\
-        Tools come from the built-ins, executables in .podcode/tools/ and ~/.config/podcode/tools/,\n\
-        JS/TS plugins and opencode tool files (.podcode/plugins/, .opencode/tools/, ...; run\n\
-        with Bun or Node 20+), and MCP servers. Every tool goes through the same pipeline:\n\
-        schema validation, permission prompts, output truncation and the change journal.",
-    after_help = "Examples:\n  podcode run \"fix the failing test\"      one agent turn (text to stdout)\n  \
-        podcode sessions                      stored sessions, newest first\n  \
-        podcode tools                         list every tool the model can call\n  \
-        podcode agents                        agent profiles and sub-agents, and broken agent files\n  \
-        podcode skills                        skills (SKILL.md) the model may load, and broken ones\n  \
-        podcode commands                      custom /commands, and broken ones\n  \
-        podcode plugins                       plugin and tool files, and why one failed\n  \
-        podcode tool call read '{\"filePath\":\"README.md\"}'\n  \
-        podcode sandbox status                what commands may write, and the network\n  \
-        podcode changes                       what tools changed, newest last\n  \
-        podcode revert --session ses_…        undo a whole session's edits\n  \
-        podcode web                           the web page (and `podcode serve`: the API)\n  \
-        podcode acp                           serve editors (Zed, …) over the Agent Client Protocol"
+    long_about = podcode_core::list_text::MAIN_ABOUT,
+    after_help = podcode_core::list_text::MAIN_EXAMPLES
 )]
 struct Cli {
     /// Run as if podcode was started in DIR.
@@ -85,6 +69,11 @@ enum Command {
     /// came from, and the files refused and why.
     #[command(after_help = podcode_core::list_text::COMMANDS_HELP)]
     Commands,
+    /// Sign in to model providers: `podcode auth login [PROVIDER]`, `list`, `logout PROVIDER`.
+    Auth {
+        #[command(subcommand)]
+        command: commands::auth::AuthCommand,
+    },
     /// Run one tool by hand through the whole pipeline.
     Tool {
         #[command(subcommand)]
@@ -154,6 +143,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Commands) => start::engine(cli.cwd).map(|e| print::lines(e.command_lines())),
         Some(Command::Plugins { json, refresh }) => commands::plugins::run(cli.cwd, json, refresh),
         Some(Command::Agents { json }) => commands::agents::run(cli.cwd, json),
+        Some(Command::Auth { command }) => commands::auth::run(cli.cwd, command),
         Some(Command::Tool { command }) => commands::call::run(cli.cwd, command),
         Some(Command::Permissions { command }) => commands::permissions::run(cli.cwd, command),
         Some(Command::Changes(args)) => commands::changes::run_changes(cli.cwd, args),

@@ -22,6 +22,14 @@ pub enum ConfigError {
         /// What is wrong, from the TOML/JSON parser or the type check.
         message: String,
     },
+    /// A data file Podcode keeps (the credentials store) that cannot be used as it is.
+    #[error("{}: {message}", file.display())]
+    Invalid {
+        /// The file.
+        file: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The file exists but could not be read.
     #[error("{}: {source}", file.display())]
     Io {

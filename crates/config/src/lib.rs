@@ -7,6 +7,7 @@
 //! and what plugins' `config` hooks add to opencode's config object is mapped the same way
 //! (`hook_config`).
 
+mod auth_store;
 mod dirs;
 mod error;
 mod front_matter;
@@ -20,6 +21,7 @@ mod substitute;
 mod trust;
 mod untrusted;
 
+pub use auth_store::AuthStore;
 pub use dirs::{Dirs, OpencodeDirs, project_config_file, project_root};
 pub use error::ConfigError;
 pub use front_matter::{parse_front_matter, split_front_matter};

@@ -33,7 +33,7 @@ pub struct Engine {
     opencode: Vec<podcode_config::OpencodeImport>,
     store: crate::session_diff::StoreSlot,
     mcp: OnceLock<Arc<podcode_mcp::McpSource>>,
-    tools: OnceCell<Arc<ToolSets>>,
+    tools: Arc<OnceCell<Arc<ToolSets>>>,
     bus: broadcast::Sender<Event>,
     /// The sandbox helper (`sandbox.rs`); `Dirs::sandbox_helper` or `use_sandbox_helper`.
     pub(crate) sandbox_helper: Option<PathBuf>,
@@ -85,7 +85,7 @@ impl Engine {
             opencode: loaded.opencode,
             store: Arc::new(Mutex::new(None)),
             mcp: OnceLock::new(),
-            tools: OnceCell::new(),
+            tools: Arc::new(OnceCell::new()),
             bus,
             agents: OnceLock::new(),
             event_log: OnceLock::new(),
@@ -338,6 +338,7 @@ impl Engine {
                 self.dirs.db_path(),
                 self.project.clone(),
                 self.active.clone(),
+                self.auth_store(),
             ))),
         }));
         let executables = Executables {
@@ -371,6 +372,16 @@ impl Engine {
             Arc::new(mcp),
         ];
         (sources, plugins)
+    }
+
+    /// Stored provider credentials (`<data>/auth.json`).
+    pub fn auth_store(&self) -> podcode_config::AuthStore {
+        podcode_config::AuthStore::in_data_dir(&self.dirs.data_dir)
+    }
+
+    /// The cell the live tool set is kept in (for what reads it later, e.g. a signed client).
+    pub(crate) fn tools_cell(&self) -> Arc<OnceCell<Arc<ToolSets>>> {
+        self.tools.clone()
     }
 
     /// The live tool set, loaded on first use.

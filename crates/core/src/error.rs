@@ -60,4 +60,7 @@ pub enum EngineError {
     /// A worktree session could not be created, inspected or removed.
     #[error("{0}")]
     Worktree(String),
+    /// A login (`podcode auth login`) that did not store anything, and why.
+    #[error("{0}")]
+    Login(String),
 }

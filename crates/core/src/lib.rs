@@ -11,6 +11,7 @@
 mod active;
 pub mod answer;
 mod asker;
+mod auth_login;
 pub mod call_text;
 pub mod change_text;
 mod changes;
@@ -26,6 +27,7 @@ mod history;
 pub mod list_text;
 mod listing;
 pub mod one_turn;
+mod plugin_auth;
 mod plugin_client;
 mod registry;
 mod revert_note;
@@ -48,6 +50,7 @@ pub mod trust_text;
 pub mod turn_text;
 mod worktree;
 
+pub use auth_login::{AuthAction, AuthListing, LoginPrompter, TerminalPrompter};
 pub use changes::{ChangeEntry, conflict_text, unified_diff};
 pub use choices::Choice;
 pub use client_mcp::ClientMcpServer;

@@ -72,6 +72,43 @@ pub const COMMANDS_HELP: &str = "A custom command is a Markdown file whose body 
     ---\n  \
     Review @$1 for real bugs. Recent history: !`git log --oneline -5 -- $1`";
 
+/// `podcode --help`'s long description.
+pub const MAIN_ABOUT: &str = "A terminal coding agent whose tools anyone can extend.\n\n\
+        Tools come from the built-ins, executables in .podcode/tools/ and ~/.config/podcode/tools/,\n\
+        JS/TS plugins and opencode tool files (.podcode/plugins/, .opencode/tools/, ...; run\n\
+        with Bun or Node 20+), and MCP servers. Every tool goes through the same pipeline:\n\
+        schema validation, permission prompts, output truncation and the change journal.";
+
+/// `podcode --help`'s examples.
+pub const MAIN_EXAMPLES: &str = "Examples:\n  podcode run \"fix the failing test\"      one agent turn (text to stdout)\n  \
+        podcode sessions                      stored sessions, newest first\n  \
+        podcode tools                         list every tool the model can call\n  \
+        podcode agents                        agent profiles and sub-agents, and broken agent files\n  \
+        podcode skills                        skills (SKILL.md) the model may load, and broken ones\n  \
+        podcode commands                      custom /commands, and broken ones\n  \
+        podcode plugins                       plugin and tool files, and why one failed\n  \
+        podcode auth login                    sign in to a model provider (API key or a plugin's login)\n  \
+        podcode tool call read '{\"filePath\":\"README.md\"}'\n  \
+        podcode sandbox status                what commands may write, and the network\n  \
+        podcode changes                       what tools changed, newest last\n  \
+        podcode revert --session ses_…        undo a whole session's edits\n  \
+        podcode web                           the web page (and `podcode serve`: the API)\n  \
+        podcode acp                           serve editors (Zed, …) over the Agent Client Protocol";
+
+/// One line of `podcode auth list`: the provider, what is stored, the plugin signing in.
+pub fn auth_line(l: &crate::AuthListing) -> String {
+    let stored = match l.stored.as_deref() {
+        Some("api") => "API key stored".to_string(),
+        Some("oauth") => "signed in (OAuth tokens stored)".to_string(),
+        Some(other) => format!("{other} credentials stored"),
+        None => "nothing stored: `podcode auth login` signs in".to_string(),
+    };
+    match &l.plugin {
+        Some(file) => format!("{:<16} {stored}; signed in by {file}", l.provider),
+        None => format!("{:<16} {stored}", l.provider),
+    }
+}
+
 /// `podcode agents --json`: the profiles and the problems.
 pub fn agents_json(catalog: &AgentCatalog) -> Value {
     let agents: Vec<_> = catalog

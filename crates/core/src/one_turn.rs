@@ -139,3 +139,29 @@ pub fn exit_status(end: TurnEnd) -> u8 {
         TurnEnd::Error => 1,
     }
 }
+
+/// On Ctrl-C: aborts the session's turn (saying so on stderr); a second Ctrl-C exits at once
+/// with status 130.
+pub fn abort_on_ctrl_c(session: &Session) {
+    let (port, session_id) = (session.port(), session.id().to_string());
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\naborting… (Ctrl-C again to quit at once)");
+            port.send(Op::Abort { session_id });
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+}
+
+/// On Ctrl-C: cancels `abort` (a `podcode tool call`), saying so on stderr.
+pub fn cancel_on_ctrl_c(abort: &tokio_util::sync::CancellationToken) {
+    let abort = abort.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\naborting…");
+            abort.cancel();
+        }
+    });
+}

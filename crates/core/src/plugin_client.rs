@@ -31,14 +31,21 @@ pub struct EngineClient {
     store: Mutex<Option<Arc<Store>>>,
     notices: OnceLock<broadcast::Sender<Event>>,
     active: Arc<ActiveSessions>,
+    auth: podcode_config::AuthStore,
 }
 
 /// What a plugin is told when it starts a turn in a session no front end has open here.
 pub const SESSION_NOT_OPEN: &str = "is not open in this Podcode process: a plugin can start a turn (client.session.prompt without noReply, client.session.command) only in a session a front end has open; pass `noReply: true` to add the parts for its next request instead";
 
 impl EngineClient {
-    pub(crate) fn new(db_path: PathBuf, project: PathBuf, active: Arc<ActiveSessions>) -> Self {
+    pub(crate) fn new(
+        db_path: PathBuf,
+        project: PathBuf,
+        active: Arc<ActiveSessions>,
+        auth: podcode_config::AuthStore,
+    ) -> Self {
         Self {
+            auth,
             db_path,
             project,
             store: Mutex::new(None),
@@ -146,6 +153,26 @@ fn needs_id(args: &Value, method: &str) -> Result<String, ClientError> {
 
 #[async_trait::async_trait]
 impl ClientBackend for EngineClient {
+    async fn auth(&self, method: &str, params: &Value) -> Result<Value, ClientError> {
+        let provider = params.get("provider").and_then(Value::as_str).unwrap_or("");
+        match method {
+            "get" => Ok(self.auth.get(provider).unwrap_or(Value::Null)),
+            "set" => {
+                let body = params.get("body").cloned().unwrap_or(Value::Null);
+                self.auth
+                    .set(provider, body)
+                    .map(|()| json!(true))
+                    .map_err(|e| ClientError::new("BadRequestError", e.to_string()))
+            }
+            other => Err(ClientError::new(
+                "UnknownError",
+                format!(
+                    "client.auth.{other} is not supported in Podcode (it offers client.auth.set)"
+                ),
+            )),
+        }
+    }
+
     fn toast(&self, t: Toast) {
         if let Some(n) = self.notices.get() {
             let _ = n.send(Event::Toast {

@@ -452,10 +452,23 @@ pub(crate) fn resolve_model(
     wanted: Option<&str>,
 ) -> Result<Arc<dyn ModelClient>, EngineError> {
     let env = |k: &str| std::env::var(k).ok();
-    podcode_providers::resolve(engine.config(), wanted, &env).map_err(|e| match e {
+    let store = engine.auth_store();
+    let stored = |p: &str| crate::plugin_auth::stored_credential(&store, p);
+    let error = |e| match e {
         ProviderError::Config(message) => EngineError::NoModel(message),
         e => EngineError::Model(e),
-    })
+    };
+    let resolved = podcode_providers::resolve_model_with(engine.config(), wanted, &env, &stored)
+        .map_err(error)?;
+    match stored(&resolved.model.provider) {
+        // Stored credentials: a plugin may sign the requests (decided at the first one).
+        Some(credential) => Ok(Arc::new(crate::plugin_auth::PluginSignedClient::new(
+            resolved,
+            engine.tools_cell(),
+            &credential,
+        ))),
+        None => resolved.client().map_err(error),
+    }
 }
 
 /// An input waiting for its turn.

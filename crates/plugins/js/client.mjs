@@ -12,7 +12,7 @@
 // shows it in the front ends. Session calls — `client.session.list()`, `.get({ path: { id } })`,
 // `.messages({ path: { id } })`, `.status()`, `.update({ path: { id }, body: { title } })`,
 // `.prompt({ path: { id }, body: { noReply?, parts } })` and `.command({ path: { id }, body: {
-// command, arguments } })` — ask Rust (request `client.session`), which answers from Podcode's
+// command, arguments } })` — and `client.auth.set` (an auth plugin's refreshed token) ask Rust (request `client.session`), which answers from Podcode's
 // session store in opencode's shapes (a `noReply` prompt adds its parts for the session's next
 // request; a prompt asking a reply and a command start a turn in a session open in this
 // process). Every other path (`client.find.files`, …) reads as a function, so
@@ -39,7 +39,7 @@ export async function collectingClientCalls(sink, fn) {
 }
 
 export function unsupportedMessage(path) {
-  return `client.${path} is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status/update/prompt/command)`;
+  return `client.${path} is not supported in Podcode (it offers client.app.log, client.tui.showToast, client.auth.set and client.session.list/get/messages/status/update/prompt/command)`;
 }
 
 function text(v) {
@@ -135,11 +135,25 @@ async function sessionRead(method, arg) {
   }
 }
 
+/** `client.auth.set({ path: { id }, body })` (or `{ providerID, auth }`): stores a provider's
+ * credentials (an auth plugin's refreshed token) through Rust, in Podcode's credentials file. */
+async function authSet(arg) {
+  const provider = arg?.path?.id ?? arg?.providerID ?? arg?.id;
+  const body = arg?.body ?? arg?.auth;
+  try {
+    const reply = await request("client.auth", { method: "set", provider: String(provider ?? ""), body: JSON.parse(JSON.stringify(body ?? null)) });
+    return { data: reply?.data, error: reply?.error };
+  } catch (err) {
+    return { data: undefined, error: { name: "UnknownError", data: { message: String(err?.message ?? err) } } };
+  }
+}
+
 /** The `client` for plugin file `file`. */
 export function makeClient(file) {
   const known = {
     app: { log: (arg) => (record(file, logEntry(arg)), ok()) },
     tui: { showToast: (arg) => showToast(file, arg) },
+    auth: { set: authSet },
     session: {
       list: (arg) => sessionRead("list", arg),
       get: (arg) => sessionRead("get", arg),
@@ -162,6 +176,7 @@ export function makeClient(file) {
   const branches = {
     app: branch("app", known.app),
     tui: branch("tui", known.tui),
+    auth: branch("auth", known.auth),
     session: branch("session", known.session),
   };
   return new Proxy(Object.create(null), {

@@ -4,7 +4,8 @@
 //
 // Owns: process-level setup (stdout discipline via io.mjs — imported first —, crash guards,
 // module resolution: Bun.plugin onLoad rewriting on Bun, module.register() hooks on Node) and
-// the JSON-RPC dispatch of initialize / load / validate / execute / abort / hook / shutdown.
+// the JSON-RPC dispatch of initialize / load / validate / execute / abort / hook / shutdown,
+// and auth.load / auth.fetch / auth.step / auth.callback (auth.mjs).
 // Every request runs concurrently; each execute has its own AbortController. A plugin error
 // never ends the process.
 
@@ -15,6 +16,7 @@ import { IS_BUN, callError } from "./errors.mjs";
 import { buildCtx, normaliseResult } from "./context.mjs";
 import { HostError, findTool, hooksForErrors, importHooks, loadPlugin, registry } from "./plugins.mjs";
 import { validateArgs } from "./validate.mjs";
+import { authCallback, authFetch, authLoad, authStep } from "./auth.mjs";
 
 const HOST_DIR = fileURLToPath(new URL(".", import.meta.url)).replace(/\/$/, "");
 const SHIM_URL = new URL("./shim/plugin.mjs", import.meta.url);
@@ -98,6 +100,25 @@ const methods = {
       return result;
     } finally {
       if (key !== undefined && calls.get(key) === controller) calls.delete(key);
+    }
+  },
+
+  "auth.load": authLoad,
+  "auth.step": authStep,
+  "auth.callback": authCallback,
+
+  async "auth.fetch"(params) {
+    const controller = new AbortController();
+    const key = params?.fetchId;
+    calls.set(key, controller);
+    const done = () => {
+      if (calls.get(key) === controller) calls.delete(key);
+    };
+    try {
+      return await authFetch(params ?? {}, controller, done);
+    } catch (err) {
+      done();
+      throw err;
     }
   },
 

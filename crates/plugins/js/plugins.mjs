@@ -14,6 +14,7 @@ import { readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
+import { describeAuth } from "./auth.mjs";
 import { collectingClientCalls, makeClient } from "./client.mjs";
 import { dependenciesOf } from "./deps.mjs";
 import { IS_BUN, NEEDS_BUN_HINT, bunApisIn, callError, loadError } from "./errors.mjs";
@@ -295,7 +296,8 @@ async function loadUnregistered({ path, format: requested, pluginConfig, config,
   }
   // Registered only now: calls in flight during a reload keep using the previous definitions.
   registry.set(path, { format, tools, hookSets, bunApis });
-  return { pluginId: pluginId ?? null, format, tools: manifests, hooks: hookNames(hookSets), warnings };
+  const auth = describeAuth(hookSets, path, warnings);
+  return { pluginId: pluginId ?? null, format, tools: manifests, hooks: hookNames(hookSets), ...(auth.length ? { auth } : {}), warnings };
 }
 
 export function findTool(path, id) {

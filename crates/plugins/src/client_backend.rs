@@ -53,6 +53,17 @@ pub trait ClientBackend: Send + Sync {
     fn toast(&self, toast: Toast);
     /// Answers `client.session.<method>(args)` with the SDK's `data`.
     async fn session(&self, method: &str, args: &Value) -> Result<Value, ClientError>;
+    /// Reads (`get {provider}`) or stores (`set {provider, body}`) a provider's credentials
+    /// for an auth plugin, in opencode's shapes (`{type: "oauth" | "api", …}`).
+    async fn auth(&self, method: &str, params: &Value) -> Result<Value, ClientError> {
+        let _ = params;
+        Err(ClientError::new(
+            "UnknownError",
+            format!(
+                "client.auth.{method} needs Podcode's credentials store, which this plugin host has not got"
+            ),
+        ))
+    }
 }
 
 /// Appends one `client.log` entry (`{time, file, kind, level, service, message, extra?}`) to
@@ -91,6 +102,11 @@ pub(crate) async fn answer(
     let args = params.get("args").cloned().unwrap_or(Value::Null);
     let reply = match (method, backend) {
         ("client.session", Some(b)) => b.session(what, &args).await,
+        ("client.auth", Some(b)) => b.auth(what, params).await,
+        ("client.auth", None) => Err(ClientError::new(
+            "UnknownError",
+            "this plugin host has no credentials store",
+        )),
         ("client.session", None) => Err(ClientError::new(
             "UnknownError",
             "this plugin host has no session store",

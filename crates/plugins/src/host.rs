@@ -113,6 +113,9 @@ pub struct LoadResult {
     /// The hooks it registers (`tool.execute.before`, …).
     #[serde(default)]
     pub hooks: Vec<String>,
+    /// Its `auth` hooks: the provider each signs in for and its login methods.
+    #[serde(default)]
+    pub auth: Vec<crate::AuthHook>,
     /// Problems that did not stop the load.
     #[serde(default)]
     pub warnings: Vec<String>,

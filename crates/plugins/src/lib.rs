@@ -3,6 +3,7 @@
 //! (`PluginHost`) that speaks JSON-RPC over stdio. Discovery honours workspace trust,
 //! caches manifests so listing tools spawns nothing, and reports every problem per file.
 
+mod auth;
 mod client_backend;
 mod config_deps;
 mod discovery;
@@ -19,6 +20,9 @@ mod plugin_source;
 mod plugin_tool;
 mod sidecar;
 
+pub use auth::{
+    AuthChoice, AuthHook, AuthMethod, AuthOptions, AuthPrompt, AuthStep, FetchGuard, FetchResponse,
+};
 pub use client_backend::{ClientBackend, ClientError, Toast};
 pub use config_deps::{
     ConfigDir, DepsReport, DepsStatus, OPENCODE_PLUGIN_VERSION, config_dirs, install_config_deps,

@@ -248,6 +248,7 @@ pub async fn load_plugin_tools(
                     hooked.push(HookedFile {
                         file: file.clone(),
                         hooks: result.hooks.clone(),
+                        auth: result.auth.clone(),
                         opencode: format != "podcode",
                     });
                 }

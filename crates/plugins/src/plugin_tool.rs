@@ -152,9 +152,9 @@ fn result_from_json(v: Value) -> Result<ToolResult, ToolError> {
     })
 }
 
-/// The hooks Podcode calls; a plugin's other hooks (opencode's `auth`, …) never run, and
-/// `podcode plugins` says so.
+/// The hooks Podcode calls; a plugin's other hooks never run, and `podcode plugins` says so.
 pub const CALLED_HOOKS: &[&str] = &[
+    "auth",
     "tool.execute.before",
     "tool.execute.after",
     "permission.ask",
@@ -179,6 +179,8 @@ pub struct HookedFile {
     pub file: PluginFile,
     /// The hooks it registers.
     pub hooks: Vec<String>,
+    /// Its `auth` hooks (the provider each signs in for, its login methods).
+    pub auth: Vec<crate::AuthHook>,
     /// opencode-format plugins block a call when `tool.execute.before` throws.
     pub opencode: bool,
 }

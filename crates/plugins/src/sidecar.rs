@@ -63,7 +63,11 @@ struct Inner {
     client: Mutex<Option<Arc<dyn ClientBackend>>>,
     /// Where `client.app.log` calls made after a load are appended (see `client.mjs`).
     log_file: Mutex<Option<PathBuf>>,
+    /// Bodies of model requests running through an auth plugin's `fetch`, by fetch id.
+    fetches: Mutex<HashMap<String, FetchSender>>,
 }
+
+type FetchSender = tokio::sync::mpsc::UnboundedSender<Result<Vec<u8>, String>>;
 
 impl Drop for Inner {
     fn drop(&mut self) {
@@ -155,6 +159,7 @@ impl Sidecar {
             group_alive: AtomicBool::new(true),
             client: Mutex::new(None),
             log_file: Mutex::new(None),
+            fetches: Mutex::new(HashMap::new()),
         });
         let for_err = inner.clone();
         tokio::spawn(async move {
@@ -270,6 +275,28 @@ impl Sidecar {
         stdin.flush().await
     }
 
+    /// Routes the `auth.body` notifications of fetch `id` into the returned channel.
+    pub(crate) fn open_fetch(
+        &self,
+        id: &str,
+    ) -> tokio::sync::mpsc::UnboundedReceiver<Result<Vec<u8>, String>> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        if let Ok(mut f) = self.inner.fetches.lock() {
+            f.insert(id.to_string(), tx);
+        }
+        rx
+    }
+
+    /// Stops routing fetch `id`; true when its body had not ended yet.
+    pub(crate) fn close_fetch(&self, id: &str) -> bool {
+        self.inner
+            .fetches
+            .lock()
+            .ok()
+            .and_then(|mut f| f.remove(id))
+            .is_some()
+    }
+
     /// Lets the sidecar's `ctx.*` calls for `call_id` reach this context.
     pub fn register_call(&self, call_id: &str, ctx: ToolContext) {
         if let Ok(mut c) = self.inner.calls.lock() {
@@ -383,6 +410,14 @@ fn died(inner: &Arc<Inner>) {
     for (_, tx) in pending {
         let _ = tx.send(Err(crash_error(inner)));
     }
+    let fetches: Vec<_> = inner
+        .fetches
+        .lock()
+        .map(|mut f| f.drain().collect())
+        .unwrap_or_default();
+    for (_, tx) in fetches {
+        let _ = tx.send(Err(crash_error(inner).message));
+    }
 }
 
 async fn route(inner: &Arc<Inner>, frame: Value) {
@@ -409,6 +444,10 @@ async fn route(inner: &Arc<Inner>, frame: Value) {
                 };
                 let _ = tx.send(result);
             }
+        }
+        (Some(method), None) if method == "auth.body" => {
+            let params = frame.get("params").cloned().unwrap_or(Value::Null);
+            fetch_body(inner, &params);
         }
         (Some(method), id) if method.starts_with("client.") => {
             let params = frame.get("params").cloned().unwrap_or(Value::Null);
@@ -455,6 +494,26 @@ async fn route(inner: &Arc<Inner>, frame: Value) {
             }
         }
         _ => {}
+    }
+}
+
+/// A piece of a plugin `fetch`'s body, its end or its failure, into the fetch's channel (in
+/// frame order, so the body arrives whole and in order).
+fn fetch_body(inner: &Arc<Inner>, params: &Value) {
+    let Some(id) = params.get("fetchId").and_then(Value::as_str) else {
+        return;
+    };
+    let Ok(mut fetches) = inner.fetches.lock() else {
+        return;
+    };
+    if let Some(data) = params.get("data").and_then(Value::as_str) {
+        if let Some(tx) = fetches.get(id) {
+            let _ = tx.send(Ok(data.as_bytes().to_vec()));
+        }
+    } else if let Some(tx) = fetches.remove(id)
+        && let Some(error) = params.get("error").and_then(Value::as_str)
+    {
+        let _ = tx.send(Err(error.to_string()));
     }
 }
 

@@ -591,7 +591,7 @@ async fn protected_ids_are_refused_and_hooks_run_around_calls() {
     let env = h.call("use_client", "{}").await;
     assert!(
         env.model_text
-            .contains("client.session.revert is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status/update/prompt/command)"),
+            .contains("client.session.revert is not supported in Podcode (it offers client.app.log, client.tui.showToast, client.auth.set and client.session.list/get/messages/status/update/prompt/command)"),
         "{}",
         env.model_text
     );

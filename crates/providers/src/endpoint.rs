@@ -36,6 +36,10 @@ pub struct Endpoint {
     pub retry: RetryPolicy,
     /// A stream silent for this long is treated as broken (default 300 s).
     pub idle_timeout: Duration,
+    /// The key came from `podcode auth login` (named in 401/403 errors).
+    pub stored_key: bool,
+    /// Sends requests instead of the HTTP client (an auth plugin's `fetch`).
+    pub transport: Option<crate::Transport>,
 }
 
 impl Endpoint {
@@ -48,6 +52,8 @@ impl Endpoint {
             headers: BTreeMap::new(),
             retry: RetryPolicy::default(),
             idle_timeout: Duration::from_secs(300),
+            stored_key: false,
+            transport: None,
         }
     }
 
@@ -101,6 +107,16 @@ impl Endpoint {
 
     /// The hint appended to a 401/403: which variable or config key supplies the key.
     pub(crate) fn auth_hint(&self, provider: &str) -> String {
+        if self.transport.is_some() {
+            return format!(
+                "the request was signed by the plugin that signs in for {provider}: sign in again with `podcode auth login {provider}`"
+            );
+        }
+        if self.stored_key && self.api_key.is_some() {
+            return format!(
+                "check the key stored by `podcode auth login {provider}` (run it again to replace the key)"
+            );
+        }
         match &self.api_key_env {
             Some(var) if self.api_key.is_some() => format!(
                 "check the API key in ${var} (or set `api_key_env` under [provider.{provider}] in config.toml to the variable that holds it)"

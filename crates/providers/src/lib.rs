@@ -28,6 +28,7 @@ mod sse;
 mod stream;
 #[cfg(feature = "test-support")]
 pub mod testing;
+mod transport;
 
 pub use anthropic::{ANTHROPIC_BASE_URL, AnthropicClient, DEFAULT_MAX_TOKENS};
 pub use api::*;
@@ -37,6 +38,8 @@ pub use catalog::{
 pub use endpoint::{Endpoint, WireProtocol};
 pub use openai::OpenAiClient;
 pub use resolve::{
-    BUILTIN_PROVIDERS, BuiltinProvider, NOT_CONFIGURED, ResolvedModel, resolve, resolve_model,
+    BUILTIN_PROVIDERS, BuiltinProvider, NOT_CONFIGURED, ResolvedModel, StoredCredential, resolve,
+    resolve_model, resolve_model_with,
 };
 pub use retry::RetryPolicy;
+pub use transport::{HttpTransport, Transport, TransportResponse};

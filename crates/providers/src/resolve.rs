@@ -141,6 +141,15 @@ pub fn resolve(
     resolve_model(config, model_override, env)?.client()
 }
 
+/// What `podcode auth login` stored for a provider, as resolution uses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoredCredential {
+    /// An API key (used when the provider's key variable is unset).
+    ApiKey(String),
+    /// Tokens an auth plugin signs requests with (no key needed here).
+    SignedIn,
+}
+
 /// Picks the model (`model_override`, else `config.model`, else the first built-in provider
 /// whose key — or `OLLAMA_HOST` — is in `env`), then its provider and key. A provider
 /// named `anthropic`, or one with `api = "anthropic"`, speaks Anthropic Messages; every other
@@ -150,6 +159,18 @@ pub fn resolve_model(
     config: &Config,
     model_override: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ResolvedModel, ProviderError> {
+    resolve_model_with(config, model_override, env, &|_| None)
+}
+
+/// [`resolve_model`], also using the credentials `stored` gives for a provider: a stored API
+/// key where its variable is unset (or it has none), and no key needed where an auth plugin
+/// signs the requests.
+pub fn resolve_model_with(
+    config: &Config,
+    model_override: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+    stored: &dyn Fn(&str) -> Option<StoredCredential>,
 ) -> Result<ResolvedModel, ProviderError> {
     let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
     let chosen = model_override
@@ -187,13 +208,20 @@ pub fn resolve_model(
         .and_then(|c| c.api_key_env.clone())
         .or_else(|| builtin.and_then(|b| b.api_key_env).map(str::to_string));
     let mut endpoint = Endpoint::new(base_url);
-    if let Some(var) = key_env {
-        let key = env(&var).ok_or_else(|| {
-            ProviderError::Config(format!(
-                "{model} needs an API key: export {var}=... (or set api_key_env under [provider.{name}] in ~/.config/podcode/config.toml to the variable that holds it)"
-            ))
-        })?;
-        endpoint = endpoint.with_key(key, Some(&var));
+    match (key_env.as_deref().and_then(env), stored(name)) {
+        (Some(key), _) => endpoint = endpoint.with_key(key, key_env.as_deref()),
+        (None, Some(StoredCredential::ApiKey(key))) => {
+            endpoint = endpoint.with_key(key, key_env.as_deref());
+            endpoint.stored_key = true;
+        }
+        (None, Some(StoredCredential::SignedIn)) => {}
+        (None, None) => {
+            if let Some(var) = key_env {
+                return Err(ProviderError::Config(format!(
+                    "{model} needs an API key: export {var}=..., or store one with `podcode auth login {name}` (or set api_key_env under [provider.{name}] in ~/.config/podcode/config.toml to the variable that holds it)"
+                )));
+            }
+        }
     }
     if name == "openrouter" {
         endpoint.headers.insert("X-Title".into(), "Podcode".into());

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::endpoint::{error_chain, error_message};
 use crate::retry::{is_retryable_status, retry_after};
 use crate::sse::{SseEvent, SseParser};
+use crate::transport::Response;
 use crate::{Endpoint, EventStream, ProviderError, StreamEvent};
 
 /// Turns one protocol's SSE events into `StreamEvent`s.
@@ -141,29 +142,51 @@ async fn attempt<D: Decoder>(
     abort: &CancellationToken,
 ) -> Result<EventStream, Failure> {
     let provider = &prepared.provider;
-    let send = http
-        .post(&prepared.url)
-        .headers(prepared.headers.clone())
-        .body(prepared.body.clone())
-        .send();
-    let response = tokio::select! {
-        _ = abort.cancelled() => return Err(Failure::fatal(ProviderError::Aborted)),
-        r = send => r,
-    };
-    let mut response = response.map_err(|e| {
-        let message = error_chain(&e);
-        if e.is_builder() {
-            Failure::fatal(ProviderError::Config(format!(
-                "invalid request to {provider} ({}): {message}",
-                prepared.url
-            )))
-        } else {
-            Failure::retry(ProviderError::Network {
-                provider: provider.clone(),
-                message,
-            })
+    let mut response = match &endpoint.transport {
+        Some(transport) => {
+            let headers: Vec<(String, String)> = prepared
+                .headers
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+                .collect();
+            let send = transport.0.post(&prepared.url, &headers, &prepared.body);
+            let sent = tokio::select! {
+                _ = abort.cancelled() => return Err(Failure::fatal(ProviderError::Aborted)),
+                r = send => r,
+            };
+            Response::from_transport(sent.map_err(|message| {
+                Failure::retry(ProviderError::Network {
+                    provider: provider.clone(),
+                    message,
+                })
+            })?)
         }
-    })?;
+        None => {
+            let send = http
+                .post(&prepared.url)
+                .headers(prepared.headers.clone())
+                .body(prepared.body.clone())
+                .send();
+            let response = tokio::select! {
+                _ = abort.cancelled() => return Err(Failure::fatal(ProviderError::Aborted)),
+                r = send => r,
+            };
+            Response::Http(response.map_err(|e| {
+                let message = error_chain(&e);
+                if e.is_builder() {
+                    Failure::fatal(ProviderError::Config(format!(
+                        "invalid request to {provider} ({}): {message}",
+                        prepared.url
+                    )))
+                } else {
+                    Failure::retry(ProviderError::Network {
+                        provider: provider.clone(),
+                        message,
+                    })
+                }
+            })?)
+        }
+    };
 
     let status = response.status();
     if !status.is_success() {
@@ -176,7 +199,7 @@ async fn attempt<D: Decoder>(
             .map(|v| v.trim().eq_ignore_ascii_case("true"));
         let body = tokio::select! {
             _ = abort.cancelled() => return Err(Failure::fatal(ProviderError::Aborted)),
-            b = response.text() => b.unwrap_or_default(),
+            b = response.text() => b,
         };
         let mut message = error_message(&body);
         // OpenAI names an overflow by its code; keep it where the message does not, so the
@@ -205,7 +228,7 @@ async fn attempt<D: Decoder>(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
     if is_json {
-        let body = response.text().await.unwrap_or_default();
+        let body = response.text().await;
         let message = format!(
             "expected an event stream but got JSON: {}",
             error_message(&body)
@@ -261,7 +284,7 @@ enum Step {
     Failed(ProviderError),
 }
 
-type Chunk<B> = Result<reqwest::Result<Option<B>>, tokio::time::error::Elapsed>;
+type Chunk<B> = Result<Result<Option<B>, String>, tokio::time::error::Elapsed>;
 
 /// Feeds one read result through the parser and decoder.
 fn read_step<D: Decoder, B: AsRef<[u8]>>(
@@ -280,7 +303,7 @@ fn read_step<D: Decoder, B: AsRef<[u8]>>(
     };
     let events = match chunk {
         Err(_) => return cut(format!("no data for {} s", idle.as_secs())),
-        Ok(Err(e)) => return cut(error_chain(&e)),
+        Ok(Err(e)) => return cut(e),
         Ok(Ok(Some(bytes))) => parser.push(bytes.as_ref()),
         Ok(Ok(None)) => {
             if let Some(last) = parser.finish() {
@@ -311,7 +334,7 @@ fn read_step<D: Decoder, B: AsRef<[u8]>>(
 /// is dropped (which drops the response and so closes the connection).
 #[allow(clippy::too_many_arguments)]
 async fn pump<D: Decoder>(
-    mut response: reqwest::Response,
+    mut response: Response,
     mut parser: SseParser,
     mut decoder: D,
     mut out: Vec<StreamEvent>,

@@ -238,7 +238,7 @@ fn missing_keys_unknown_providers_and_bad_model_strings() {
     let err = resolved(&config(Some("anthropic/claude-x")), None, &[]).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "anthropic/claude-x needs an API key: export ANTHROPIC_API_KEY=... (or set api_key_env under [provider.anthropic] in ~/.config/podcode/config.toml to the variable that holds it)"
+        "anthropic/claude-x needs an API key: export ANTHROPIC_API_KEY=..., or store one with `podcode auth login anthropic` (or set api_key_env under [provider.anthropic] in ~/.config/podcode/config.toml to the variable that holds it)"
     );
     let err = resolved(&config(Some("my-llm/m")), None, &[]).unwrap_err();
     assert_eq!(
@@ -318,4 +318,33 @@ async fn resolved_clients_talk_to_the_configured_base_url() {
     assert_eq!(recorded[1].body["model"], "m1");
     assert_eq!(recorded[2].path, "/v1/messages");
     assert_eq!(recorded[2].body["model"], "claude-test");
+}
+
+#[test]
+fn stored_credentials_fill_in_for_a_missing_key_variable() {
+    let c = config(Some("anthropic/claude-x"));
+    let stored = |key: Option<StoredCredential>| {
+        move |p: &str| (p == "anthropic").then(|| key.clone()).flatten()
+    };
+    let with_key = stored(Some(StoredCredential::ApiKey("sk-stored".into())));
+    let r = resolve_model_with(&c, None, &env(&[]), &with_key).unwrap();
+    assert_eq!(r.endpoint.api_key.as_deref(), Some("sk-stored"));
+    assert!(r.endpoint.stored_key);
+    // The variable still wins over what was stored.
+    let r = resolve_model_with(
+        &c,
+        None,
+        &env(&[("ANTHROPIC_API_KEY", "sk-env")]),
+        &with_key,
+    )
+    .unwrap();
+    assert_eq!(r.endpoint.api_key.as_deref(), Some("sk-env"));
+    assert!(!r.endpoint.stored_key);
+    // Signed in through a plugin: no key, and no error for the missing variable.
+    let signed = stored(Some(StoredCredential::SignedIn));
+    let r = resolve_model_with(&c, None, &env(&[]), &signed).unwrap();
+    assert_eq!(r.endpoint.api_key, None);
+    // Another provider's credentials do not count.
+    let other = resolve_model_with(&config(Some("openai/gpt-x")), None, &env(&[]), &with_key);
+    assert!(other.is_err());
 }

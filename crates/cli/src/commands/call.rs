@@ -65,13 +65,7 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
             }
         });
         let abort = CancellationToken::new();
-        let on_ctrl_c = abort.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\naborting…");
-                on_ctrl_c.cancel();
-            }
-        });
+        podcode_core::one_turn::cancel_on_ctrl_c(&abort);
         let outcome = tools.call(&id, args, abort).await;
         let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
         engine.shutdown().await;
@@ -85,11 +79,7 @@ pub fn run(cwd: Option<PathBuf>, cmd: ToolCommand) -> Result<ExitCode> {
             }
             // The output is shown as the model reads it, without adding a blank line.
             let text = clean(&outcome.model_text);
-            if text.ends_with('\n') {
-                print!("{text}");
-            } else {
-                println!("{text}");
-            }
+            print!("{text}{}", if text.ends_with('\n') { "" } else { "\n" });
             for note in outcome_notes(&outcome, &session) {
                 eprintln!("{note}");
             }

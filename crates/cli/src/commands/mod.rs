@@ -2,6 +2,7 @@
 
 pub mod acp;
 pub mod agents;
+pub mod auth;
 pub mod call;
 pub mod changes;
 pub mod mcp;

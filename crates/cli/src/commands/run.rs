@@ -16,7 +16,7 @@ use clap::{Args, ValueEnum};
 use podcode_core::one_turn::{exit_status, prompt_and_title, stdin_if_dash, until_turn_end};
 use podcode_core::turn_text::{AnswerText, TurnNotes, summary_lines};
 use podcode_core::{Engine, EngineError, SessionOptions};
-use podcode_protocol::{Event, Op, TurnSummary, sanitize_for_terminal as clean};
+use podcode_protocol::{Event, TurnSummary, sanitize_for_terminal as clean};
 use tokio::sync::broadcast;
 
 use crate::asker::{Answerer, answer_asks};
@@ -99,18 +99,7 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             args.format,
             engine.clone(),
         ));
-        let (on_ctrl_c, abort_id) = (session.port(), session.id().to_string());
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\naborting… (Ctrl-C again to quit at once)");
-                on_ctrl_c.send(Op::Abort {
-                    session_id: abort_id,
-                });
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
-                }
-            }
-        });
+        podcode_core::one_turn::abort_on_ctrl_c(&session);
         let turn = match &args.command {
             Some(name) => engine.send_command(&session, name, &prompt)?,
             None => engine.send_prompt(&session, &prompt)?,

@@ -23,6 +23,7 @@ mod run_browser_gate;
 mod run_commands;
 mod run_mcp;
 mod run_overflow;
+mod run_plugin_auth;
 mod run_plugin_events;
 mod run_plugin_hooks;
 mod run_plugins;

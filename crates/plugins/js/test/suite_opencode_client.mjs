@@ -54,7 +54,7 @@ export function clientSuite(runtime, skip) {
       assert.deepEqual(out, {
         res: { data: true },
         features: ["function", "function", true],
-        err: "client.find.files is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status/update/prompt/command)",
+        err: "client.find.files is not supported in Podcode (it offers client.app.log, client.tui.showToast, client.auth.set and client.session.list/get/messages/status/update/prompt/command)",
       });
       // After the load, calls go to Rust (which appends them to Podcode's plugin log).
       const logged = client.notifications.filter((n) => n.method === "client.log").map((n) => n.params);

@@ -189,7 +189,7 @@ export function protocolSuite(runtime, skip) {
       assert.equal((await rejection(hook({ filePath: "/w/.env" }))).message, "Do not read .env files");
       assert.deepEqual(await hook({ filePath: "/w/src/main.rs" }), { output: { args: { filePath: "/w/src/main.rs" } } });
       const e = await rejection(execute(client, GUARD, "use_client"));
-      assert.equal(e.message, "client.session.revert is not supported in Podcode (it offers client.app.log, client.tui.showToast and client.session.list/get/messages/status/update/prompt/command)");
+      assert.equal(e.message, "client.session.revert is not supported in Podcode (it offers client.app.log, client.tui.showToast, client.auth.set and client.session.list/get/messages/status/update/prompt/command)");
       const info = JSON.parse((await execute(client, GUARD, "plugin_input")).output);
       // opencode's PluginInput keys, in its order; the host works in the session directory.
       assert.deepEqual(info, {
@@ -220,6 +220,70 @@ export function protocolSuite(runtime, skip) {
       ].join("\n"));
       const r = await load(client, file, "opencode-plugin");
       assert.deepEqual(r.hooks.sort(), ["auth", "experimental.text.complete", "provider", "tool.execute.before"]);
+    });
+
+    test("auth: described at load, a login step by step, the loader's fetch streams its body", async () => {
+      const { createServer } = await import("node:http");
+      const server = createServer((req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream", "x-auth": req.headers.authorization ?? "" });
+        res.write("data: one\n\n");
+        setTimeout(() => res.end("data: two\n\n"), 20);
+      });
+      await new Promise((r) => server.listen(0, "127.0.0.1", r));
+      const url = `http://127.0.0.1:${server.address().port}/v1/chat/completions`;
+      const dir = tempPluginDir();
+      const file = writePlugin(dir, "signer.mjs", [
+        "export const Signer = async ({ client }) => ({",
+        "  auth: {",
+        "    provider: 'acme',",
+        "    async loader(getAuth, info) {",
+        "      const auth = await getAuth()",
+        "      return { apiKey: '', baseURL: 'http://x/' + info.id, headers: { a: '1' }, fetch: (u, init) => {",
+        "        const headers = new Headers(init.headers); headers.set('authorization', 'Bearer ' + auth.access)",
+        "        return fetch(u, { ...init, headers })",
+        "      } }",
+        "    },",
+        "    methods: [",
+        "      { type: 'oauth', label: 'Acme', prompts: [",
+        "          { type: 'select', key: 'region', message: 'Region', options: [{ label: 'EU', value: 'eu' }, { label: 'US', value: 'us', hint: 'default' }] },",
+        "          { type: 'text', key: 'org', message: 'Org', when: { key: 'region', op: 'eq', value: 'eu' }, validate: (v) => v ? undefined : 'required' },",
+        "        ],",
+        "        async authorize(inputs) { return { url: 'https://a/' + inputs.region, instructions: 'go', method: 'auto', callback: async () => ({ type: 'success', refresh: 'r', access: 'a', expires: 1 }) } } },",
+        "      { type: 'api', label: 'Key' },",
+        "    ],",
+        "  },",
+        "})",
+      ].join("\n"));
+      const r = await load(client, file, "opencode-plugin");
+      assert.deepEqual(r.auth, [{ provider: "acme", loader: true, methods: [
+        { type: "oauth", label: "Acme", prompts: [
+          { type: "select", key: "region", message: "Region", options: [{ label: "EU", value: "eu" }, { label: "US", value: "us", hint: "default" }] },
+          { type: "text", key: "org", message: "Org" },
+        ] },
+        { type: "api", label: "Key", prompts: [] },
+      ] }]);
+      const step = (method, inputs) => client.request("auth.step", { path: file, provider: "acme", method, inputs });
+      assert.equal((await step(0, {})).prompt.key, "region");
+      assert.deepEqual(await step(0, { region: "eu" }), { prompt: { type: "text", key: "org", message: "Org" } });
+      assert.equal((await step(0, { region: "eu", org: "" })).error, "required");
+      // `when` leaves the org out for the US.
+      const oauth = (await step(0, { region: "us" })).oauth;
+      assert.deepEqual({ ...oauth, id: undefined }, { id: undefined, url: "https://a/us", instructions: "go", method: "auto" });
+      assert.deepEqual(await client.request("auth.callback", { id: oauth.id }), { result: { type: "success", refresh: "r", access: "a", expires: 1 } });
+      assert.deepEqual(await step(1, {}), { result: { type: "key" } });
+
+      client.handlers["client.auth"] = ({ method, provider }) => ({ data: method === "get" && provider === "acme" ? { type: "oauth", access: "tok" } : null });
+      const loaded = await client.request("auth.load", { path: file, provider: "acme", info: { id: "acme" } });
+      assert.deepEqual(loaded, { options: { apiKey: "", baseURL: "http://x/acme", headers: { a: "1" } }, fetch: true });
+      const head = await client.request("auth.fetch", { path: file, provider: "acme", fetchId: "f1", url, headers: { "content-type": "application/json" }, body: "{}" });
+      assert.equal(head.status, 200);
+      assert.ok(head.headers.some(([k, v]) => k === "x-auth" && v === "Bearer tok"), JSON.stringify(head.headers));
+      const deadline = Date.now() + 10000;
+      const body = () => client.notifications.filter((n) => n.method === "auth.body" && n.params.fetchId === "f1").map((n) => n.params);
+      while (!body().some((p) => p.end) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(body().filter((p) => p.data).map((p) => p.data).join(""), "data: one\n\ndata: two\n\n");
+      assert.deepEqual(body().at(-1), { fetchId: "f1", end: true });
+      server.close();
     });
 
     test("a syntax error is a load error with its line (.mjs and .ts)", async () => {
