@@ -45,6 +45,8 @@ pub struct SandboxReport {
     /// Paths in the workspace that stay read-only (`.git`, `.podcode`, `.opencode`, a
     /// worktree's git dirs), as they exist now.
     pub protected: Vec<PathBuf>,
+    /// Credential stores that read as empty inside the sandbox.
+    pub hidden_files: Vec<PathBuf>,
 }
 
 fn mode_of(mode: SandboxMode) -> Mode {
@@ -154,7 +156,7 @@ impl Engine {
         // Plugins are code the user installed: one that keeps state in its own folder in the
         // home works, its writes kept in the plugins' home layer, never in the real home.
         let layer = self.plugin_home_layer();
-        self.launcher(Settings {
+        self.plain_launcher(Settings {
             mode: mode_of(cfg.mode),
             network: cfg.plugin_network,
         })
@@ -166,7 +168,15 @@ impl Engine {
         self.dirs().data_dir.join("plugin-home")
     }
 
+    /// The sandbox of commands and executable tools: credential stores read as empty in it.
+    /// The plugin host and MCP servers (code the user installed, some of which read opencode's
+    /// credentials themselves) get `plugin_sandbox`, without that.
     fn launcher(&self, settings: Settings) -> Option<Sandbox> {
+        self.plain_launcher(settings)
+            .map(|s| s.with_hidden_files(self.credential_files()))
+    }
+
+    fn plain_launcher(&self, settings: Settings) -> Option<Sandbox> {
         let helper = self.sandbox_helper.clone()?;
         Some(
             Sandbox::new(helper, settings)
@@ -174,6 +184,19 @@ impl Engine {
                 .with_temp_root(self.dirs().data_dir.join("tmp"))
                 .with_hidden_env(hidden_env(self.config())),
         )
+    }
+
+    /// Credential stores no sandboxed process may read: Podcode's `auth.json`, and
+    /// opencode's `auth.json` and `mcp-auth.json`.
+    fn credential_files(&self) -> Vec<PathBuf> {
+        let opencode = self.dirs().home.join(".local/share/opencode");
+        vec![
+            podcode_config::AuthStore::in_data_dir(&self.dirs().data_dir)
+                .file()
+                .to_path_buf(),
+            opencode.join("auth.json"),
+            opencode.join("mcp-auth.json"),
+        ]
     }
 
     fn extra_writable(&self) -> Vec<PathBuf> {
@@ -207,6 +230,7 @@ impl Engine {
             temp_root: self.dirs().data_dir.join("tmp"),
             hidden_env: hidden_env(self.config()),
             has_helper: self.sandbox_helper.is_some(),
+            hidden_files: self.credential_files(),
         }
     }
 

@@ -79,11 +79,21 @@ impl SandboxReport {
             "temp_root": r.temp_root,
             "hidden_env": r.hidden_env,
             "namespaces": r.kernel.namespaces.to_string(),
-            "reads": if confined { "every file you can read" } else { "everything you can" },
+            "reads": if !confined { "everything you can" } else if self.hides_files() { "every file you can read, except the hidden files (read as empty)" } else { "every file you can read" },
+            "hidden_files": if confined && self.hides_files() { r.hidden_files.clone() } else { Vec::new() },
             "proc": proc_rule,
             "protected": {"names": PROTECTED_NAMES, "found": r.protected, "rule": protected_rule},
             "missing": r.kernel.missing_protection(),
         })
+    }
+
+    /// Whether credential stores are hidden: it takes a mount namespace.
+    fn hides_files(&self) -> bool {
+        matches!(
+            self.kernel.namespaces,
+            podcode_sandbox::NamespaceSupport::Available
+                | podcode_sandbox::NamespaceSupport::NoProc
+        )
     }
 
     /// `podcode sandbox status`: the report's lines; `project` is the workspace.
@@ -152,6 +162,17 @@ impl SandboxReport {
         out.push(
             "  files      every file you can read (the `sensitive` ask guards key files)".into(),
         );
+        if confined && self.hides_files() {
+            let files: Vec<String> = r
+                .hidden_files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect();
+            out.push(format!(
+                "  except     {} (credential stores: read as empty)",
+                files.join(", ")
+            ));
+        }
         out.push(format!("  /proc      {proc_rule}"));
         if let Some(rule) = protected_rule {
             out.push(String::new());

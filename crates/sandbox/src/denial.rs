@@ -246,6 +246,7 @@ mod tests {
             network,
             writable: vec![root.to_path_buf()],
             protect: Vec::new(),
+            hide: Vec::new(),
             denial_log: None,
             home_layer: None,
         }

@@ -79,7 +79,7 @@ pub const PROBE_NO_NAMESPACES: i32 = 2;
 pub const PROBE_NO_PROC: i32 = 3;
 
 fn probe() -> ! {
-    match crate::namespaces::enter(&[], None) {
+    match crate::namespaces::enter(&[], &[], None) {
         Ok(i) if i.pid => {}
         Ok(_) => std::process::exit(PROBE_NO_NAMESPACES),
         Err(_) => std::process::exit(PROBE_NO_NAMESPACES),
@@ -200,7 +200,7 @@ pub fn run_helper(args: &[OsString]) -> ! {
         .home_layer
         .as_ref()
         .map(|l| (l, policy.writable.as_slice()));
-    let isolation = match crate::namespaces::enter(&policy.protect, layer) {
+    let isolation = match crate::namespaces::enter(&policy.protect, &policy.hide, layer) {
         Ok(i) => i,
         Err(e) => fail(
             EXIT_SETUP_FAILED,

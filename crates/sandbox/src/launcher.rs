@@ -35,6 +35,7 @@ pub struct Sandbox {
     writable: Vec<PathBuf>,
     temp_root: Option<PathBuf>,
     hidden_env: Vec<String>,
+    hidden_files: Vec<PathBuf>,
     home_layer: Option<crate::HomeLayer>,
 }
 
@@ -47,6 +48,7 @@ impl Sandbox {
             writable: Vec::new(),
             temp_root: None,
             hidden_env: Vec::new(),
+            hidden_files: Vec::new(),
             home_layer: None,
         }
     }
@@ -66,6 +68,12 @@ impl Sandbox {
     /// Environment variables removed from every spawned process.
     pub fn with_hidden_env(mut self, names: impl IntoIterator<Item = String>) -> Self {
         self.hidden_env.extend(names);
+        self
+    }
+
+    /// Files no spawn may read (credential stores): they read as empty in the sandbox.
+    pub fn with_hidden_files(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.hidden_files.extend(files);
         self
     }
 
@@ -169,6 +177,7 @@ impl Sandbox {
             network: self.settings.network,
             writable,
             protect,
+            hide: self.hidden_files.clone(),
             denial_log: None,
             home_layer: self
                 .home_layer

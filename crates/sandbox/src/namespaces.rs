@@ -3,7 +3,8 @@
 //! - a new mount namespace in which the policy's protected paths (`.git`, `.podcode`,
 //!   `.opencode`, a worktree's git dirs) are bind-mounted read-only over themselves, so
 //!   writes there fail with EROFS although Landlock lets the workspace around them be
-//!   written (Landlock rules only add rights, they cannot take one back beneath a root);
+//!   written (Landlock rules only add rights, they cannot take one back beneath a root),
+//!   and the policy's hidden files (credential stores) have `/dev/null` bound over them;
 //! - a new PID namespace with its own `/proc` (mounted by the namespace's first process,
 //!   `mount_proc`), so the command sees no process outside its sandbox: not Podcode's,
 //!   whose environment holds the API keys and the server token, nor any other of the
@@ -58,10 +59,11 @@ fn cstr(path: &Path) -> io::Result<std::ffi::CString> {
 
 /// Unshares the mount and PID namespaces (inside a new user namespace when that is what
 /// this user may do) and makes every path in `protect` read-only. Call it in the helper
-/// before it forks. `Ok(Isolation::NONE)`: this system allows no namespaces, nothing
+/// before it forks; then hides each file of `hide` that exists. `Ok(Isolation::NONE)`: this system allows no namespaces, nothing
 /// changed; an error: isolation was begun but failed, the command must not run.
 pub fn enter(
     protect: &[std::path::PathBuf],
+    hide: &[std::path::PathBuf],
     layer: Option<(&crate::HomeLayer, &[std::path::PathBuf])>,
 ) -> io::Result<Isolation> {
     let flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
@@ -100,6 +102,9 @@ pub fn enter(
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             other => other?,
         }
+    }
+    for path in hide.iter().filter(|p| p.is_file()) {
+        empty_bind(path)?;
     }
     Ok(Isolation {
         pid: true,
@@ -185,6 +190,22 @@ fn lay_home(layer: &crate::HomeLayer, writable: &[std::path::PathBuf]) -> io::Re
         })?;
     }
     Ok(true)
+}
+
+/// Binds `/dev/null` over file `path`: inside the namespace it reads as empty (and writes
+/// to it are lost), so a credential store stays out of the sandbox's reach.
+fn empty_bind(path: &Path) -> io::Result<()> {
+    let (null, target) = (cstr(Path::new("/dev/null"))?, cstr(path)?);
+    // SAFETY: valid NUL-terminated strings for source and target.
+    check(unsafe {
+        libc::mount(
+            null.as_ptr(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND,
+            std::ptr::null(),
+        )
+    })
 }
 
 /// Bind-mounts `path` over itself, then remounts that bind read-only, keeping the flags

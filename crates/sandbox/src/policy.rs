@@ -64,6 +64,10 @@ pub struct Policy {
     /// which hold code Podcode or git runs outside the sandbox. See `protected_paths`.
     #[serde(default)]
     pub protect: Vec<PathBuf>,
+    /// Files the process must not read (credential stores): each one that exists reads as
+    /// empty inside the sandbox (`/dev/null` bound over it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hide: Vec<PathBuf>,
     /// Where the helper appends what it refused (one JSON object a line, see
     /// `denial::read_log`); `None`: nothing is recorded.
     #[serde(default)]
@@ -235,6 +239,7 @@ mod tests {
             network: false,
             writable: vec![dir.path().to_path_buf()],
             protect: Vec::new(),
+            hide: Vec::new(),
             denial_log: None,
             home_layer: None,
         };
@@ -278,6 +283,7 @@ mod tests {
             network: false,
             writable: vec![canon(&wt), canon(&main)],
             protect: got,
+            hide: Vec::new(),
             denial_log: None,
             home_layer: None,
         };

@@ -635,3 +635,57 @@ export const Stateful = async () => {
     assert_eq!(out(&o).trim(), "loads 1");
     assert_eq!(std::fs::read_to_string(state.join("count")).unwrap(), "1");
 }
+
+#[test]
+fn credential_stores_read_as_empty_inside_the_sandbox() {
+    let env = Env::new();
+    if !landlock(&env) {
+        return;
+    }
+    let status: serde_json::Value =
+        serde_json::from_str(&out(&env.run(&["sandbox", "status", "--json"]))).unwrap();
+    if status["namespaces"] != "available" {
+        eprintln!("skipped: no mount namespaces here");
+        return;
+    }
+    let podcode = env.root.path().join("data/auth.json");
+    assert_eq!(
+        status["hidden_files"][0],
+        podcode.to_str().unwrap(),
+        "{status}"
+    );
+    let opencode = env.home().join(".local/share/opencode/auth.json");
+    for (file, secret) in [
+        (&podcode, "podcode-token-1"),
+        (&opencode, "opencode-token-2"),
+    ] {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(
+            file,
+            format!("{{\"p\":{{\"type\":\"api\",\"key\":\"{secret}\"}}}}"),
+        )
+        .unwrap();
+    }
+    let script = format!(
+        "cat {} {} | rev; wc -c < {}",
+        podcode.display(),
+        opencode.display(),
+        podcode.display()
+    );
+    let args = serde_json::json!({ "command": script }).to_string();
+    let o = env.run(&["tool", "call", "bash", &args, "--yes"]);
+    let text = out(&o) + &err(&o);
+    assert!(o.status.success(), "{text}");
+    for secret in ["podcode-token-1", "opencode-token-2"] {
+        assert!(!text.contains(&reversed(secret)), "{text}");
+    }
+    assert_eq!(out(&o).trim(), "0", "{text}");
+    let o = env.run(&["sandbox", "run", "--", "cat", podcode.to_str().unwrap()]);
+    assert!(!out(&o).contains("podcode-token-1"), "{}", out(&o));
+    // Outside the sandbox the files are untouched.
+    assert!(
+        std::fs::read_to_string(&podcode)
+            .unwrap()
+            .contains("podcode-token-1")
+    );
+}
