@@ -6,7 +6,8 @@
 //! recording what its hooks see observes the same PluginInput, `chat.params` and
 //! `tool.execute.after` shapes under both, and changes their requests the same way; its
 //! `event` hook sees the same event types in the same order, with the same property keys,
-//! for a turn with an edit. opencode
+//! for a turn with an edit; and an `auth` plugin's loader and `fetch` sign the model
+//! requests of both the same way. opencode
 //! (`opencode-ai`, with the `@opencode-ai/plugin` it installs into a config dir) comes from
 //! `crates/cli/tests/opencode-crosscheck/` (`npm install --no-save` there; `.ci/run` does it). Nothing needs
 //! the network: the plugin package is copied into the project's `.opencode/node_modules` as
@@ -528,4 +529,68 @@ fn opencode_and_podcode_plugins_see_the_same_events_for_a_turn_with_an_edit() {
             r#"diff ["notes.txt added +1 -0"]"#,
         ]
     );
+}
+
+/// `auth` hook: with the same OAuth credentials stored (opencode's `auth.json`, Podcode's),
+/// the same plugin's loader gets the same arguments under both, every model request goes
+/// through its `fetch` (the server sees its refreshed bearer token and header), and the token
+/// it saves with `client.auth.set` is what each stores afterwards.
+#[test]
+fn opencode_and_podcode_send_model_requests_through_an_auth_plugins_fetch() {
+    let opencode = opencode_bin();
+    let model = podcode_providers::testing::ScriptedModel::responding(
+        vec![],
+        std::sync::Arc::new(|_: &Value| Reply::new().text("Signed answer.")),
+    );
+    let env = Env::with_server(model);
+    env.git_init();
+    env.write(
+        ".opencode/plugins/scripted-auth.ts",
+        crate::run_plugin_auth::SIGNER,
+    );
+    let tokens = serde_json::json!({"scripted": {"type": "oauth", "refresh": "refresh-1", "access": "access-1", "expires": 0}});
+    let stores = [
+        env.root.path().join("data/auth.json"),
+        env.root
+            .path()
+            .join("oc-home/.local/share/opencode/auth.json"),
+    ];
+    for store in &stores {
+        std::fs::create_dir_all(store.parent().unwrap()).unwrap();
+        std::fs::write(store, tokens.to_string()).unwrap();
+    }
+
+    assert!(env.run(&["trust"]).status.success());
+    let out = env.run(&["run", "hello"]);
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let ours = env.server.recorded();
+    let stderr = run_opencode(&env, &opencode, "hello", None);
+    let theirs = env.server.recorded()[ours.len()..].to_vec();
+    assert!(!theirs.is_empty(), "opencode sent no request: {stderr}");
+
+    for (runner, sent) in [("podcode", &ours), ("opencode", &theirs)] {
+        for request in sent {
+            let signed = (
+                request.headers.get("authorization").map(String::as_str),
+                request.headers.get("x-signed-by").map(String::as_str),
+            );
+            assert_eq!(
+                signed,
+                (Some("Bearer access-2"), Some("scripted-auth")),
+                "{runner}: {stderr}"
+            );
+        }
+    }
+    let loader = env.jsonl("loader.jsonl");
+    assert_eq!(loader.len(), 2, "{loader:?}\n{stderr}");
+    assert_eq!(loader[0], loader[1], "loader arguments (podcode, opencode)");
+    for store in &stores {
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(store).unwrap()).unwrap();
+        assert_eq!(
+            saved["scripted"]["access"],
+            "access-2",
+            "{}",
+            store.display()
+        );
+    }
 }

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 /// Written the way published auth plugins are: an OAuth method with a prompt, a loader that
 /// returns a `fetch` signing each request with the stored access token (refreshed when
 /// expired, saved back through `client.auth.set`), and a manual API-key method.
-const SIGNER: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
+pub(crate) const SIGNER: &str = r#"import type { Plugin } from "@opencode-ai/plugin"
 import { appendFileSync } from "node:fs"
 
 export const ScriptedAuth: Plugin = async ({ client, directory }) => ({
