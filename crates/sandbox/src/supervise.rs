@@ -166,11 +166,13 @@ impl Supervisor {
                 0
             },
         };
-        // SAFETY: answers the request just received.
-        unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
+        // Logged before the answer: the refused call returns only after its line is in the
+        // log, so whoever reads the log once the process reports the failure finds it.
         if valid && let Some(d) = denial {
             self.record(d);
         }
+        // SAFETY: answers the request just received.
+        unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
     }
 
     fn record(&mut self, denial: Denial) {
