@@ -53,22 +53,22 @@ enum Command {
         #[arg(long)]
         refresh: bool,
     },
-    /// List agent profiles (built-in, config, agent files) with their mode and source, and
-    /// agent files that could not be used.
+    /// List agent profiles with their mode and source, and the agent files refused and why.
     #[command(after_help = podcode_core::list_text::AGENTS_HELP)]
     Agents {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
     },
-    /// List agent skills (SKILL.md folders) the `skill` tool offers, with where each came
-    /// from, and the files refused and why.
+    /// List agent skills (SKILL.md folders) with where each came from, and the refused ones.
     #[command(after_help = podcode_core::list_text::SKILLS_HELP)]
     Skills,
-    /// List custom commands (/name prompts from Markdown files and config) with where each
-    /// came from, and the files refused and why.
+    /// List custom commands (/name prompts) with where each came from, and the refused ones.
     #[command(after_help = podcode_core::list_text::COMMANDS_HELP)]
     Commands,
+    /// List language servers: which files each checks, installed or how to install it.
+    #[command(after_help = podcode_core::list_text::LSP_HELP)]
+    Lsp,
     /// Sign in to model providers: `podcode auth login [PROVIDER]`, `list`, `logout PROVIDER`.
     Auth {
         #[command(subcommand)]
@@ -86,8 +86,7 @@ enum Command {
     },
     /// List journaled file changes, or show one as a diff.
     Changes(commands::changes::ChangesArgs),
-    /// Undo journaled changes: one change, one tool call, everything since a message, or a
-    /// whole session.
+    /// Undo journaled changes: one change, one call, all since a message, or a whole session.
     Revert(commands::changes::RevertArgs),
     /// Trust this workspace to run its own code: the tools, plugins and agent files in its
     /// .podcode/ and .opencode/ folders, and the npm plugins and MCP servers its
@@ -141,6 +140,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Tools { json }) => commands::tools::run(cli.cwd, json),
         Some(Command::Skills) => start::engine(cli.cwd).map(|e| print::lines(e.skill_lines())),
         Some(Command::Commands) => start::engine(cli.cwd).map(|e| print::lines(e.command_lines())),
+        Some(Command::Lsp) => start::engine(cli.cwd).map(|e| print::lines(e.lsp_lines())),
         Some(Command::Plugins { json, refresh }) => commands::plugins::run(cli.cwd, json, refresh),
         Some(Command::Agents { json }) => commands::agents::run(cli.cwd, json),
         Some(Command::Auth { command }) => commands::auth::run(cli.cwd, command),

@@ -42,6 +42,8 @@ pub struct Config {
     pub tools: ToolSwitches,
     /// The headless browser of the `browser_*` tools.
     pub browser: BrowserConfig,
+    /// Language servers: diagnostics after edits and the `lsp` tool (`[lsp]`, `[lsp.NAME]`).
+    pub lsp: LspConfig,
     /// Custom commands by name (`[commands.review]`; opencode.json's `command`), besides
     /// the Markdown files in the commands folders.
     pub commands: BTreeMap<String, CommandConfig>,
@@ -194,6 +196,55 @@ impl Default for ToolConfig {
     fn default() -> Self {
         Self { timeout: 300 }
     }
+}
+
+/// `[lsp]`: how language servers report after edits; `[lsp.NAME]` changes a built-in server,
+/// adds one, or switches one off.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct LspConfig {
+    /// No language server at all.
+    pub disabled: bool,
+    /// The most an edit waits for diagnostics, in milliseconds.
+    pub wait_ms: u64,
+    /// Report warnings after edits too, not only errors.
+    pub warnings: bool,
+    /// The most diagnostics shown per file after an edit.
+    pub per_file: usize,
+    /// Servers by name: a built-in's name changes it, another adds one.
+    #[serde(flatten)]
+    pub servers: BTreeMap<String, LspServerConfig>,
+}
+
+impl Default for LspConfig {
+    fn default() -> Self {
+        Self {
+            disabled: false,
+            wait_ms: 3000,
+            warnings: false,
+            per_file: 20,
+            servers: BTreeMap::new(),
+        }
+    }
+}
+
+/// `[lsp.NAME]` (opencode.json's `lsp.NAME`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct LspServerConfig {
+    /// Program and arguments.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// File extensions it handles (with or without the dot).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Vec<String>>,
+    /// Extra environment variables.
+    pub env: BTreeMap<String, String>,
+    /// `initializationOptions` sent to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initialization: Option<serde_json::Value>,
+    /// Switches it off.
+    pub disabled: bool,
 }
 
 /// `[browser]`: which Chromium the `browser_*` tools start, and when an unused one closes.

@@ -152,6 +152,7 @@ pub(crate) fn translate(
             }
             "agent" => t.agents(&value),
             "command" | "commands" => t.commands(&value),
+            "lsp" => t.lsp(&value),
             "$schema" => {}
             _ => t.report.not_used.push(key),
         }
@@ -179,6 +180,48 @@ impl Translation {
                     _ => unreachable!("just set to a table"),
                 }
             }
+        }
+    }
+
+    /// `lsp: false` switches every server off; `lsp: {NAME: {command, extensions, env,
+    /// initialization, disabled}}` is `[lsp.NAME]`.
+    fn lsp(&mut self, value: &Value) {
+        match value {
+            Value::Bool(false) => {
+                self.table_mut("lsp")
+                    .insert("disabled".into(), toml::Value::Boolean(true));
+                self.report.taken.push("lsp off".into());
+            }
+            Value::Object(servers) => {
+                for (name, server) in servers {
+                    let Some(server) = server.as_object() else {
+                        self.report
+                            .not_used
+                            .push(format!("lsp.{name} (not an object)"));
+                        continue;
+                    };
+                    let mut entry = toml::Table::new();
+                    for (key, v) in server {
+                        let key = key.as_str();
+                        if !["command", "extensions", "env", "initialization", "disabled"]
+                            .contains(&key)
+                        {
+                            self.report.not_used.push(format!("lsp.{name}.{key}"));
+                            continue;
+                        }
+                        if let Ok(v) = toml::Value::try_from(v) {
+                            entry.insert(key.to_string(), v);
+                        }
+                    }
+                    self.report.taken.push(format!("lsp {name}"));
+                    self.table_mut("lsp")
+                        .insert(name.clone(), toml::Value::Table(entry));
+                }
+            }
+            _ => self
+                .report
+                .not_used
+                .push("lsp (neither false nor an object)".into()),
         }
     }
 
@@ -514,6 +557,32 @@ mod tests {
                 "agent.review.temperature"
             ]
         );
+    }
+
+    #[test]
+    fn lsp_entries_and_lsp_false_map_onto_the_lsp_table() {
+        let text = r#"{"lsp": {"typescript": {"disabled": true}, "zls": {"command": ["zls"], "extensions": [".zig"], "env": {"A": "1"}, "port": 3}}}"#;
+        let (table, report, _) =
+            translate(Path::new("/p/opencode.json"), text, &users(&no_env)).unwrap();
+        let config: crate::Config = table.clone().try_into().unwrap();
+        assert!(config.lsp.servers["typescript"].disabled);
+        let zls = &config.lsp.servers["zls"];
+        assert_eq!(zls.command.as_deref(), Some(&["zls".to_string()][..]));
+        assert_eq!(zls.extensions.as_deref(), Some(&[".zig".to_string()][..]));
+        assert_eq!(zls.env["A"], "1");
+        assert!(
+            report.not_used.contains(&"lsp.zls.port".to_string()),
+            "{report:?}"
+        );
+        let (table, report, _) = translate(
+            Path::new("/p/opencode.json"),
+            r#"{"lsp": false}"#,
+            &users(&no_env),
+        )
+        .unwrap();
+        let config: crate::Config = table.try_into().unwrap();
+        assert!(config.lsp.disabled);
+        assert!(report.taken.contains(&"lsp off".to_string()));
     }
 
     #[test]

@@ -44,6 +44,19 @@ pub(crate) fn narrow(project: &mut toml::Table, base: &toml::Table) -> Vec<Strin
             }
         }
     }
+    // A language server is a program: a repository may switch one off, not name one.
+    if let Some(toml::Value::Table(lsp)) = project.get_mut("lsp") {
+        for (name, server) in lsp.iter_mut() {
+            let toml::Value::Table(server) = server else {
+                continue;
+            };
+            for key in ["command", "env", "initialization"] {
+                if server.remove(key).is_some() {
+                    dropped.push(format!("lsp.{name}.{key}"));
+                }
+            }
+        }
+    }
     // A browser binary named by a repository would run as the user.
     if let Some(toml::Value::Table(browser)) = project.get_mut("browser")
         && browser.remove("executable").is_some()
@@ -164,6 +177,27 @@ mod tests {
 
     fn table(text: &str) -> toml::Table {
         text.parse().unwrap()
+    }
+
+    #[test]
+    fn a_repository_may_switch_a_language_server_off_but_not_name_one() {
+        let mut project = table(
+            r#"
+            [lsp.typescript]
+            disabled = true
+            [lsp.evil]
+            command = ["./run-me.sh"]
+            extensions = ["ts"]
+            env = { A = "1" }
+            "#,
+        );
+        let dropped = narrow(&mut project, &toml::Table::new());
+        assert_eq!(dropped, vec!["lsp.evil.command", "lsp.evil.env"]);
+        assert_eq!(
+            project["lsp"]["typescript"]["disabled"].as_bool(),
+            Some(true)
+        );
+        assert!(project["lsp"]["evil"].get("command").is_none());
     }
 
     #[test]

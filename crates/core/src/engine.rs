@@ -43,6 +43,8 @@ pub struct Engine {
     pub(crate) event_log: OnceLock<Arc<crate::event_log::EventLog>>,
     /// Sessions with a turn running now, whoever drives them (`active.rs`).
     pub(crate) active: Arc<crate::active::ActiveSessions>,
+    /// The workspace's language servers (`language_servers.rs`), made on first use.
+    pub(crate) lsp: OnceLock<Option<Arc<podcode_lsp::LspManager>>>,
 }
 
 /// What a session records about where it runs.
@@ -74,6 +76,9 @@ impl Engine {
         // An untrusted project's config may only narrow (ask/deny), never allow.
         let loaded = load_config(&dirs, &cwd, &project, trusted, secrets)?;
         let (bus, _) = broadcast::channel(4096);
+        // `[lsp.NAME]` entries that name no server are config warnings too.
+        let lsp_problems = podcode_lsp::servers_with(&loaded.config.lsp.servers).1;
+        let warnings = [loaded.warnings, lsp_problems].concat();
         Ok(Engine {
             sandbox_helper: dirs.sandbox_helper.clone(),
             dirs,
@@ -81,7 +86,7 @@ impl Engine {
             project,
             config: loaded.config,
             trusted: AtomicBool::new(trusted),
-            warnings: loaded.warnings,
+            warnings,
             opencode: loaded.opencode,
             store: Arc::new(Mutex::new(None)),
             mcp: OnceLock::new(),
@@ -90,6 +95,7 @@ impl Engine {
             agents: OnceLock::new(),
             event_log: OnceLock::new(),
             active: Arc::default(),
+            lsp: OnceLock::new(),
         })
     }
 
@@ -355,6 +361,7 @@ impl Engine {
             untrusted: self.untrusted_mcp_servers(),
         };
         let builtins = Builtins {
+            lsp: self.lsp(),
             #[cfg(feature = "browser")]
             browsers: podcode_browser::Browsers::new(podcode_browser::BrowserSettings {
                 executable: self.config.browser.executable.as_ref().map(Into::into),
@@ -426,7 +433,7 @@ impl Engine {
         // Starting a sub-agent needs no ask of its own: what it does asks as usual. Loading
         // a skill only reads instructions (as opencode, allowed unless a rule says
         // otherwise: `permission = "skill"` per skill name).
-        for permission in ["task", "skill"] {
+        for permission in ["task", "skill", "lsp"] {
             rules.push(PermissionRule::new(
                 permission,
                 "*",
@@ -464,6 +471,7 @@ impl Engine {
         opts.sandbox = self.command_sandbox(agent);
         opts.secrets = self.secrets();
         opts.events = Some(events);
+        opts.after_edit = self.lsp().map(|m| m as Arc<dyn podcode_tools::AfterEdit>);
         // The pipeline keeps its call log and change journal in the store, through the
         // narrow traits of `podcode-records` (it never holds the store itself).
         let records = podcode_tools::Records::all(store);
@@ -506,6 +514,9 @@ impl Engine {
     pub async fn shutdown(&self) {
         if let Some(sets) = self.tools.get() {
             sets.shutdown().await;
+        }
+        if let Some(Some(lsp)) = self.lsp.get() {
+            lsp.shutdown().await;
         }
     }
 }

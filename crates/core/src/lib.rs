@@ -24,6 +24,7 @@ mod engine;
 mod error;
 mod event_log;
 mod history;
+mod language_servers;
 pub mod list_text;
 mod listing;
 pub mod one_turn;

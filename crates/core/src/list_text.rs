@@ -72,6 +72,22 @@ pub const COMMANDS_HELP: &str = "A custom command is a Markdown file whose body 
     ---\n  \
     Review @$1 for real bugs. Recent history: !`git log --oneline -5 -- $1`";
 
+/// `podcode lsp --help`: how language servers are configured.
+pub const LSP_HELP: &str = "Language servers check the files an edit changed; their errors join the edit's result,\n\
+    and the lsp tool asks them about definitions, references, hover text and symbols.\n\
+    A server is used when its program is on PATH (or, in a trusted workspace, in the project's\n\
+    node_modules/.bin); Podcode never downloads one. Servers run in the sandbox of commands.\n\n\
+    In ~/.config/podcode/config.toml (opencode.json's \"lsp\" maps onto it):\n  \
+    [lsp]\n  \
+    wait_ms = 3000          how long an edit waits for diagnostics\n  \
+    warnings = true         report warnings too, not only errors\n  \
+    disabled = true         no language servers at all\n  \
+    [lsp.typescript]\n  \
+    disabled = true         switch one server off\n  \
+    [lsp.zls]\n  \
+    command = [\"zls\"]       add a server: its command and the files it checks\n  \
+    extensions = [\"zig\"]";
+
 /// `podcode --help`'s long description.
 pub const MAIN_ABOUT: &str = "A terminal coding agent whose tools anyone can extend.\n\n\
         Tools come from the built-ins, executables in .podcode/tools/ and ~/.config/podcode/tools/,\n\

@@ -67,6 +67,8 @@ pub trait ToolSource: Send + Sync {
 /// The Rust built-ins (`read`, `bash`, …), always first; the `browser_*` tools start
 /// browsers as this engine's `[browser]` config says.
 pub struct Builtins {
+    /// The workspace's language servers: the `lsp` tool is offered when one is installed.
+    pub(crate) lsp: Option<Arc<podcode_lsp::LspManager>>,
     #[cfg(feature = "browser")]
     pub(crate) browsers: podcode_browser::Browsers,
 }
@@ -75,6 +77,7 @@ pub struct Builtins {
 impl Default for Builtins {
     fn default() -> Self {
         Self {
+            lsp: None,
             #[cfg(feature = "browser")]
             browsers: podcode_browser::Browsers::new(Default::default()),
         }
@@ -89,6 +92,9 @@ impl ToolSource for Builtins {
     async fn load(&self) -> SourceLoad {
         let mut registry = podcode_tools::ToolRegistry::new();
         podcode_builtins::register_all(&mut registry);
+        if let Some(lsp) = self.lsp.as_ref().filter(|m| m.any_installed()) {
+            registry.register_builtin(Arc::new(podcode_lsp::LspTool::new(lsp.clone())));
+        }
         #[cfg(feature = "browser")]
         self.browsers.register(&mut registry);
         SourceLoad {

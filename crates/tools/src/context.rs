@@ -99,7 +99,8 @@ struct Inner {
     shared: Arc<Shared>,
     messages: OnceCell<Arc<Vec<MessageRow>>>,
     sink: Arc<Mutex<Option<OutputSink>>>,
-    changes: Mutex<Vec<String>>,
+    /// The changes this call recorded: (change id, file).
+    changes: Mutex<Vec<(String, String)>>,
 }
 
 impl ToolContext {
@@ -280,7 +281,7 @@ impl ToolContext {
                 ))
             })?;
         if let Ok(mut ids) = self.inner.changes.lock() {
-            ids.push(recorded.id.clone());
+            ids.push((recorded.id.clone(), recorded.file.clone()));
         }
         self.inner.shared.emit(Event::ChangeRecorded {
             change_id: recorded.id.clone(),
@@ -306,7 +307,7 @@ impl ToolContext {
         }
         for recorded in &applied.records {
             if let Ok(mut ids) = self.inner.changes.lock() {
-                ids.push(recorded.id.clone());
+                ids.push((recorded.id.clone(), recorded.file.clone()));
             }
             self.inner.shared.emit(Event::ChangeRecorded {
                 change_id: recorded.id.clone(),
@@ -358,8 +359,22 @@ impl ToolContext {
         self.inner
             .changes
             .lock()
-            .map(|c| c.clone())
+            .map(|c| c.iter().map(|(id, _)| id.clone()).collect())
             .unwrap_or_default()
+    }
+
+    /// The files this call changed through the journal, each once, in order.
+    pub fn changed_files(&self) -> Vec<std::path::PathBuf> {
+        let mut files: Vec<std::path::PathBuf> = Vec::new();
+        if let Ok(c) = self.inner.changes.lock() {
+            for (_, file) in c.iter() {
+                let file = std::path::PathBuf::from(file);
+                if !files.contains(&file) {
+                    files.push(file);
+                }
+            }
+        }
+        files
     }
 
     pub(crate) fn hook_call(&self) -> HookCall {

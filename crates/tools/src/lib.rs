@@ -28,7 +28,7 @@ pub mod testing;
 
 pub use confine::Confinement;
 pub use context::{CallIdentity, ToolContext};
-pub use hooks::{BeforeDecision, HookCall, ToolHook};
+pub use hooks::{AfterEdit, BeforeDecision, HookCall, ToolHook};
 pub use journal::{
     Applied, FileWrite, RevertError, RevertOptions, RevertOutcome, RevertTarget, WriteError,
     apply_journaled, diff_stats, recover_interrupted_writes, revert, unified_diff,

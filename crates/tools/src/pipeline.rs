@@ -8,7 +8,9 @@
 //! 4. **permission** (`admit`): tools that do not gate themselves are asked for by id.
 //! 5. **execute** (`execute`): timeout, the user's abort, retries for idempotent tools;
 //!    errors and panics become texts.
-//! 6. **after-hooks** (`output`): see the result of a completed call as the model will read
+//! 6. **after-edit** (`output`): a completed call that changed files gets what `AfterEdit`
+//!    says about them (diagnostics) appended to its output.
+//!    **after-hooks** (`output`): see the result of a completed call as the model will read
 //!    it (when a hook looks at results, stage 7 runs first and the hooks get its text).
 //! 7. **truncate + spill** (`output`): keep the tool's end, spill the rest, tell the model.
 //! 8. **record** (`record`): the call log's record (`CallLog`) and the `ToolStarted` / `ToolFinished` /
@@ -135,6 +137,7 @@ impl ToolRuntime {
         };
         // After-hooks see the arguments the call ran with (opencode's `input.args`).
         let ran = self.execute(&state, args.clone()).await;
+        let ran = self.after_edit(&state, ran).await;
         let ran = self.after_hooks(&state, &args, ran).await;
         let out = self.shape_output(state, ran);
         self.finish(out)

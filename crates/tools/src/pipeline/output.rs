@@ -17,6 +17,29 @@ use crate::truncate::Truncated;
 
 impl ToolRuntime {
     /// A failing hook is a warning for the user and leaves the result as it was.
+    /// Appends what `RuntimeOptions::after_edit` says about the files a completed call
+    /// changed.
+    pub(super) async fn after_edit(&self, s: &CallState, mut ran: Ran) -> Ran {
+        let Some(watcher) = self.opts.after_edit.as_ref() else {
+            return ran;
+        };
+        if ran.status != CallStatus::Completed {
+            return ran;
+        }
+        let files = s.ctx.changed_files();
+        if files.is_empty() {
+            return ran;
+        }
+        if let Some(text) = watcher.edited(&files).await {
+            let out = &mut ran.result.output;
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&text);
+        }
+        ran
+    }
+
     pub(super) async fn after_hooks(&self, s: &CallState, args: &Value, mut ran: Ran) -> Ran {
         if ran.status == CallStatus::Completed && s.hooks.iter().any(|h| h.sees_results()) {
             let (kept, truncated) = self.spill(s, std::mem::take(&mut ran.result.output));

@@ -38,6 +38,9 @@ pub struct RuntimeOptions {
     /// writer, which numbers them with everything else the session says. `None` keeps
     /// them on the runtime's own channel (`ToolRuntime::subscribe`).
     pub events: Option<EventSink>,
+    /// Told the files each completed call changed; its text joins the model's output
+    /// (language-server diagnostics).
+    pub after_edit: Option<std::sync::Arc<dyn crate::AfterEdit>>,
 }
 
 /// A function that takes events in order (called synchronously by whoever emits).
@@ -57,6 +60,7 @@ impl RuntimeOptions {
             sandbox: None,
             secrets: Vec::new(),
             events: None,
+            after_edit: None,
         }
     }
 }

@@ -1,0 +1,163 @@
+//! Language servers through the installed binary: the scripted model writes a TypeScript file
+//! with a type error and reads the server's diagnostic in the write's result (the server runs
+//! in the default sandbox); it fixes the file and reads no diagnostic; the `lsp` tool answers
+//! hover and diagnostics for the same file; `[lsp] disabled` switches it all off.
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+use common::*;
+
+use podcode_providers::testing::Reply;
+
+fn ts_server() -> String {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../lsp/tests/servers/node_modules/.bin/typescript-language-server");
+    assert!(
+        path.exists(),
+        "{} is missing: run `npm ci` in crates/lsp/tests/servers (.ci/run does)",
+        path.display()
+    );
+    path.canonicalize().unwrap().to_string_lossy().into_owned()
+}
+
+fn write_call(id: &str, file: &str, content: &str) -> Reply {
+    let args = serde_json::json!({"filePath": file, "content": content}).to_string();
+    Reply::new().tool_call(id, "write", &args)
+}
+
+fn env_with_typescript(replies: Vec<Reply>, extra: &str) -> Env {
+    let env = Env::new(replies);
+    env.write_global(&format!(
+        "[provider.scripted]\nbase_url = \"{}\"\n[lsp.typescript]\ncommand = [{:?}, \"--stdio\"]\n{extra}",
+        env.server.base_url(),
+        ts_server()
+    ));
+    env.write(
+        "tsconfig.json",
+        r#"{"compilerOptions": {"strict": true, "noEmit": true}}"#,
+    );
+    env
+}
+
+#[test]
+fn an_edit_result_carries_the_language_servers_errors_and_the_fix_clears_them() {
+    let env = env_with_typescript(
+        vec![
+            write_call(
+                "c1",
+                "src/count.ts",
+                "export const count: number = \"three\";\n",
+            ),
+            write_call("c2", "src/count.ts", "export const count: number = 3;\n"),
+            Reply::new().text("Fixed."),
+        ],
+        "",
+    );
+    let out = env.run(&["run", "add a counter", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = env.requests();
+    let first = tool_messages(&requests[1]);
+    assert!(
+        first[0].1.ends_with(
+            "Language server diagnostics for the changed files:\nsrc/count.ts:1:14 error Type 'string' is not assignable to type 'number'. (typescript 2322)"
+        ),
+        "{}",
+        first[0].1
+    );
+    let second = tool_messages(&requests[2]);
+    assert!(!second[1].1.contains("diagnostics"), "{}", second[1].1);
+
+    // The lsp tool reads the same server.
+    let out = env.run(&[
+        "tool",
+        "call",
+        "lsp",
+        r#"{"operation": "hover", "filePath": "src/count.ts", "line": 1, "character": 14}"#,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("const count: number"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = env.run(&[
+        "tool",
+        "call",
+        "lsp",
+        r#"{"operation": "diagnostics", "filePath": "src/count.ts"}"#,
+    ]);
+    assert_eq!(text(&out.stdout).trim(), "no diagnostics in src/count.ts");
+}
+
+#[test]
+fn lsp_disabled_in_config_leaves_edits_and_tools_alone() {
+    let env = env_with_typescript(
+        vec![
+            write_call(
+                "c1",
+                "src/count.ts",
+                "export const count: number = \"three\";\n",
+            ),
+            Reply::new().text("Done."),
+        ],
+        "[lsp]\ndisabled = true\n",
+    );
+    let out = env.run(&["run", "add a counter", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first = tool_messages(&env.requests()[1]);
+    assert!(!first[0].1.contains("diagnostics"), "{}", first[0].1);
+    let tools = text(&env.run(&["tools"]).stdout);
+    assert!(
+        !tools.lines().any(|l| l.trim_start().starts_with("lsp ")),
+        "{tools}"
+    );
+}
+
+#[test]
+fn podcode_lsp_lists_each_server_installed_switched_off_or_how_to_install_it() {
+    let env = env_with_typescript(
+        vec![],
+        "[lsp.pyright]\ndisabled = true\n[lsp.zls]\ncommand = [\"zls-not-here\"]\nextensions = [\".zig\"]\n[lsp.broken]\ncommand = [\"x\"]\n",
+    );
+    let out = env.run(&["lsp"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listing = text(&out.stdout);
+    let line = |name: &str| {
+        listing
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} line in\n{listing}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        line("typescript"),
+        format!(
+            ".ts .tsx .js .jsx .mjs .cjs .mts .cts installed: {} --stdio",
+            ts_server()
+        )
+        .replace(".ts .tsx", "typescript .ts .tsx")
+    );
+    assert_eq!(line("pyright"), "pyright .py .pyi switched off by config");
+    assert_eq!(
+        line("zls"),
+        "zls .zig not installed; to install: install zls-not-here yourself"
+    );
+    assert_eq!(
+        line("gopls"),
+        "gopls .go not installed; to install: go install golang.org/x/tools/gopls@latest"
+    );
+    assert!(
+        listing.contains("an edit waits up to 3000 ms for them"),
+        "{listing}"
+    );
+    assert!(
+        text(&out.stderr).contains(
+            "warning: [lsp.broken] is not a built-in server, so it needs `command` and `extensions`"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+}
