@@ -31,8 +31,9 @@ pub use load::{
 };
 pub use model::{
     AgentConfig, AgentMode, BrowserConfig, CommandConfig, CompactionConfig, Config, CostOverride,
-    LspConfig, LspServerConfig, McpServerConfig, ModelOverride, ProviderApi, ProviderConfig,
-    TaskConfig, ToolConfig, ToolFilter, ToolOutputConfig, ToolSwitches,
+    FormatterConfig, FormatterEntry, LspConfig, LspServerConfig, McpServerConfig, ModelOverride,
+    ProviderApi, ProviderConfig, TaskConfig, ToolConfig, ToolFilter, ToolOutputConfig,
+    ToolSwitches,
 };
 pub use opencode::{OpencodeImport, files as opencode_files};
 pub use sandbox::{SandboxConfig, SandboxMode, SandboxOverride};

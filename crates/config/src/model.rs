@@ -44,6 +44,8 @@ pub struct Config {
     pub browser: BrowserConfig,
     /// Language servers: diagnostics after edits and the `lsp` tool (`[lsp]`, `[lsp.NAME]`).
     pub lsp: LspConfig,
+    /// Formatters run on the files an edit changed (`[formatter]`, `[formatter.NAME]`).
+    pub formatter: FormatterConfig,
     /// Custom commands by name (`[commands.review]`; opencode.json's `command`), besides
     /// the Markdown files in the commands folders.
     pub commands: BTreeMap<String, CommandConfig>,
@@ -226,6 +228,34 @@ impl Default for LspConfig {
             servers: BTreeMap::new(),
         }
     }
+}
+
+/// `[formatter]`: `disabled = true` runs none; `[formatter.NAME]` changes a built-in one,
+/// adds one (`command` with `$FILE`, `extensions`), or switches one off.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct FormatterConfig {
+    /// No formatter at all.
+    pub disabled: bool,
+    /// Formatters by name.
+    #[serde(flatten)]
+    pub formatters: BTreeMap<String, FormatterEntry>,
+}
+
+/// `[formatter.NAME]` (opencode.json's `formatter.NAME`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct FormatterEntry {
+    /// Program and arguments; `$FILE` is the file to format in place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// File extensions it formats (with or without the dot).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Vec<String>>,
+    /// Extra environment variables.
+    pub env: BTreeMap<String, String>,
+    /// Switches it off.
+    pub disabled: bool,
 }
 
 /// `[lsp.NAME]` (opencode.json's `lsp.NAME`).

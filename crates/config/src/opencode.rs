@@ -152,7 +152,16 @@ pub(crate) fn translate(
             }
             "agent" => t.agents(&value),
             "command" | "commands" => t.commands(&value),
-            "lsp" => t.lsp(&value),
+            "lsp" => t.programs(
+                &value,
+                "lsp",
+                &["command", "extensions", "env", "initialization", "disabled"],
+            ),
+            "formatter" => t.programs(
+                &value,
+                "formatter",
+                &["command", "extensions", "environment", "disabled"],
+            ),
             "$schema" => {}
             _ => t.report.not_used.push(key),
         }
@@ -183,45 +192,47 @@ impl Translation {
         }
     }
 
-    /// `lsp: false` switches every server off; `lsp: {NAME: {command, extensions, env,
-    /// initialization, disabled}}` is `[lsp.NAME]`.
-    fn lsp(&mut self, value: &Value) {
+    /// `lsp` / `formatter`: `false` switches them all off; `{NAME: {command, extensions, …}}`
+    /// is `[SECTION.NAME]` (opencode's `environment` is `env`).
+    fn programs(&mut self, value: &Value, section: &str, keys: &[&str]) {
         match value {
             Value::Bool(false) => {
-                self.table_mut("lsp")
+                self.table_mut(section)
                     .insert("disabled".into(), toml::Value::Boolean(true));
-                self.report.taken.push("lsp off".into());
+                self.report.taken.push(format!("{section} off"));
             }
-            Value::Object(servers) => {
-                for (name, server) in servers {
-                    let Some(server) = server.as_object() else {
+            Value::Object(entries) => {
+                for (name, entry) in entries {
+                    let Some(entry) = entry.as_object() else {
                         self.report
                             .not_used
-                            .push(format!("lsp.{name} (not an object)"));
+                            .push(format!("{section}.{name} (not an object)"));
                         continue;
                     };
-                    let mut entry = toml::Table::new();
-                    for (key, v) in server {
-                        let key = key.as_str();
-                        if !["command", "extensions", "env", "initialization", "disabled"]
-                            .contains(&key)
-                        {
-                            self.report.not_used.push(format!("lsp.{name}.{key}"));
+                    let mut table = toml::Table::new();
+                    for (key, v) in entry {
+                        if !keys.contains(&key.as_str()) {
+                            self.report.not_used.push(format!("{section}.{name}.{key}"));
                             continue;
                         }
+                        let key = if key == "environment" {
+                            "env"
+                        } else {
+                            key.as_str()
+                        };
                         if let Ok(v) = toml::Value::try_from(v) {
-                            entry.insert(key.to_string(), v);
+                            table.insert(key.to_string(), v);
                         }
                     }
-                    self.report.taken.push(format!("lsp {name}"));
-                    self.table_mut("lsp")
-                        .insert(name.clone(), toml::Value::Table(entry));
+                    self.report.taken.push(format!("{section} {name}"));
+                    self.table_mut(section)
+                        .insert(name.clone(), toml::Value::Table(table));
                 }
             }
             _ => self
                 .report
                 .not_used
-                .push("lsp (neither false nor an object)".into()),
+                .push(format!("{section} (neither false nor an object)")),
         }
     }
 

@@ -44,15 +44,21 @@ pub(crate) fn narrow(project: &mut toml::Table, base: &toml::Table) -> Vec<Strin
             }
         }
     }
-    // A language server is a program: a repository may switch one off, not name one.
-    if let Some(toml::Value::Table(lsp)) = project.get_mut("lsp") {
-        for (name, server) in lsp.iter_mut() {
-            let toml::Value::Table(server) = server else {
-                continue;
-            };
-            for key in ["command", "env", "initialization"] {
-                if server.remove(key).is_some() {
-                    dropped.push(format!("lsp.{name}.{key}"));
+    // Language servers and formatters are programs: a repository may switch one off, not
+    // name one.
+    for (section, keys) in [
+        ("lsp", &["command", "env", "initialization"][..]),
+        ("formatter", &["command", "env"][..]),
+    ] {
+        if let Some(toml::Value::Table(entries)) = project.get_mut(section) {
+            for (name, entry) in entries.iter_mut() {
+                let toml::Value::Table(entry) = entry else {
+                    continue;
+                };
+                for key in keys {
+                    if entry.remove(*key).is_some() {
+                        dropped.push(format!("{section}.{name}.{key}"));
+                    }
                 }
             }
         }
@@ -189,10 +195,15 @@ mod tests {
             command = ["./run-me.sh"]
             extensions = ["ts"]
             env = { A = "1" }
+            [formatter.evil]
+            command = ["./fmt.sh", "$FILE"]
             "#,
         );
         let dropped = narrow(&mut project, &toml::Table::new());
-        assert_eq!(dropped, vec!["lsp.evil.command", "lsp.evil.env"]);
+        assert_eq!(
+            dropped,
+            vec!["lsp.evil.command", "lsp.evil.env", "formatter.evil.command"]
+        );
         assert_eq!(
             project["lsp"]["typescript"]["disabled"].as_bool(),
             Some(true)

@@ -76,9 +76,11 @@ impl Engine {
         // An untrusted project's config may only narrow (ask/deny), never allow.
         let loaded = load_config(&dirs, &cwd, &project, trusted, secrets)?;
         let (bus, _) = broadcast::channel(4096);
-        // `[lsp.NAME]` entries that name no server are config warnings too.
+        // `[lsp.NAME]` / `[formatter.NAME]` entries that name nothing are config warnings too.
         let lsp_problems = podcode_lsp::servers_with(&loaded.config.lsp.servers).1;
-        let warnings = [loaded.warnings, lsp_problems].concat();
+        let formatter_problems =
+            podcode_lsp::formatters_with(&loaded.config.formatter.formatters).1;
+        let warnings = [loaded.warnings, lsp_problems, formatter_problems].concat();
         Ok(Engine {
             sandbox_helper: dirs.sandbox_helper.clone(),
             dirs,
@@ -471,7 +473,7 @@ impl Engine {
         opts.sandbox = self.command_sandbox(agent);
         opts.secrets = self.secrets();
         opts.events = Some(events);
-        opts.after_edit = self.lsp().map(|m| m as Arc<dyn podcode_tools::AfterEdit>);
+        opts.after_edit = self.edit_follow_up();
         // The pipeline keeps its call log and change journal in the store, through the
         // narrow traits of `podcode-records` (it never holds the store itself).
         let records = podcode_tools::Records::all(store);

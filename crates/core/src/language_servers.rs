@@ -1,16 +1,60 @@
-//! The engine's language servers (`podcode-lsp`): one `LspManager` per engine, made on first
-//! use from `[lsp]` (built-ins under `[lsp.NAME]`, opencode.json's `lsp`), running servers in
-//! the commands' sandbox. The tool runtime tells it the files each call changed (diagnostics
-//! join the result) and the built-ins offer the `lsp` tool when a server is installed.
+//! The engine's language servers and formatters (`podcode-lsp`): one `LspManager` per
+//! engine, made on first use from `[lsp]` (built-ins under `[lsp.NAME]`, opencode.json's
+//! `lsp`), running servers in the commands' sandbox, and the project's `Formatters` (from
+//! `[formatter]`; only in a trusted workspace: a formatter runs the project's config). The
+//! tool runtime tells `EditFollowUp` the files each call changed: each is formatted first
+//! (journaled under the call), then diagnosed; both notes join the result. The built-ins
+//! offer the `lsp` tool when a server is installed.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use podcode_lsp::{LspManager, LspSettings, servers_with};
+use async_trait::async_trait;
+use podcode_lsp::{Formatters, LspManager, LspSettings, formatters_with, servers_with};
+use podcode_tools::{AfterEdit, ToolContext};
 
 use crate::Engine;
 
+/// What follows an edit: the project's formatter, then the language servers' diagnostics.
+pub(crate) struct EditFollowUp {
+    formatters: Option<Formatters>,
+    lsp: Option<Arc<LspManager>>,
+}
+
+#[async_trait]
+impl AfterEdit for EditFollowUp {
+    async fn edited(&self, files: &[std::path::PathBuf], ctx: &ToolContext) -> Option<String> {
+        let mut notes = Vec::new();
+        if let Some(f) = &self.formatters {
+            for file in files {
+                notes.extend(f.format(file, ctx).await);
+            }
+        }
+        if let Some(lsp) = &self.lsp {
+            notes.extend(lsp.diagnose(files).await);
+        }
+        let text: Vec<&str> = notes.iter().map(|n| n.trim_start_matches('\n')).collect();
+        (!text.is_empty()).then(|| format!("\n{}", text.join("\n")))
+    }
+}
+
 impl Engine {
+    /// What runs after each edit (formatters, diagnostics); `None` when both are off.
+    pub(crate) fn edit_follow_up(&self) -> Option<Arc<dyn AfterEdit>> {
+        let cfg = &self.config().formatter;
+        let formatters = (!cfg.disabled && self.is_trusted()).then(|| Formatters {
+            project: self.project().to_path_buf(),
+            specs: formatters_with(&cfg.formatters).0,
+            project_programs: true,
+            timeout: Duration::from_secs(10),
+        });
+        let lsp = self.lsp();
+        if formatters.is_none() && lsp.is_none() {
+            return None;
+        }
+        Some(Arc::new(EditFollowUp { formatters, lsp }))
+    }
+
     /// The workspace's language servers; `None` when `[lsp] disabled`.
     pub(crate) fn lsp(&self) -> Option<Arc<LspManager>> {
         self.lsp

@@ -2,15 +2,21 @@
 //! `framing`; protocol types from `lsp-types`), which server handles which file and where it
 //! is installed (`servers`), the running servers of a workspace (`manager`: started lazily,
 //! restarted once, diagnostics after every edit through `podcode_tools::AfterEdit`) and the
-//! read-only `lsp` tool (`tool`).
+//! read-only `lsp` tool (`tool`); and the project's formatters, run on the files an edit
+//! changed (`format`).
 
 mod client;
+mod format;
 mod framing;
 mod manager;
 mod servers;
 mod tool;
 
 pub use client::{Launch, LspClient};
+pub use format::{
+    FormatterSpec, Formatters, builtin_formatters, formatter_failed_text, formatters_with,
+    reformatted_text,
+};
 pub use framing::{file_uri, uri_path};
 pub use manager::{
     DIAGNOSTICS_HEADER, LspManager, LspSettings, diagnostic_line, no_answer_text, starting_text,

@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use lsp_types::{Diagnostic, DiagnosticSeverity};
 use tokio::sync::OnceCell;
 
@@ -304,9 +303,11 @@ pub fn diagnostic_line(path: &str, d: &Diagnostic) -> String {
 /// The header of what an edit's result gets.
 pub const DIAGNOSTICS_HEADER: &str = "Language server diagnostics for the changed files:";
 
-#[async_trait]
-impl podcode_tools::AfterEdit for LspManager {
-    async fn edited(&self, files: &[PathBuf]) -> Option<String> {
+impl LspManager {
+    /// The diagnostics of `files` after an edit (what joins the tool's result): errors (and
+    /// warnings by config) under `DIAGNOSTICS_HEADER`, and a note per server that did not
+    /// answer in time; `None` when there is nothing to say.
+    pub async fn diagnose(&self, files: &[PathBuf]) -> Option<String> {
         let deadline = tokio::time::Instant::now() + self.settings.wait;
         let checks = files.iter().map(|f| async move {
             let outcome = self.check(f, deadline).await?;

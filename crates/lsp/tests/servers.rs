@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use podcode_lsp::{DIAGNOSTICS_HEADER, LspManager, LspSettings, ServerSpec, builtin_servers};
-use podcode_tools::AfterEdit;
 
 fn bin(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -61,7 +60,7 @@ fn manager(project: &Path, servers: Vec<ServerSpec>, wait: Duration) -> Arc<LspM
 
 async fn edit(m: &LspManager, file: &Path, text: &str) -> Option<String> {
     std::fs::write(file, text).unwrap();
-    m.edited(&[file.to_path_buf()]).await
+    m.diagnose(&[file.to_path_buf()]).await
 }
 
 /// Long enough for a cold server on a loaded machine: the wait is a bound, not a delay.

@@ -91,9 +91,14 @@ pub trait ToolHook: Send + Sync {
 
 /// Runs after a completed call that changed files through the journal (`write`, `edit`,
 /// `apply_patch`, a plugin's `recordChange`…): what it returns is appended to the text the
-/// model reads — a language server's diagnostics for those files. It never fails a call.
+/// model reads — a formatter's note, a language server's diagnostics. It may change the
+/// files again through `ctx` (journaled under the same call). It never fails a call.
 #[async_trait]
 pub trait AfterEdit: Send + Sync {
     /// `files`: absolute paths the call changed, each once (a deleted one too).
-    async fn edited(&self, files: &[std::path::PathBuf]) -> Option<String>;
+    async fn edited(
+        &self,
+        files: &[std::path::PathBuf],
+        ctx: &crate::ToolContext,
+    ) -> Option<String>;
 }

@@ -21,6 +21,7 @@ mod run;
 mod run_browser;
 mod run_browser_gate;
 mod run_commands;
+mod run_format;
 mod run_lsp;
 mod run_mcp;
 mod run_overflow;

@@ -30,7 +30,7 @@ impl ToolRuntime {
         if files.is_empty() {
             return ran;
         }
-        if let Some(text) = watcher.edited(&files).await {
+        if let Some(text) = watcher.edited(&files, &s.ctx).await {
             let out = &mut ran.result.output;
             if !out.is_empty() && !out.ends_with('\n') {
                 out.push('\n');
