@@ -46,7 +46,7 @@ impl Engine {
             project: self.project().to_path_buf(),
             specs: formatters_with(&cfg.formatters).0,
             project_programs: true,
-            timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(30),
         });
         let lsp = self.lsp();
         if formatters.is_none() && lsp.is_none() {

@@ -28,8 +28,9 @@ fn write_call(id: &str, file: &str, content: &str) -> Reply {
 
 fn env_with_typescript(replies: Vec<Reply>, extra: &str) -> Env {
     let env = Env::new(replies);
+    // The wait is a bound, not a delay: long enough for a cold server on a loaded machine.
     env.write_global(&format!(
-        "[provider.scripted]\nbase_url = \"{}\"\n[lsp.typescript]\ncommand = [{:?}, \"--stdio\"]\n{extra}",
+        "[provider.scripted]\nbase_url = \"{}\"\n[lsp]\nwait_ms = 120000\n{extra}[lsp.typescript]\ncommand = [{:?}, \"--stdio\"]\n",
         env.server.base_url(),
         ts_server()
     ));
@@ -101,7 +102,7 @@ fn lsp_disabled_in_config_leaves_edits_and_tools_alone() {
             ),
             Reply::new().text("Done."),
         ],
-        "[lsp]\ndisabled = true\n",
+        "disabled = true\n",
     );
     let out = env.run(&["run", "add a counter", "--yes"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -150,7 +151,7 @@ fn podcode_lsp_lists_each_server_installed_switched_off_or_how_to_install_it() {
         "gopls .go not installed; to install: go install golang.org/x/tools/gopls@latest"
     );
     assert!(
-        listing.contains("an edit waits up to 3000 ms for them"),
+        listing.contains("an edit waits up to 120000 ms for them"),
         "{listing}"
     );
     assert!(
