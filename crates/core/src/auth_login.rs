@@ -39,6 +39,9 @@ fn cancelled() -> EngineError {
     EngineError::Login("login cancelled; nothing was stored".into())
 }
 
+/// `podcode auth list` when nothing is stored and no plugin signs in anywhere.
+pub const NOTHING_STORED: &str = "No credentials are stored and no plugin signs in to a provider. `podcode auth login PROVIDER` signs in (or stores an API key).";
+
 /// What `podcode auth` was asked to do.
 pub enum AuthAction {
     /// Sign in to a provider (asked when `None`) with a plugin method's label (asked when
@@ -62,10 +65,12 @@ impl Engine {
                 )
                 .await
                 .map(|done| vec![done]),
-            AuthAction::List => self
-                .auth_listing()
-                .await
-                .map(|all| all.iter().map(crate::list_text::auth_line).collect()),
+            AuthAction::List => self.auth_listing().await.map(|all| {
+                if all.is_empty() {
+                    return vec![NOTHING_STORED.to_string()];
+                }
+                all.iter().map(crate::list_text::auth_line).collect()
+            }),
             AuthAction::Logout(provider) => self.logout(&provider).map(|done| vec![done]),
         };
         self.shutdown().await;
@@ -332,7 +337,11 @@ impl TerminalPrompter {
         }
         drop(echo_off);
         match read {
-            Ok(0) | Err(_) => None,
+            Ok(0) | Err(_) => {
+                // End of input: the question's line is finished before whatever follows.
+                eprintln!();
+                None
+            }
             Ok(_) => Some(line.trim().to_string()),
         }
     }

@@ -9,9 +9,9 @@ use podcode_core::AuthAction;
 
 #[derive(Subcommand)]
 pub enum AuthCommand {
-    /// Sign in to PROVIDER (asked when left out): with the login of the plugin that signs in
-    /// for it (OAuth or its own key flow), else by storing its API key.
+    /// Sign in to PROVIDER with the login of the plugin that signs in for it, else store its key.
     Login {
+        /// anthropic, openai, a [provider.NAME], one a plugin signs in for (asked if left out).
         provider: Option<String>,
         /// The plugin's login method, by its label (asked when it has several).
         #[arg(long)]

@@ -219,6 +219,11 @@ fn without_a_plugin_login_stores_an_api_key_the_provider_then_sends() {
         "{}",
         text(&out.stdout)
     );
+    let out = env.run(&["auth", "list"]);
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "No credentials are stored and no plugin signs in to a provider. `podcode auth login PROVIDER` signs in (or stores an API key)."
+    );
     // A login cancelled at end of input stores nothing.
     let out = login(&env, &["auth", "login", "scripted"], "");
     assert!(!out.status.success());
