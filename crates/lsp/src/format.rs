@@ -4,8 +4,10 @@
 //! section or config file), gofmt and shfmt (when installed), under `[formatter.NAME]`
 //! (opencode.json's `formatter`). Each runs in place on the file, in the commands' sandbox,
 //! bounded in time; what it changed is journaled under the same call (so a revert restores
-//! the text from before the edit), and the model is told the file was reformatted. One that
-//! fails leaves the file exactly as the tool wrote it and says so.
+//! the text from before the edit), and the model is told the file was reformatted; a change
+//! beyond whitespace (prettier's quotes, ruff's…) is shown to the user as a diff, since they
+//! approved the text before it. One that fails leaves the file exactly as the tool wrote it
+//! and says so.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -309,6 +311,15 @@ impl Formatters {
         }
         if after == before {
             return None;
+        }
+        // The user approved the text before formatting: a change beyond layout is shown.
+        let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+        if squeeze(&before) != squeeze(&after) {
+            ctx.warn(format!(
+                "{} changed more than layout in {shown}:\n{}",
+                spec.name,
+                podcode_tools::unified_diff(&shown, &before, &after).trim_end()
+            ));
         }
         let change = ChangeRecord {
             file: file.to_string_lossy().into_owned(),

@@ -2,7 +2,8 @@
 //! project with a `rustfmt.toml` gets the model's badly laid out file formatted by rustfmt
 //! (in the sandbox), the model is told, the change journal holds the formatted text and a
 //! revert restores the state from before the edit; a file rustfmt cannot parse stays exactly
-//! as written, with a note; prettier runs where package.json names it.
+//! as written, with a note; prettier runs where package.json names it, and what it changed
+//! beyond layout is shown to the user.
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -42,6 +43,8 @@ fn rustfmt_formats_an_edit_the_journal_keeps_it_and_revert_undoes_it() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 
     let formatted = "fn main() {\n    let answer = 42;\n    println!(\"{answer}\");\n}\n";
+    // Only layout changed: nothing to show the user again.
+    assert!(!text(&out.stderr).contains("changed more than layout"));
     assert_eq!(env.read("src/main.rs"), formatted);
     let requests = env.requests();
     let first = tool_messages(&requests[1]);
@@ -104,4 +107,12 @@ fn prettier_runs_where_package_json_names_it() {
         env.read("app.ts"),
         "const greeting = { text: \"hi\" };\nexport default greeting;\n"
     );
+    // Quotes and semicolons are more than layout: the user sees what changed since they
+    // approved the text.
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("prettier changed more than layout in app.ts:"),
+        "{err}"
+    );
+    assert!(err.contains("+export default greeting;"), "{err}");
 }
