@@ -213,6 +213,8 @@ pub struct LspConfig {
     pub warnings: bool,
     /// The most diagnostics shown per file after an edit.
     pub per_file: usize,
+    /// Seconds without use after which a server is shut down (started again when needed).
+    pub idle_secs: u64,
     /// Servers by name: a built-in's name changes it, another adds one.
     #[serde(flatten)]
     pub servers: BTreeMap<String, LspServerConfig>,
@@ -225,6 +227,7 @@ impl Default for LspConfig {
             wait_ms: 3000,
             warnings: false,
             per_file: 20,
+            idle_secs: 600,
             servers: BTreeMap::new(),
         }
     }

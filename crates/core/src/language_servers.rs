@@ -72,6 +72,7 @@ impl Engine {
                     per_file: cfg.per_file.max(1),
                     sandbox: self.command_sandbox("build"),
                     project_programs: self.is_trusted(),
+                    idle: Duration::from_secs(cfg.idle_secs.max(1)),
                 }))
             })
             .clone()

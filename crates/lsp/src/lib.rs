@@ -19,7 +19,8 @@ pub use format::{
 };
 pub use framing::{file_uri, uri_path};
 pub use manager::{
-    DIAGNOSTICS_HEADER, LspManager, LspSettings, diagnostic_line, no_answer_text, starting_text,
+    DIAGNOSTICS_HEADER, InUse, LspManager, LspSettings, diagnostic_line, no_answer_text,
+    starting_text,
 };
 pub use servers::{ServerSpec, builtin_servers, find_program, language_id, servers_with};
 pub use tool::{LspTool, OPERATIONS, no_server_text};

@@ -1,6 +1,7 @@
 //! The language servers of one workspace: one process per (server, root folder), started
 //! lazily on the first edit or query of a file it handles, restarted once when it stopped
-//! (then reported, never retried in a loop), shut down with the engine.
+//! (then reported, never retried in a loop), shut down when idle for `LspSettings::idle`
+//! (started again when needed) or with the engine.
 //!
 //! After a call changed files (`AfterEdit::edited`), each file a server handles is sent to
 //! it and its diagnostics awaited — all files at once, the whole wait bounded by
@@ -36,6 +37,8 @@ pub struct LspSettings {
     pub sandbox: Option<Arc<podcode_sandbox::Sandbox>>,
     /// Programs in the project's `node_modules/.bin` may run (the workspace is trusted).
     pub project_programs: bool,
+    /// A server no file went to for this long is shut down (started again when needed).
+    pub idle: Duration,
 }
 
 type Started = Arc<OnceCell<Result<LspClient, String>>>;
@@ -43,12 +46,61 @@ type Started = Arc<OnceCell<Result<LspClient, String>>>;
 struct Slot {
     started: Started,
     restarted: bool,
+    /// Who uses it now and when it was last used (for the idle timeout).
+    usage: Arc<Usage>,
+}
+
+/// How a server is being used: calls in progress, and when the last one ended.
+struct Usage {
+    busy: std::sync::atomic::AtomicUsize,
+    last: Mutex<tokio::time::Instant>,
+}
+
+impl Usage {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            busy: std::sync::atomic::AtomicUsize::new(0),
+            last: Mutex::new(tokio::time::Instant::now()),
+        })
+    }
+
+    fn idle_for(&self, now: tokio::time::Instant) -> Option<Duration> {
+        if self.busy.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            return None;
+        }
+        let last = *self.last.lock().ok()?;
+        Some(now.duration_since(last))
+    }
+}
+
+/// Marks a server in use while it lives (the idle timeout leaves it alone).
+pub struct InUse(Arc<Usage>);
+
+impl InUse {
+    fn new(usage: Arc<Usage>) -> Self {
+        usage.busy.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(usage)
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        if let Ok(mut last) = self.0.last.lock() {
+            *last = tokio::time::Instant::now();
+        }
+        self.0
+            .busy
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// The running servers of a workspace.
 pub struct LspManager {
     settings: LspSettings,
     slots: Mutex<HashMap<(String, PathBuf), Slot>>,
+    /// The task that shuts idle servers down, started with the first server.
+    reaper: std::sync::OnceLock<()>,
+    me: std::sync::Weak<LspManager>,
 }
 
 /// What the model reads when a server is still starting when the wait ends.
@@ -69,10 +121,65 @@ pub fn no_answer_text(server: &str, file: &str, wait: Duration) -> String {
 impl LspManager {
     /// The manager for `settings`; nothing starts until a file needs a server.
     pub fn new(settings: LspSettings) -> Arc<Self> {
-        Arc::new(Self {
+        Arc::new_cyclic(|me| Self {
             settings,
             slots: Mutex::new(HashMap::new()),
+            reaper: std::sync::OnceLock::new(),
+            me: me.clone(),
         })
+    }
+
+    /// The servers running now: (name, root).
+    pub fn running(&self) -> Vec<(String, PathBuf)> {
+        let slots = match self.slots.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        slots
+            .iter()
+            .filter(|(_, s)| matches!(s.started.get(), Some(Ok(c)) if c.is_alive()))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// Starts the task that shuts down servers idle for `settings.idle` (it ends with the
+    /// manager).
+    fn watch_idle(&self) {
+        self.reaper.get_or_init(|| {
+            let me = self.me.clone();
+            let idle = self.settings.idle;
+            let tick = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(60));
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(tick).await;
+                    let Some(manager) = me.upgrade() else { return };
+                    let now = tokio::time::Instant::now();
+                    let idle_ones: Vec<Started> = match manager.slots.lock() {
+                        Ok(mut slots) => {
+                            let keys: Vec<_> = slots
+                                .iter()
+                                .filter(|(_, s)| {
+                                    // A server still starting is not idle.
+                                    s.started.get().is_some()
+                                        && s.usage.idle_for(now).is_some_and(|d| d >= idle)
+                                })
+                                .map(|(k, _)| k.clone())
+                                .collect();
+                            keys.iter()
+                                .filter_map(|k| slots.remove(k))
+                                .map(|s| s.started)
+                                .collect()
+                        }
+                        Err(_) => Vec::new(),
+                    };
+                    for cell in idle_ones {
+                        if let Some(Ok(client)) = cell.get() {
+                            client.shutdown().await;
+                        }
+                    }
+                }
+            });
+        });
     }
 
     /// Whether any server is installed for this workspace (the `lsp` tool is offered then).
@@ -106,7 +213,7 @@ impl LspManager {
 
     /// The running (or starting) client of `spec` in `root`; a stopped one is started once
     /// more, after that its end is the answer.
-    fn started(&self, spec: &ServerSpec, root: &Path, command: Vec<String>) -> Started {
+    fn started(&self, spec: &ServerSpec, root: &Path, command: Vec<String>) -> (Started, InUse) {
         let key = (spec.name.clone(), root.to_path_buf());
         let mut slots = match self.slots.lock() {
             Ok(g) => g,
@@ -117,8 +224,8 @@ impl LspManager {
             _ => None,
         });
         match (slots.get(&key), stopped) {
-            (Some(slot), None) => return slot.started.clone(),
-            (Some(slot), Some((true, tail))) => {
+            (Some(slot), None) => return (slot.started.clone(), InUse::new(slot.usage.clone())),
+            (Some(_), Some((true, tail))) => {
                 // Stopped after its restart: say so instead of starting it again.
                 let cell: Started = Arc::new(OnceCell::new_with(Some(Err(format!(
                     "{} stopped again after a restart and is not started any more{}",
@@ -129,27 +236,32 @@ impl LspManager {
                         format!(". Its last output:\n{}", tail.trim())
                     }
                 )))));
-                let _ = slot;
                 slots.insert(
                     key,
                     Slot {
                         started: cell.clone(),
                         restarted: true,
+                        usage: Usage::new(),
                     },
                 );
-                return cell;
+                return (cell, InUse::new(Usage::new()));
             }
             _ => {}
         }
         let restarted = slots.contains_key(&key);
         let cell: Started = Arc::new(OnceCell::new());
+        let usage = Usage::new();
+        let in_use = InUse::new(usage.clone());
         slots.insert(
             key,
             Slot {
                 started: cell.clone(),
                 restarted,
+                usage: usage.clone(),
             },
         );
+        drop(slots);
+        self.watch_idle();
         let launch = Launch {
             command,
             env: spec.env.clone().into_iter().collect(),
@@ -165,21 +277,22 @@ impl LspManager {
                 .get_or_init(|| LspClient::start(&name, &launch, Duration::from_secs(60)))
                 .await;
         });
-        cell
+        (cell, in_use)
     }
 
-    /// The client for `file` (started when needed), waiting until `deadline`.
+    /// The client for `file` (started when needed), waiting until `deadline`; it counts as
+    /// in use while the returned `InUse` lives.
     pub async fn client_for(
         &self,
         file: &Path,
         deadline: tokio::time::Instant,
-    ) -> Option<Result<(String, LspClient), String>> {
+    ) -> Option<Result<(String, LspClient, InUse), String>> {
         let (spec, root, command) = self.server_for(file)?;
         let name = spec.name.clone();
-        let cell = self.started(spec, &root, command);
+        let (cell, in_use) = self.started(spec, &root, command);
         Some(
             match tokio::time::timeout_at(deadline, wait_started(&cell)).await {
-                Ok(Ok(client)) => Ok((name, client)),
+                Ok(Ok(client)) => Ok((name, client, in_use)),
                 Ok(Err(e)) => Err(e),
                 Err(_) => Err(starting_text(&name)),
             },
@@ -193,7 +306,7 @@ impl LspManager {
         file: &Path,
         deadline: tokio::time::Instant,
     ) -> Option<Result<Vec<Diagnostic>, String>> {
-        let (name, client) = match self.client_for(file, deadline).await? {
+        let (name, client, _in_use) = match self.client_for(file, deadline).await? {
             Ok(c) => c,
             Err(note) => return Some(Err(note)),
         };

@@ -123,7 +123,7 @@ impl Tool for LspTool {
             };
             return Ok(ToolResult::text(output).with_title(title));
         }
-        let (_, client) = match self.manager.client_for(&file, deadline).await {
+        let (_, client, _in_use) = match self.manager.client_for(&file, deadline).await {
             None => return Err(ToolError::failed(no_server_text(&shown))),
             Some(Err(note)) => return Err(ToolError::failed(note)),
             Some(Ok(c)) => c,
@@ -319,6 +319,7 @@ mod tests {
             per_file: 20,
             sandbox: None,
             project_programs: false,
+            idle: Duration::from_secs(600),
         });
         let tool = LspTool::new(manager);
         assert_eq!(tool.spec().description, DESCRIPTION);

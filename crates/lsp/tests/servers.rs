@@ -47,6 +47,15 @@ fn custom(name: &str, ext: &str, command: Vec<String>) -> ServerSpec {
 }
 
 fn manager(project: &Path, servers: Vec<ServerSpec>, wait: Duration) -> Arc<LspManager> {
+    manager_idle(project, servers, wait, Duration::from_secs(600))
+}
+
+fn manager_idle(
+    project: &Path,
+    servers: Vec<ServerSpec>,
+    wait: Duration,
+    idle: Duration,
+) -> Arc<LspManager> {
     LspManager::new(LspSettings {
         project: project.to_path_buf(),
         servers,
@@ -55,6 +64,7 @@ fn manager(project: &Path, servers: Vec<ServerSpec>, wait: Duration) -> Arc<LspM
         per_file: 20,
         sandbox: None,
         project_programs: false,
+        idle,
     })
 }
 
@@ -95,6 +105,31 @@ async fn typescript_type_errors_come_back_after_an_edit_and_go_once_fixed() {
     assert_eq!(edit(&m, &file, "export const x: number = 1;\n").await, None);
     // Still clean: the server publishes nothing new, the last (empty) set stands.
     assert_eq!(edit(&m, &file, "export const x: number = 2;\n").await, None);
+    m.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_idle_server_is_shut_down_and_started_again_when_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let file = project.join("app.py");
+    let pyright = builtin("pyright", vec![bin("pyright-langserver"), "--stdio".into()]);
+    let m = manager_idle(&project, vec![pyright], WAIT, Duration::from_millis(200));
+    let out = edit(&m, &file, "count: int = \"three\"\n").await;
+    assert!(out.is_some_and(|o| o.contains("app.py:1:14 error")));
+    // Shut down once idle (polled: how soon depends on the machine, not on the test).
+    let deadline = std::time::Instant::now() + WAIT;
+    while !m.running().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running: {:?}",
+            m.running()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The next edit starts it again (not counted as a crash).
+    let out = edit(&m, &file, "count: int = \"four\"\n").await;
+    assert!(out.is_some_and(|o| o.contains("app.py:1:14 error")));
     m.shutdown().await;
 }
 
