@@ -81,57 +81,87 @@ impl Engine {
 
 impl Engine {
     /// `podcode lsp`: each server, the files it checks, and whether it is installed (its
-    /// command) or how to install it.
+    /// command) or how to install it; then the formatters and when each runs.
     pub fn lsp_lines(&self) -> Vec<String> {
-        let Some(m) = self.lsp() else {
-            return vec!["Language servers are switched off ([lsp] disabled = true).".into()];
+        let mut out = match self.lsp() {
+            Some(m) => server_lines(&m),
+            None => vec!["Language servers are switched off ([lsp] disabled = true).".into()],
         };
-        let settings = m.settings();
-        let project = &settings.project;
-        let mut out = Vec::new();
-        let files = |s: &podcode_lsp::ServerSpec| {
-            let names: Vec<String> = s.extensions.iter().map(|e| format!(".{e}")).collect();
-            names.join(" ")
-        };
-        let name_width = settings
-            .servers
-            .iter()
-            .map(|s| s.name.len())
-            .max()
-            .unwrap_or(0);
-        let files_width = settings
-            .servers
-            .iter()
-            .map(|s| files(s).len())
-            .max()
-            .unwrap_or(0);
-        for s in &settings.servers {
-            let status = if s.disabled {
+        out.push(String::new());
+        let cfg = &self.config().formatter;
+        if cfg.disabled {
+            out.push("Formatters are switched off ([formatter] disabled = true).".into());
+            return out;
+        }
+        out.push(if self.is_trusted() {
+            "Formatters (run on each file an edit changed):".into()
+        } else {
+            "Formatters (they run only once the workspace is trusted: `podcode trust`):".into()
+        });
+        let specs = formatters_with(&cfg.formatters).0;
+        let width = specs.iter().map(|f| f.name.len()).max().unwrap_or(0);
+        for f in &specs {
+            let status = if f.disabled {
                 "switched off by config".to_string()
             } else {
-                match s.command_for(project, project, settings.project_programs) {
-                    Some(cmd) => format!("installed: {}", cmd.join(" ")),
-                    None => format!("not installed; to install: {}", s.install),
+                match f.program(self.project(), self.is_trusted()) {
+                    Some(p) => format!("{}; installed: {}", f.when(), p.display()),
+                    None => format!("{}; not installed", f.when()),
                 }
             };
-            out.push(format!(
-                "{:<name_width$}  {:<files_width$}  {status}",
-                s.name,
-                files(s)
-            ));
+            out.push(format!("{:<width$}  {status}", f.name));
         }
-        out.push(String::new());
+        out
+    }
+}
+
+/// `podcode lsp`'s server table and what edits get.
+fn server_lines(m: &LspManager) -> Vec<String> {
+    let settings = m.settings();
+    let project = &settings.project;
+    let mut out = Vec::new();
+    let files = |s: &podcode_lsp::ServerSpec| {
+        let names: Vec<String> = s.extensions.iter().map(|e| format!(".{e}")).collect();
+        names.join(" ")
+    };
+    let name_width = settings
+        .servers
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(0);
+    let files_width = settings
+        .servers
+        .iter()
+        .map(|s| files(s).len())
+        .max()
+        .unwrap_or(0);
+    for s in &settings.servers {
+        let status = if s.disabled {
+            "switched off by config".to_string()
+        } else {
+            match s.command_for(project, project, settings.project_programs) {
+                Some(cmd) => format!("installed: {}", cmd.join(" ")),
+                None => format!("not installed; to install: {}", s.install),
+            }
+        };
         out.push(format!(
+            "{:<name_width$}  {:<files_width$}  {status}",
+            s.name,
+            files(s)
+        ));
+    }
+    out.push(String::new());
+    out.push(format!(
             "After each edit the changed files' {} (at most {} per file) join the tool's result; an edit waits up to {} ms for them.",
             if settings.warnings { "errors and warnings" } else { "errors" },
             settings.per_file,
             settings.wait.as_millis()
         ));
-        if !settings.project_programs {
-            out.push(
+    if !settings.project_programs {
+        out.push(
                 "This workspace is not trusted: servers in its node_modules/.bin are not used (`podcode trust`).".into(),
             );
-        }
-        out
     }
+    out
 }

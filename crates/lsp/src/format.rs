@@ -221,6 +221,35 @@ impl FormatterSpec {
     }
 }
 
+impl FormatterSpec {
+    /// When it runs, for `podcode lsp`.
+    pub fn when(&self) -> String {
+        match &self.declared {
+            Declared::Installed => "always".into(),
+            Declared::Config => "set up in config".into(),
+            Declared::AnyFile(files) => format!("when {} exists", files.join(" or ")),
+            Declared::Package(package, _) => {
+                format!("when package.json names {package} or a {package} config file exists")
+            }
+            Declared::Pyproject(section, files) if files.is_empty() => {
+                format!("when pyproject.toml has {section}]")
+            }
+            Declared::Pyproject(section, files) => {
+                format!(
+                    "when pyproject.toml has {section}] or {} exists",
+                    files.join(" or ")
+                )
+            }
+            Declared::Rustfmt => "in a Cargo project with a rustfmt.toml or a [workspace]".into(),
+        }
+    }
+
+    /// Where its program is (see `find_program`).
+    pub fn program(&self, project: &Path, in_project: bool) -> Option<PathBuf> {
+        find_program(self.command.first()?, project, project, in_project)
+    }
+}
+
 /// The formatters of one workspace.
 pub struct Formatters {
     /// The project root.

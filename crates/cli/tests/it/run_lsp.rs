@@ -154,6 +154,18 @@ fn podcode_lsp_lists_each_server_installed_switched_off_or_how_to_install_it() {
         listing.contains("an edit waits up to 120000 ms for them"),
         "{listing}"
     );
+    // Formatters follow, with when each runs; this workspace is not trusted.
+    assert!(
+        listing
+            .contains("Formatters (they run only once the workspace is trusted: `podcode trust`):"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains(
+            "prettier  when package.json names prettier or a prettier config file exists; "
+        ),
+        "{listing}"
+    );
     assert!(
         text(&out.stderr).contains(
             "warning: [lsp.broken] is not a built-in server, so it needs `command` and `extensions`"
