@@ -231,7 +231,7 @@ impl FormatterSpec {
             Declared::Package(package, _) => {
                 format!("when package.json names {package} or a {package} config file exists")
             }
-            Declared::Pyproject(section, files) if files.is_empty() => {
+            Declared::Pyproject(section, []) => {
                 format!("when pyproject.toml has {section}]")
             }
             Declared::Pyproject(section, files) => {
