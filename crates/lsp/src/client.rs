@@ -174,7 +174,10 @@ impl LspClient {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "workspace".into());
         let params = json!({
-            "processId": std::process::id(),
+            // No parent pid: in the sandbox's PID namespace ours names no process (or another
+            // one), and servers that watch it (typescript-language-server) would exit within
+            // seconds. A server ends when its stdin closes instead.
+            "processId": null,
             "rootUri": root_uri,
             "rootPath": launch.root,
             "workspaceFolders": [{"uri": root_uri, "name": folder_name}],

@@ -174,3 +174,51 @@ fn podcode_lsp_lists_each_server_installed_switched_off_or_how_to_install_it() {
         text(&out.stderr)
     );
 }
+
+/// Servers outlive the seconds between edits: one that watches its parent's pid (as
+/// typescript-language-server does every 3 s) must not be told a pid the sandbox's PID
+/// namespace cannot see, or it exits — and after one restart it is given up.
+#[test]
+fn the_server_lives_on_between_edits_in_the_sandbox() {
+    let bash = |id: &str| {
+        Reply::new().tool_call(
+            id,
+            "bash",
+            r#"{"command": "sleep 4", "description": "Wait a moment"}"#,
+        )
+    };
+    let env = env_with_typescript(
+        vec![
+            write_call(
+                "c1",
+                "src/count.ts",
+                "export const count: number = \"three\";\n",
+            ),
+            bash("b1"),
+            write_call(
+                "c2",
+                "src/count.ts",
+                "export const count: number = \"four\";\n",
+            ),
+            bash("b2"),
+            write_call(
+                "c3",
+                "src/count.ts",
+                "export const count: number = \"five\";\n",
+            ),
+            Reply::new().text("Done."),
+        ],
+        "",
+    );
+    let out = env.run(&["run", "count slowly", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = env.requests();
+    let last = tool_messages(requests.last().unwrap());
+    assert!(
+        last.last().unwrap().1.ends_with(
+            "src/count.ts:1:14 error Type 'string' is not assignable to type 'number'. (typescript 2322)"
+        ),
+        "{}",
+        last.last().unwrap().1
+    );
+}
