@@ -6,10 +6,10 @@
 //! Documents are kept in sync with full text (`didOpen`, then `didChange` + `didSave` with a
 //! new version per edit); `diagnostics` asks for a file's diagnostics after its last sync:
 //! pulled (`textDocument/diagnostic`) where the server offers it, else the publishes that
-//! follow the sync, until none came for `SETTLE` (servers publish syntax first, types a
-//! moment later); a file published before that gets no new publish (servers skip an
-//! unchanged empty set) keeps its last set after `UNCHANGED_AFTER`. All bounded by the
-//! caller's wait.
+//! follow the sync, until none came for `SETTLE` (150 ms, as opencode: servers publish
+//! syntax first, types a moment later); a file published before that gets no new publish
+//! (servers skip an unchanged empty set) keeps its last set after `UNCHANGED_AFTER`. All
+//! bounded by the caller's wait.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ use crate::framing::{encode, file_uri, read_message};
 
 const STDERR_LINES: usize = 20;
 /// Quiet time after a publish before its set counts as complete.
-const SETTLE: Duration = Duration::from_millis(300);
+const SETTLE: Duration = Duration::from_millis(150);
 /// How long a file published before waits for a new publish before its last set stands.
 const UNCHANGED_AFTER: Duration = Duration::from_millis(1000);
 
