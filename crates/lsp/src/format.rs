@@ -134,11 +134,7 @@ pub fn formatters_with(
     let mut all = builtin_formatters();
     let mut problems = Vec::new();
     for (name, c) in config {
-        let exts = c.extensions.as_ref().map(|e| {
-            e.iter()
-                .map(|x| x.trim_start_matches('.').to_string())
-                .collect::<Vec<_>>()
-        });
+        let exts = crate::servers::extensions_of(c.extensions.as_deref());
         match all.iter_mut().find(|f| &f.name == name) {
             Some(f) => {
                 if let Some(cmd) = &c.command {

@@ -231,17 +231,22 @@ impl ServerSpec {
     }
 }
 
+/// Config's file extensions without their dots (`[".ts", "tsx"]` → `ts`, `tsx`).
+pub(crate) fn extensions_of(list: Option<&[String]>) -> Option<Vec<String>> {
+    list.map(|e| {
+        e.iter()
+            .map(|x| x.trim_start_matches('.').to_string())
+            .collect()
+    })
+}
+
 /// The built-ins with `config` applied: an entry named like a built-in changes it, another
 /// one adds a server (it needs `command` and `extensions`; without them it is reported).
 pub fn servers_with(config: &BTreeMap<String, LspServerConfig>) -> (Vec<ServerSpec>, Vec<String>) {
     let mut servers = builtin_servers();
     let mut problems = Vec::new();
     for (name, c) in config {
-        let exts = c.extensions.as_ref().map(|e| {
-            e.iter()
-                .map(|x| x.trim_start_matches('.').to_string())
-                .collect::<Vec<_>>()
-        });
+        let exts = extensions_of(c.extensions.as_deref());
         match servers.iter_mut().find(|s| &s.name == name) {
             Some(s) => {
                 if let Some(cmd) = &c.command {
