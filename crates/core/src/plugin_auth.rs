@@ -10,7 +10,6 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use podcode_config::AuthStore;
 use podcode_plugins::PluginHooks;
 use podcode_providers::{
     ChatRequest, EventStream, HttpTransport, ModelClient, ModelRef, ProviderError, ResolvedModel,
@@ -22,15 +21,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::toolset::ToolSets;
 
-/// How resolution sees what the store holds for `provider`.
-pub(crate) fn stored_credential(store: &AuthStore, provider: &str) -> Option<StoredCredential> {
-    let entry = store.get(provider)?;
+/// How resolution sees a stored entry (`{type: "api", key}` or anything a plugin reads).
+pub(crate) fn stored_credential(entry: &Value) -> StoredCredential {
     match (
         entry.get("type").and_then(Value::as_str),
         entry.get("key").and_then(Value::as_str),
     ) {
-        (Some("api"), Some(key)) if !key.is_empty() => Some(StoredCredential::ApiKey(key.into())),
-        _ => Some(StoredCredential::SignedIn),
+        (Some("api"), Some(key)) if !key.is_empty() => StoredCredential::ApiKey(key.into()),
+        _ => StoredCredential::SignedIn,
     }
 }
 

@@ -452,8 +452,13 @@ pub(crate) fn resolve_model(
     wanted: Option<&str>,
 ) -> Result<Arc<dyn ModelClient>, EngineError> {
     let env = |k: &str| std::env::var(k).ok();
-    let store = engine.auth_store();
-    let stored = |p: &str| crate::plugin_auth::stored_credential(&store, p);
+    // Read once: resolution and the choice of client both look at it.
+    let credentials = engine.auth_store().all().unwrap_or_default();
+    let stored = |p: &str| {
+        credentials
+            .get(p)
+            .map(crate::plugin_auth::stored_credential)
+    };
     let error = |e| match e {
         ProviderError::Config(message) => EngineError::NoModel(message),
         e => EngineError::Model(e),
