@@ -3,7 +3,7 @@
 
 Issue 29: "time from the edit's tool call to the result carrying diagnostics, warm and cold
 server; memory of the server processes reported". One `podcode run` per round against the
-scripted model (before_after's server): the model writes a TypeScript file with a type
+scripted model (before_after's server, with discovery's body record): the model writes a TypeScript file with a type
 error, then (each answer to the last result) writes it fixed, broken, fixed… EDITS times.
 The gap between the model's reply with the call and the next request is one edit as the
 agent loop sees it: write + formatter + diagnostics. The first edit starts the server
@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import before_after as ba  # noqa: E402
+import discovery  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "crates/lsp/tests/servers/node_modules/.bin"
@@ -64,28 +65,19 @@ def tree_rss_kib(root_pid, needle):
     return sum(rss.get(p, 0) for p in cmd if needle in cmd[p] and under(p))
 
 
-class Model(ba.Model):
-    """before_after's server; keeps each request body and samples the server tree's RSS."""
+class Model(discovery.Model):
+    """discovery's server (it keeps each request body); also samples the server tree's RSS
+    as each request arrives."""
 
     def __init__(self):
         super().__init__()
         model, base = self, self.server.RequestHandlerClass
-        self.bodies, self.watch, self.peak_kib = [], None, 0
-
-        class Tee:
-            def __init__(self, f):
-                self.f = f
-
-            def read(self, n=-1):
-                data = self.f.read(n)
-                model.bodies.append(data)
-                if model.watch:
-                    model.peak_kib = max(model.peak_kib, tree_rss_kib(model.watch, "typescript"))
-                return data
+        self.watch, self.peak_kib = None, 0
 
         class Handler(base):
             def do_POST(self):
-                self.rfile = Tee(self.rfile)
+                if model.watch:
+                    model.peak_kib = max(model.peak_kib, tree_rss_kib(model.watch, "typescript"))
                 super().do_POST()
 
         self.server.RequestHandlerClass = Handler
@@ -102,7 +94,7 @@ def one_run(model, binary, edits, lsp):
                                           "content": BROKEN if i % 2 == 0 else FIXED})]
               for i in range(edits)] + [[ba.text("done")]]
     model.reset(script)
-    model.bodies, model.peak_kib = [], 0
+    model.peak_kib = 0
     s = ba.Scratch(model)
     (s.repo / "tsconfig.json").write_text('{"compilerOptions": {"strict": true, "noEmit": true}}')
     cfg = Path(s.env["PODCODE_CONFIG_DIR"]) / "config.toml"
