@@ -222,3 +222,37 @@ fn the_server_lives_on_between_edits_in_the_sandbox() {
         last.last().unwrap().1
     );
 }
+
+#[test]
+fn sync_to_main_reports_the_servers_errors_for_the_files_it_wrote_in_the_checkout() {
+    let env = env_with_typescript(
+        vec![
+            write_call(
+                "c1",
+                "src/count.ts",
+                "export const count: number = \"three\";\n",
+            ),
+            Reply::new().tool_call("s1", "sync_to_main", r#"{"message": "Add a counter"}"#),
+            Reply::new().text("Synced."),
+        ],
+        "",
+    );
+    env.git_init();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "start"]);
+    let out = env.run(&["run", "--worktree", "add a counter", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The file reached the checkout, and the sync's result names its error there (listed
+    // relative to the checkout, as the sync lists its files).
+    assert!(env.repo().join("src/count.ts").exists());
+    let requests = env.requests();
+    let sync = tool_messages(&requests[2]);
+    let result = &sync.last().unwrap().1;
+    assert!(
+        result.starts_with("Synced 1 file into the main workspace")
+            && result.ends_with(
+                "Language server diagnostics for the changed files:\nsrc/count.ts:1:14 error Type 'string' is not assignable to type 'number'. (typescript 2322)"
+            ),
+        "{result}"
+    );
+}
