@@ -18,7 +18,7 @@ use crate::budget::{Budget, estimate_fixed};
 use crate::calls::{CallDone, Calls, DoomTracker};
 use crate::compaction::Reason;
 use crate::error::AgentError;
-use crate::history::{History, PartKind, StepStatus, TextData};
+use crate::history::{History, PartKind, StepStatus, TextData, has_called};
 use crate::profile::{AgentProfile, filter_registry};
 use crate::record::Recorder;
 use crate::step::StepOutput;
@@ -479,17 +479,25 @@ impl Agent {
         }
     }
 
-    fn tool_specs(&self, with_tools: bool) -> Vec<ToolSpec> {
+    fn tool_specs(&self, with_tools: bool, history: &History) -> Vec<ToolSpec> {
         if !with_tools {
             return Vec::new();
         }
         // A tool the rules deny outright is not offered, as opencode does; it stays in the
-        // registry, so a model that calls it anyway is told which rule denies it.
+        // registry, so a model that calls it anyway is told which rule denies it. The same
+        // for one offered after another tool's first call that the conversation lacks.
         let registry = self.runtime.registry();
         registry
             .tools()
             .iter()
             .filter(|t| !self.runtime.denies_outright(t.id()))
+            .filter(|t| {
+                t.tool
+                    .spec()
+                    .offered_after
+                    .as_deref()
+                    .is_none_or(|first| has_called(history, first))
+            })
             .map(|t| t.tool.spec().clone())
             .collect()
     }
@@ -506,7 +514,9 @@ impl Agent {
         step: u32,
         abort: &CancellationToken,
     ) -> Result<Result<StepOutput, String>, AgentError> {
-        let tools = self.tool_definition_hook(self.tool_specs(with_tools)).await;
+        let tools = self
+            .tool_definition_hook(self.tool_specs(with_tools, history))
+            .await;
         let fixed = estimate_fixed(system, &tools);
         let mut extra = StepUsage::default();
         if self.opts.compaction.auto {

@@ -185,6 +185,15 @@ impl History {
     }
 }
 
+/// Whether the conversation holds a call of `tool`.
+pub(crate) fn has_called(history: &History, tool: &str) -> bool {
+    history.messages.iter().any(|m| {
+        m.parts
+            .iter()
+            .any(|p| matches!(p, Part::ToolCall { name, .. } if name == tool))
+    })
+}
+
 /// The assistant parts of a stored step that go back to the model, with the call ids.
 pub(crate) fn assistant_part(part: &StoredPart) -> Option<Part> {
     match part {

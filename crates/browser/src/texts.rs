@@ -2,7 +2,7 @@
 //! `browser` test suite, so a change here is a deliberate change of what models read.
 
 pub(crate) const NAVIGATE: &str = "Opens a URL in a headless Chromium (one browser per session, with a fresh profile: no cookies or logins of the user) and returns the final URL, the HTTP status, the title and a snapshot of the page.
-Use the browser to check a web page you changed or serve: open it, act on it (browser_click, browser_type, browser_select, browser_scroll), read it (browser_snapshot), look at it (browser_screenshot, browser_look), measure the layout (browser_measure) and see what an action changed (browser_diff). For reading static documentation, webfetch is faster.
+Use the browser to check a web page you changed or serve: open it, act on it (browser_click, browser_type, browser_select, browser_scroll), read it (browser_snapshot), look at it (browser_screenshot, browser_look), measure the layout (browser_measure) and see what an action changed (browser_diff); those tools are offered once a page is open. For reading static documentation, webfetch is faster.
 - The snapshot lists the page's accessibility tree; each element you can act on carries a ref like `[ref=e12]`. Pass that ref to the other browser tools.
 - The user may be asked to allow each new host, also for navigations caused by a click or a redirect. localhost, private addresses, file:// and chrome:// URLs are refused unless the user allowed them in the configuration.
 - The call waits until the page and its network requests settle (at most 10 s) and says when it stopped waiting.

@@ -196,7 +196,12 @@ pub(crate) fn all(pool: Arc<Pool>, browsers: Browsers) -> Vec<BrowserTool> {
     specs
         .into_iter()
         .map(|(id, description, parameters, kind)| BrowserTool {
-            spec: ToolSpec::new(id, description, parameters),
+            // Ten definitions (~5 KB) a session without a page cannot use: offered once the
+            // conversation has navigated.
+            spec: match kind {
+                Navigate => ToolSpec::new(id, description, parameters),
+                _ => ToolSpec::new(id, description, parameters).offered_after("browser_navigate"),
+            },
             kind,
             pool: pool.clone(),
             browsers: browsers.clone(),

@@ -38,6 +38,11 @@ pub struct ToolInfo {
 /// The note on `sync_to_main`: only worktree sessions are offered it.
 pub const SYNC_NOTE: &str = "only in worktree sessions (--worktree)";
 
+/// The note on a tool offered once the conversation has called another.
+pub fn offered_after_note(first: &str) -> String {
+    format!("offered once the session has called {first}")
+}
+
 /// The note on a tool the config's permission rules deny for every pattern: it stays in the
 /// set (a call is refused, naming the rule) but the model is not offered it, as in opencode.
 pub const DENIED_NOTE: &str =
@@ -70,7 +75,10 @@ fn listing(registry: &ToolRegistry) -> ToolListing {
                     source: t.source.clone(),
                     protected: t.protected,
                     replaced: t.replaced.clone(),
-                    note: (spec.id == "sync_to_main").then(|| SYNC_NOTE.to_string()),
+                    note: match &spec.offered_after {
+                        Some(first) => Some(offered_after_note(first)),
+                        None => (spec.id == "sync_to_main").then(|| SYNC_NOTE.to_string()),
+                    },
                 }
             })
             .collect(),

@@ -36,6 +36,11 @@ pub struct ToolSpec {
     /// Per-tool execution timeout in milliseconds; `None` uses the configured default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// Offered to the model only once the conversation holds a call of this tool (the
+    /// browser's page tools after `browser_navigate`): definitions a session cannot use yet
+    /// stay out of every request. A call made before that still runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_after: Option<String>,
 }
 
 impl ToolSpec {
@@ -48,7 +53,14 @@ impl ToolSpec {
             truncation: Truncation::Head,
             idempotent: false,
             timeout_ms: None,
+            offered_after: None,
         }
+    }
+
+    /// Offers the tool only once the conversation has called `first`.
+    pub fn offered_after(mut self, first: impl Into<String>) -> Self {
+        self.offered_after = Some(first.into());
+        self
     }
 
     /// Keeps the other end of oversized output (e.g. `Tail` for command logs).

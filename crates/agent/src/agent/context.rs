@@ -66,7 +66,7 @@ impl Agent {
         abort: CancellationToken,
     ) -> Result<bool, AgentError> {
         let (rec, mut history, system) = self.open_conversation(session_id).await?;
-        let fixed = estimate_fixed(&system, &self.tool_specs(true));
+        let fixed = estimate_fixed(&system, &self.tool_specs(true, &history));
         let out = self
             .compactor(&rec)
             .run(&mut history, fixed, Reason::Manual, &abort)

@@ -115,6 +115,22 @@ fn tools_json_lists_the_builtins_exactly_as_the_model_sees_them() {
     assert_eq!(read["parameters"]["type"], "object");
     assert_eq!(v["tools"][7]["truncation"], "tail");
     assert_eq!(v["problems"], serde_json::json!([]));
+    // When the model is offered a tool it is not offered in every request.
+    let note = |id: &str| {
+        v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .unwrap()["note"]
+            .clone()
+    };
+    assert_eq!(note("browser_navigate"), serde_json::Value::Null);
+    assert_eq!(
+        note("browser_click"),
+        "offered once the session has called browser_navigate"
+    );
+    assert_eq!(note("sync_to_main"), "only in worktree sessions (--worktree)");
 }
 
 const TWO_TOOLS: &str = r#"#!/bin/sh

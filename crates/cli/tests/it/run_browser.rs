@@ -48,6 +48,24 @@ fn an_agent_opens_a_page_clicks_and_reads_the_result() {
     assert!(out.status.success(), "{stderr}");
     assert_eq!(text(&out.stdout), "The list shows Row 1.\n");
     let requests = env.requests();
+    // Before a page is open only browser_navigate is offered; after it, the page tools.
+    let offered = |r: &serde_json::Value| -> Vec<String> {
+        r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .filter(|n| n.starts_with("browser_"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(offered(&requests[0]), ["browser_navigate"]);
+    assert_eq!(
+        offered(&requests[1]).len(),
+        11,
+        "{:?}",
+        offered(&requests[1])
+    );
     let (_, opened) = &tool_messages(&requests[1])[0];
     assert!(opened.contains("Title: Counter"), "{opened}");
     assert!(opened.contains("[ref=e3] button \"Add\""), "{opened}");

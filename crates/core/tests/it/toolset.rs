@@ -35,6 +35,7 @@ fn tool(id: &str) -> Arc<dyn Tool> {
         truncation: Truncation::Head,
         idempotent: false,
         timeout_ms: None,
+        offered_after: None,
     }))
 }
 

@@ -299,6 +299,7 @@ mod tests {
             truncation: Default::default(),
             idempotent: true,
             timeout_ms: None,
+            offered_after: None,
         };
         let text = |t: &str| Part::Text { text: t.into() };
         let req = ChatRequest {

@@ -258,6 +258,7 @@ mod tests {
             truncation: Default::default(),
             idempotent: true,
             timeout_ms: None,
+            offered_after: None,
         }];
         let body = request_body(&model, &r);
         assert_eq!(

@@ -33,6 +33,7 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
             truncation: Default::default(),
             idempotent: true,
             timeout_ms: None,
+            offered_after: None,
         }],
         max_tokens: None,
         temperature: None,
