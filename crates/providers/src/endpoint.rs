@@ -129,21 +129,35 @@ impl Endpoint {
     }
 }
 
-/// The process-wide HTTP client. Installs rustls' *ring* crypto provider first (ignoring
-/// "already installed") because reqwest is built without a provider of its own.
-pub(crate) fn http_client() -> Result<reqwest::Client, ProviderError> {
-    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(30))
-                .user_agent(concat!("podcode/", env!("CARGO_PKG_VERSION")))
-                .build()
-                .map_err(|e| format!("could not set up the HTTP client: {}", error_chain(&e)))
-        })
-        .clone()
-        .map_err(ProviderError::Config)
+/// The process-wide HTTP client for `base_url`. Installs rustls' *ring* crypto provider first
+/// (ignoring "already installed") because reqwest is built without a provider of its own.
+/// A plain `http://` endpoint (a local model server) gets a client without the system's
+/// root certificates: reading them (~150 files) sat on the path to the first request, and
+/// such a client never verifies a certificate.
+pub(crate) fn http_client(base_url: &str) -> Result<reqwest::Client, ProviderError> {
+    static PLAIN: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    static TLS: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    let plain = base_url
+        .get(..7)
+        .is_some_and(|s| s.eq_ignore_ascii_case("http://"));
+    let cell = if plain { &PLAIN } else { &TLS };
+    cell.get_or_init(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let builder = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .user_agent(concat!("podcode/", env!("CARGO_PKG_VERSION")));
+        let builder = if plain {
+            // No roots at all: an HTTPS redirect from such a server fails verification.
+            builder.tls_certs_only(std::iter::empty())
+        } else {
+            builder
+        };
+        builder
+            .build()
+            .map_err(|e| format!("could not set up the HTTP client: {}", error_chain(&e)))
+    })
+    .clone()
+    .map_err(ProviderError::Config)
 }
 
 /// The provider's own error message from an error body (`{"error":{"message"}}` for both

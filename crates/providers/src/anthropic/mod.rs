@@ -32,8 +32,8 @@ impl AnthropicClient {
     pub fn new(model: ModelRef, endpoint: Endpoint) -> Result<Self, ProviderError> {
         Ok(Self {
             model,
+            http: http_client(&endpoint.base_url)?,
             endpoint,
-            http: http_client()?,
         })
     }
 

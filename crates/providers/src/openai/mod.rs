@@ -27,8 +27,8 @@ impl OpenAiClient {
     pub fn new(model: ModelRef, endpoint: Endpoint) -> Result<Self, ProviderError> {
         Ok(Self {
             model,
+            http: http_client(&endpoint.base_url)?,
             endpoint,
-            http: http_client()?,
         })
     }
 
