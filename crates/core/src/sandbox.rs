@@ -221,7 +221,7 @@ impl Engine {
         let cfg = self.sandbox_config();
         let roots = [self.project(), self.cwd()];
         SandboxReport {
-            kernel: self.kernel_support(),
+            kernel: self.kernel_support(true),
             protected: podcode_sandbox::protected_paths(roots),
             mode: mode_of(cfg.mode).to_string(),
             command_network: cfg.network,
@@ -244,13 +244,14 @@ impl Engine {
                 "sandbox: no sandbox helper is set for this engine, so commands and plugins run unsandboxed".to_string(),
             ];
         }
-        self.kernel_support().missing_protection()
+        self.kernel_support(false).missing_protection()
     }
 
-    /// What the kernel supports, with the namespaces probed through the helper.
-    fn kernel_support(&self) -> KernelSupport {
+    /// What the kernel supports; namespaces as last probed this boot unless `fresh`.
+    fn kernel_support(&self, fresh: bool) -> KernelSupport {
+        let cache = self.dirs().data_dir.join("cache/sandbox-probe");
         match &self.sandbox_helper {
-            Some(helper) => KernelSupport::detect_with(helper),
+            Some(helper) => KernelSupport::detect_cached(helper, &cache, fresh),
             None => KernelSupport::detect(),
         }
     }

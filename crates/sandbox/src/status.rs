@@ -29,6 +29,53 @@ pub enum NamespaceSupport {
     Unknown,
 }
 
+impl NamespaceSupport {
+    /// The probe's answer as one word for the cache; `None` for `Unknown` (never cached).
+    fn word(self) -> Option<&'static str> {
+        match self {
+            NamespaceSupport::Available => Some("available"),
+            NamespaceSupport::Unavailable => Some("unavailable"),
+            NamespaceSupport::NoProc => Some("no-proc"),
+            NamespaceSupport::Unknown => None,
+        }
+    }
+
+    fn from_word(word: &str) -> Option<Self> {
+        [Self::Available, Self::Unavailable, Self::NoProc]
+            .into_iter()
+            .find(|n| n.word() == Some(word))
+    }
+}
+
+/// What the namespace probe's answer depends on: the boot, the helper binary, and the
+/// settings that switch unprivileged user namespaces on and off. `None` when the boot id
+/// cannot be read (then nothing is cached).
+fn probe_key(helper: &std::path::Path) -> Option<String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let meta = std::fs::metadata(helper).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    let mut key = format!(
+        "{} {} {} {mtime}",
+        boot.trim(),
+        helper.display(),
+        meta.len()
+    );
+    for setting in [
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+    ] {
+        let value = std::fs::read_to_string(setting).unwrap_or_default();
+        key.push_str(&format!(" {}", value.trim()));
+    }
+    Some(key.replace('\n', " "))
+}
+
 impl std::fmt::Display for NamespaceSupport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -86,6 +133,34 @@ impl KernelSupport {
             Ok(Some(crate::helper::PROBE_NO_NAMESPACES)) => NamespaceSupport::Unavailable,
             _ => NamespaceSupport::Unknown,
         };
+        support
+    }
+
+    /// `detect_with`, the namespaces' answer kept in the file `cache` for this boot, this
+    /// helper and these kernel settings: the probe starts a process (2–6 ms) on every
+    /// command's way to its work, and its answer changes only with them. `fresh` probes
+    /// anyway (and keeps the new answer).
+    pub fn detect_cached(helper: &std::path::Path, cache: &std::path::Path, fresh: bool) -> Self {
+        let key = probe_key(helper);
+        let cached = key.as_ref().filter(|_| !fresh).and_then(|key| {
+            let text = std::fs::read_to_string(cache).ok()?;
+            let (stored_key, word) = text.rsplit_once('\n')?;
+            (stored_key == key).then(|| NamespaceSupport::from_word(word))?
+        });
+        if let Some(namespaces) = cached {
+            return KernelSupport {
+                namespaces,
+                ..Self::detect()
+            };
+        }
+        let support = Self::detect_with(helper);
+        if let (Some(key), Some(word)) = (key, support.namespaces.word()) {
+            let tmp = cache.with_extension("tmp");
+            let _ = cache.parent().map(std::fs::create_dir_all);
+            if std::fs::write(&tmp, format!("{key}\n{word}")).is_ok() {
+                let _ = std::fs::rename(&tmp, cache);
+            }
+        }
         support
     }
 
@@ -164,6 +239,30 @@ fn probe_landlock() -> LandlockSupport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_namespace_probe_is_kept_for_this_boot_and_helper() {
+        let dir = tempfile::tempdir().unwrap();
+        // A helper that cannot run: probing it answers Unknown, which is never kept.
+        let helper = dir.path().join("helper");
+        std::fs::write(&helper, "not a program").unwrap();
+        let cache = dir.path().join("cache/sandbox-probe");
+        let probed = KernelSupport::detect_cached(&helper, &cache, false);
+        assert_eq!(probed.namespaces, NamespaceSupport::Unknown);
+        assert!(!cache.exists());
+        // An answer kept for this key is used without starting the helper.
+        let key = probe_key(&helper).unwrap();
+        std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
+        std::fs::write(&cache, format!("{key}\nunavailable")).unwrap();
+        let kept = KernelSupport::detect_cached(&helper, &cache, false);
+        assert_eq!(kept.namespaces, NamespaceSupport::Unavailable);
+        // `fresh` probes again; another helper binary is another key.
+        let fresh = KernelSupport::detect_cached(&helper, &cache, true);
+        assert_eq!(fresh.namespaces, NamespaceSupport::Unknown);
+        std::fs::write(&helper, "another, longer build").unwrap();
+        let rebuilt = KernelSupport::detect_cached(&helper, &cache, false);
+        assert_eq!(rebuilt.namespaces, NamespaceSupport::Unknown);
+    }
 
     #[test]
     fn missing_protection_names_what_is_lost() {
