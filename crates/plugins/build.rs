@@ -1,6 +1,7 @@
 //! Embeds the JS plugin host (everything under `js/` except tests and node_modules) into
 //! the binary as `(relative path, bytes)` pairs, so the installed `podcode` is self-contained.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 fn collect(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
@@ -32,9 +33,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut code = String::from(
         "/// The JS plugin host's files, embedded at build time.\npub const HOST_FILES: &[(&str, &[u8])] = &[\n",
     );
+    // Their version, hashed here: hashing ~900 KB at every start sat on the path to the
+    // first model request.
+    let mut version = DefaultHasher::new();
     for rel in &files {
         let abs = root.join(rel);
         println!("cargo:rerun-if-changed={}", abs.display());
+        rel.to_string_lossy().hash(&mut version);
+        std::fs::read(&abs)?.hash(&mut version);
         code.push_str(&format!(
             "    ({:?}, include_bytes!({:?})),\n",
             rel.to_string_lossy(),
@@ -42,6 +48,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ));
     }
     code.push_str("];\n");
+    code.push_str(&format!(
+        "/// A hash of `HOST_FILES` (names and bytes).\npub const HOST_VERSION: u64 = {:#018x};\n",
+        version.finish()
+    ));
     let out = PathBuf::from(std::env::var("OUT_DIR")?).join("host_files.rs");
     std::fs::write(out, code)?;
     Ok(())

@@ -6,7 +6,6 @@
 //! loaded are loaded again transparently.
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -431,14 +430,9 @@ impl PluginHost {
     }
 }
 
-/// A hash of the embedded host files.
+/// A hash of the embedded host files (computed by the build script).
 fn host_version() -> u64 {
-    static VERSION: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *VERSION.get_or_init(|| {
-        let mut h = DefaultHasher::new();
-        HOST_FILES.hash(&mut h);
-        h.finish()
-    })
+    HOST_VERSION
 }
 
 fn write_host_files(tmp: &Path) -> Result<(), String> {

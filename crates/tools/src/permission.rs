@@ -3,7 +3,7 @@
 //! matching rule wins) and the "always" approvals remembered for this project. `deny` ends
 //! the call; patterns that still need an `ask` go to the front end's `Asker` in one prompt.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use globset::{Glob, GlobMatcher};
@@ -72,9 +72,16 @@ struct CompiledRule {
 }
 
 /// `*`, `?` and `**` wildcards; `*` crosses `/` too, so `git *` matches `git log src/a.rs`.
+/// A pattern without glob syntax is compared as text, and a glob is compiled (to a regex)
+/// at its first use: the rules of a session are many, most never reach a match, and
+/// compiling them all sat on the path to the first model request.
 enum Matcher {
     Any,
-    Glob(GlobMatcher),
+    Glob {
+        pattern: String,
+        /// `None` when the pattern is no valid glob: then it is compared as text.
+        compiled: OnceLock<Option<GlobMatcher>>,
+    },
     Exact(String),
 }
 
@@ -83,16 +90,25 @@ impl Matcher {
         if pattern == "*" || pattern == "**" {
             return Self::Any;
         }
-        match Glob::new(pattern) {
-            Ok(g) => Self::Glob(g.compile_matcher()),
-            Err(_) => Self::Exact(pattern.to_string()),
+        if !pattern.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+            return Self::Exact(pattern.to_string());
+        }
+        Self::Glob {
+            pattern: pattern.to_string(),
+            compiled: OnceLock::new(),
         }
     }
 
     fn is_match(&self, s: &str) -> bool {
         match self {
             Self::Any => true,
-            Self::Glob(g) => g.is_match(s),
+            Self::Glob { pattern, compiled } => {
+                match compiled.get_or_init(|| Glob::new(pattern).ok().map(|g| g.compile_matcher()))
+                {
+                    Some(g) => g.is_match(s),
+                    None => pattern == s,
+                }
+            }
             Self::Exact(p) => p == s,
         }
     }
@@ -303,6 +319,11 @@ mod tests {
         assert!(wildcard_match("*", "anything at all"));
         assert!(wildcard_match("echo [unclosed", "echo [unclosed"));
         assert!(!wildcard_match("rm *", "git rm x"));
+        // Text without glob syntax is compared as is; an escape is glob syntax.
+        assert!(wildcard_match("webfetch", "webfetch"));
+        assert!(!wildcard_match("webfetch", "webfetch_private"));
+        assert!(wildcard_match(r"a\*b", "a*b"));
+        assert!(!wildcard_match(r"a\*b", "axb"));
         assert!(wildcard_match("git status *", "git status"));
         assert!(!wildcard_match("git status *", "git statusx"));
     }
