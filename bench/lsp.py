@@ -12,18 +12,20 @@ agent loop sees it: write + formatter + diagnostics. The first edit starts the s
   A. `[lsp] disabled = true`  (the edit without diagnostics: the baseline)
   B. typescript-language-server 5 + TypeScript 5.9 (crates/lsp/tests/servers, `npm ci`)
 
-B's requests are checked: the result after each broken write carries the TS2322 diagnostic,
-the one after each fixed write none. While B runs, the server processes' RSS (the process
-tree under podcode whose command line names typescript) is sampled at each request; the peak
-is reported. Prints p50/p90 of cold and warm edits for A and B and B-A.
+  C. opencode (`opencode run`, same script, same server and TypeScript: opencode takes
+     typescript-language-server from PATH and tsserver from the project's node_modules)
 
-opencode is not run here: its language servers are fetched on first use from the network,
-which these machines do not reach.
+B's and C's requests are checked: the result after each broken write carries the type error,
+the one after each fixed write none. While B and C run, the server processes' RSS (the
+process tree under the agent whose command line names typescript) is sampled at each
+request; the peak is reported. Prints p50/p90 of cold and warm edits for A, B and C.
+opencode's requests without tools (its title request) are answered apart and not counted.
 
-Run: python3 bench/lsp.py [--bin PATH] [--rounds 6] [--edits 8]
-     (without --bin: `cargo build --release -p podcode`, then target/release/podcode)
+Run: python3 bench/lsp.py [--bin PATH] [--opencode PATH] [--rounds 6] [--edits 8]
+     (without --bin: `cargo build --release -p podcode`, then target/release/podcode;
+     without --opencode: the one CI installs for the cross-check tests, if present)
 """
-import argparse, json, os, statistics, subprocess, sys, time
+import argparse, io, json, os, statistics, subprocess, sys, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -32,6 +34,7 @@ import discovery  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "crates/lsp/tests/servers/node_modules/.bin"
+OPENCODE = ROOT / "crates/cli/tests/opencode-crosscheck/node_modules/opencode-linux-x64/bin/opencode"
 BROKEN = 'export const count: number = "three";\n'
 FIXED = "export const count: number = 3;\n"
 
@@ -78,6 +81,15 @@ class Model(discovery.Model):
             def do_POST(self):
                 if model.watch:
                     model.peak_kib = max(model.peak_kib, tree_rss_kib(model.watch, "typescript"))
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if "tools" not in json.loads(body or b"{}"):  # opencode's title request
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    self.wfile.write("".join(f for f, _ in ba.frames([ba.text("Count")])).encode())
+                    self.close_connection = True
+                    return
+                self.rfile = io.BytesIO(body)
                 super().do_POST()
 
         self.server.RequestHandlerClass = Handler
@@ -88,8 +100,27 @@ def tool_results(body):
     return [m["content"] for m in msgs if m.get("role") == "tool"]
 
 
-def one_run(model, binary, edits, lsp):
-    """Gaps (ms) between the reply carrying each write and the next request."""
+def opencode_spawn(s, model, opencode, edits):
+    """`opencode run` in the scratch project: a real git repository, TypeScript in its
+    node_modules, the scripted model as its only provider, every tool allowed."""
+    subprocess.run(["git", "init", "-q", str(s.repo)], check=True)
+    (s.repo / "node_modules").symlink_to(SERVERS.parent)
+    (s.repo / "opencode.json").write_text(json.dumps({
+        "provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "name": "Scripted",
+                                  "options": {"baseURL": model.url, "apiKey": "bench"},
+                                  "models": {"bench": {"name": "bench"}}}},
+        # opencode 1.18 starts no language server unless `lsp` is set.
+        "model": "scripted/bench", "permission": {"edit": "allow"}, "lsp": True}))
+    env = dict(s.env, PWD=str(s.repo), PATH=f"{SERVERS}:{s.env['PATH']}",
+               OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_LSP_DOWNLOAD="1")
+    return subprocess.Popen([opencode, "run", "count things"], cwd=s.repo, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def one_run(model, binary, edits, kind):
+    """Gaps (ms) between the reply carrying each write and the next request. kind: "A"
+    (Podcode, [lsp] disabled), "B" (Podcode with the server) or "C" (opencode, `binary`)."""
     script = [[ba.call(f"c{i}", "write", {"filePath": "src/count.ts",
                                           "content": BROKEN if i % 2 == 0 else FIXED})]
               for i in range(edits)] + [[ba.text("done")]]
@@ -97,12 +128,16 @@ def one_run(model, binary, edits, lsp):
     model.peak_kib = 0
     s = ba.Scratch(model)
     (s.repo / "tsconfig.json").write_text('{"compilerOptions": {"strict": true, "noEmit": true}}')
-    cfg = Path(s.env["PODCODE_CONFIG_DIR"]) / "config.toml"
-    extra = ('[lsp]\nwait_ms = 60000\n[lsp.typescript]\n'
-             f'command = ["{SERVERS / "typescript-language-server"}", "--stdio"]\n'
-             if lsp else "[lsp]\ndisabled = true\n")
-    cfg.write_text(cfg.read_text() + extra)
-    p = s.spawn(binary, ["run", "count things", "--yes", "--max-steps", str(edits + 5)])
+    if kind == "C":
+        p = opencode_spawn(s, model, binary, edits)
+    else:
+        cfg = Path(s.env["PODCODE_CONFIG_DIR"]) / "config.toml"
+        extra = ('[lsp]\nwait_ms = 60000\n[lsp.typescript]\n'
+                 f'command = ["{SERVERS / "typescript-language-server"}", "--stdio"]\n'
+                 if kind == "B" else "[lsp]\ndisabled = true\n")
+        cfg.write_text(cfg.read_text() + extra)
+        p = s.spawn(binary, ["run", "count things", "--yes", "--max-steps", str(edits + 5)])
+    lsp = kind != "A"
     model.watch = p.pid if lsp else None
     code = p.wait(600)
     model.watch = None
@@ -110,13 +145,16 @@ def one_run(model, binary, edits, lsp):
     bodies = list(model.bodies)
     s.close()
     if code != 0 or len(arrivals) != edits + 1:
-        sys.exit(f"run failed: exit {code}, {len(arrivals)} requests of {edits + 1}")
+        sys.exit(f"{kind}: run failed: exit {code}, {len(arrivals)} requests of {edits + 1}")
     if lsp:
+        bodies = [b for b in bodies if "tools" in json.loads(b)]
         for i, body in enumerate(bodies[1:]):
             last = tool_results(body)[-1]
-            has = "(typescript 2322)" in last
+            if isinstance(last, list):
+                last = "".join(part.get("text", "") for part in last)
+            has = "is not assignable to type 'number'" in last
             if has != (i % 2 == 0):
-                sys.exit(f"edit {i}: expected {'a' if i % 2 == 0 else 'no'} diagnostic, got:\n{last}")
+                sys.exit(f"{kind} edit {i}: expected {'a' if i % 2 == 0 else 'no'} diagnostic, got:\n{last}")
     return [(b - a) * 1e3 for a, b in zip(arrivals, arrivals[1:])], model.peak_kib
 
 
@@ -128,6 +166,7 @@ def pct(v, p):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin")
+    ap.add_argument("--opencode", help="opencode binary (default: the cross-check tests' one)")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--edits", type=int, default=8)
     a = ap.parse_args()
@@ -137,26 +176,34 @@ def main():
     if not binary:
         subprocess.run(["cargo", "build", "--release", "-p", "podcode"], cwd=ROOT, check=True)
         binary = str(ROOT / "target/release/podcode")
+    opencode = a.opencode or (str(OPENCODE) if OPENCODE.exists() else None)
+    kinds = "ABC" if opencode else "AB"
+    if not opencode:
+        print("opencode not found (`npm ci` in crates/cli/tests/opencode-crosscheck, or "
+              "--opencode PATH): C skipped", file=sys.stderr)
     model = Model()
-    cold = {"A": [], "B": []}
-    warm = {"A": [], "B": []}
-    peaks = []
+    cold = {k: [] for k in kinds}
+    warm = {k: [] for k in kinds}
+    peaks = {k: [] for k in kinds}
     for r in range(a.rounds):
-        for label in ("AB" if r % 2 == 0 else "BA"):
-            gaps, peak = one_run(model, binary, a.edits, label == "B")
-            cold[label].append(gaps[0])
-            warm[label].extend(gaps[1:])
-            if label == "B":
-                peaks.append(peak)
+        order = kinds if r % 2 == 0 else kinds[::-1]
+        for kind in order:
+            gaps, peak = one_run(model, opencode if kind == "C" else binary, a.edits, kind)
+            cold[kind].append(gaps[0])
+            warm[kind].extend(gaps[1:])
+            peaks[kind].append(peak)
         print(f"round {r + 1}/{a.rounds} done", file=sys.stderr)
     load = os.getloadavg()[0]
+    names = {"A": "Podcode, no LSP", "B": "Podcode + typescript", "C": "opencode + typescript"}
     print(f"edit -> next request, {a.rounds} rounds x {a.edits} edits, load {load:.1f}")
-    for name, d in (("cold (first edit)", cold), ("warm (later edits)", warm)):
-        A, B = d["A"], d["B"]
-        print(f"  {name:<20} no LSP p50 {pct(A, 50):7.1f} ms p90 {pct(A, 90):7.1f} | "
-              f"typescript p50 {pct(B, 50):7.1f} ms p90 {pct(B, 90):7.1f} | "
-              f"B-A p50 {pct(B, 50) - pct(A, 50):7.1f} ms")
-    print(f"  server processes' peak RSS: {statistics.median(peaks) / 1024:.0f} MiB (median of rounds)")
+    for kind in kinds:
+        print(f"  {names[kind]:<22} cold p50 {pct(cold[kind], 50):7.1f} ms | warm p50 "
+              f"{pct(warm[kind], 50):7.1f} ms p90 {pct(warm[kind], 90):7.1f}"
+              + (f" | server peak RSS {statistics.median(peaks[kind]) / 1024:.0f} MiB"
+                 if kind != "A" else ""))
+    if "C" in kinds:
+        print(f"  ratio opencode / Podcode (B): cold {pct(cold['C'], 50) / pct(cold['B'], 50):.2f}x,"
+              f" warm {pct(warm['C'], 50) / pct(warm['B'], 50):.2f}x")
 
 
 if __name__ == "__main__":
