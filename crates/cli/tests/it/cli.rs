@@ -130,7 +130,10 @@ fn tools_json_lists_the_builtins_exactly_as_the_model_sees_them() {
         note("browser_click"),
         "offered once the session has called browser_navigate"
     );
-    assert_eq!(note("sync_to_main"), "only in worktree sessions (--worktree)");
+    assert_eq!(
+        note("sync_to_main"),
+        "only in worktree sessions (--worktree)"
+    );
 }
 
 const TWO_TOOLS: &str = r#"#!/bin/sh
