@@ -128,12 +128,7 @@ enum Kind {
 }
 
 fn schema<T: JsonSchema>() -> Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
-    if let Some(obj) = schema.as_object_mut() {
-        obj.remove("$schema");
-        obj.remove("title");
-    }
-    schema
+    podcode_builtins::params_schema::<T>()
 }
 
 pub(crate) struct BrowserTool {

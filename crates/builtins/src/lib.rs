@@ -50,14 +50,38 @@ pub fn register_all(registry: &mut ToolRegistry) {
 }
 
 /// The JSON Schema of a built-in's arguments, from its `schemars`-derived struct. Doc
-/// comments on the fields become the `description`s the model reads.
-pub(crate) fn params_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+/// comments on the fields become the `description`s the model reads; what only costs it
+/// tokens is left out (it is sent with every request): the struct's own doc comment
+/// ("Arguments of `write`."), `"default": null` on optional fields (absent says the same)
+/// and the number `format`s schemars adds (`uint64`, `double`: the `type` says enough).
+pub fn params_schema<T: schemars::JsonSchema>() -> serde_json::Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("$schema");
         obj.remove("title");
+        obj.remove("description");
     }
+    trim_schema(&mut schema);
     schema
+}
+
+fn trim_schema(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            if m.get("default").is_some_and(Value::is_null) {
+                m.remove("default");
+            }
+            if m.get("format").and_then(Value::as_str).is_some_and(|f| {
+                f.starts_with("uint") || f.starts_with("int") || f == "double" || f == "float"
+            }) {
+                m.remove("format");
+            }
+            m.values_mut().for_each(trim_schema);
+        }
+        Value::Array(a) => a.iter_mut().for_each(trim_schema),
+        _ => {}
+    }
 }
 
 /// Permission defaults, lowest precedence (config and agent rules come after them).

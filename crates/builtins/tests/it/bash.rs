@@ -92,7 +92,31 @@ Use it for terminal work: builds, tests, git, package managers, running programs
 
 Example: {"command": "cargo test -p core", "description": "Run the core crate's tests"}"#
     );
-    assert_eq!(spec.parameters["required"], json!(["command"]));
+    // The whole schema, as sent with every request: no `"default": null`, no number
+    // `format`, no doc comment of the arguments struct.
+    assert_eq!(
+        spec.parameters,
+        json!({
+            "type": "object",
+            "required": ["command"],
+            "properties": {
+                "command": {"description": "The shell command to run.", "type": "string"},
+                "timeout": {
+                    "description": "Timeout in milliseconds; default 120000 (2 minutes), maximum 600000 (10 minutes).\nLarger values are clamped to the maximum.",
+                    "type": ["integer", "null"],
+                    "minimum": 0
+                },
+                "workdir": {
+                    "description": "The directory to run the command in, absolute or relative to the session\ndirectory. Defaults to the session directory.",
+                    "type": ["string", "null"]
+                },
+                "description": {
+                    "description": "A short description (5-10 words) of what the command does, shown to the user,\ne.g. \"Run the unit tests\".",
+                    "type": ["string", "null"]
+                }
+            }
+        })
+    );
 }
 
 #[tokio::test]
