@@ -18,7 +18,7 @@ use crate::budget::{Budget, estimate_fixed};
 use crate::calls::{CallDone, Calls, DoomTracker};
 use crate::compaction::Reason;
 use crate::error::AgentError;
-use crate::history::{History, PartKind, StepStatus, TextData, has_called};
+use crate::history::{History, PartKind, StepStatus, TextData, called_tools};
 use crate::profile::{AgentProfile, filter_registry};
 use crate::record::Recorder;
 use crate::step::StepOutput;
@@ -487,16 +487,18 @@ impl Agent {
         // registry, so a model that calls it anyway is told which rule denies it. The same
         // for one offered after another tool's first call that the conversation lacks.
         let registry = self.runtime.registry();
+        // The conversation is read once per step, and only when some tool waits for a call.
+        let mut called = None;
         registry
             .tools()
             .iter()
             .filter(|t| !self.runtime.denies_outright(t.id()))
             .filter(|t| {
-                t.tool
-                    .spec()
-                    .offered_after
-                    .as_deref()
-                    .is_none_or(|first| has_called(history, first))
+                t.tool.spec().offered_after.as_deref().is_none_or(|first| {
+                    called
+                        .get_or_insert_with(|| called_tools(history))
+                        .contains(first)
+                })
             })
             .map(|t| t.tool.spec().clone())
             .collect()

@@ -185,13 +185,17 @@ impl History {
     }
 }
 
-/// Whether the conversation holds a call of `tool`.
-pub(crate) fn has_called(history: &History, tool: &str) -> bool {
-    history.messages.iter().any(|m| {
-        m.parts
-            .iter()
-            .any(|p| matches!(p, Part::ToolCall { name, .. } if name == tool))
-    })
+/// The tools the conversation holds a call of.
+pub(crate) fn called_tools(history: &History) -> std::collections::HashSet<&str> {
+    history
+        .messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            Part::ToolCall { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The assistant parts of a stored step that go back to the model, with the call ids.
