@@ -12,6 +12,7 @@ mod assets;
 mod commands;
 mod drive;
 mod security;
+mod web_asks;
 mod web_commands;
 mod web_hostile;
 mod web_page;

@@ -6,6 +6,22 @@ import { el, diffView, hasHidden, visibleText, HIDDEN_CHARS_WARNING } from "./re
 
 // What a tool attaches to explain its ask, in the order the terminal shows it.
 const DETAIL_KEYS = ["command", "denied", "description", "path", "diff", "preview"];
+// A diff longer than this shows its head and a button for the rest: a 400-line write would
+// otherwise push the transcript and the prompt box off the screen.
+const DIFF_HEAD_LINES = 24;
+
+/** The diff of an ask: its head when long, the whole one a click away. */
+function boundedDiff(diff) {
+  const lines = diff.replace(/\n$/, "").split("\n");
+  if (lines.length <= DIFF_HEAD_LINES) return diffView(diff);
+  const box = el("div", { class: "perm-diff" });
+  const more = el("button", {
+    type: "button", class: "small full-diff",
+    onclick: () => { box.replaceChildren(diffView(diff)); },
+  }, `Show the full diff (${lines.length} lines)`);
+  box.append(diffView(lines.slice(0, DIFF_HEAD_LINES).join("\n")), more);
+  return box;
+}
 
 export class Permissions {
   constructor(root, onError) {
@@ -25,7 +41,7 @@ export class Permissions {
     for (const k of DETAIL_KEYS) {
       const v = meta[k];
       if (typeof v !== "string" || !v) continue;
-      details.push(k === "diff" ? diffView(v) : el("div", { class: "patterns" }, `${k}: ${v}`));
+      details.push(k === "diff" ? boundedDiff(v) : el("div", { class: "patterns" }, `${k}: ${v}`));
     }
     const always = (req.always && req.always.length ? req.always : req.patterns) || [];
     const feedback = el("input", { type: "text", placeholder: "Tell the agent what to do instead", "aria-label": "Feedback" });
@@ -37,8 +53,10 @@ export class Permissions {
     const box = el("div", { class: "perm", role: "alertdialog", "data-request": ev.request_id },
       el("h3", {}, `${ev.tool} asks for ${req.permission}${who}`),
       hidden ? el("p", { class: "hidden-warning", role: "alert" }, `⚠ ${HIDDEN_CHARS_WARNING}`) : null,
-      el("div", { class: "patterns" }, (req.patterns || []).join("\n")),
-      details,
+      // What the call would do scrolls inside the card; the answers stay in view below it.
+      el("div", { class: "perm-body" },
+        el("div", { class: "patterns" }, (req.patterns || []).join("\n")),
+        details),
       el("div", { class: "actions" },
         el("button", { type: "button", class: "primary", onclick: () => this.reply(ev.request_id, { reply: "once" }) }, "Allow once (y)"),
         el("button", { type: "button", title: visibleText(`Remember: ${req.permission} ${always.join(", ")}`), onclick: () => this.reply(ev.request_id, { reply: "always" }) }, "Always (a)"),
