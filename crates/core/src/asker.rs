@@ -17,6 +17,9 @@ use tokio::sync::oneshot;
 struct Pending {
     waiting: HashMap<String, (oneshot::Sender<PermissionReply>, Event)>,
     order: Vec<String>,
+    /// Asks a stop closed before the turn's abort reached their calls: the calls keep
+    /// waiting until then, so they end as stopped, not as refused by the user.
+    stopping: Vec<oneshot::Sender<PermissionReply>>,
 }
 
 pub struct EventAsker {
@@ -66,6 +69,37 @@ impl EventAsker {
             .iter()
             .filter_map(|id| p.waiting.get(id).map(|(_, e)| e.clone()))
             .collect()
+    }
+
+    /// Closes every open ask because the turn is being stopped: a late answer is refused
+    /// (nothing would run it) and every front end closes its prompt at once. The calls go
+    /// on waiting until [`Self::release_stopped`], after the turn's abort.
+    pub fn close_for_stop(&self) {
+        let closed: Vec<String> = {
+            let mut p = lock(&self.pending);
+            let ids = std::mem::take(&mut p.order);
+            let mut closed = Vec::new();
+            for id in ids {
+                if let Some((tx, _)) = p.waiting.remove(&id) {
+                    p.stopping.push(tx);
+                    closed.push(id);
+                }
+            }
+            closed
+        };
+        for request_id in closed {
+            (self.publish)(Event::PermissionResolved {
+                request_id,
+                reply: None,
+            });
+        }
+    }
+
+    /// The turn's abort has been signalled: the calls whose asks a stop closed stop
+    /// waiting (without an answer, so they end as aborted).
+    pub fn release_stopped(&self) {
+        let released = std::mem::take(&mut lock(&self.pending).stopping);
+        drop(released);
     }
 
     fn abandon(&self, request_id: &str) {

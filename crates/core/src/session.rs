@@ -233,6 +233,12 @@ impl Port {
     pub fn open_asks(&self) -> Vec<Event> {
         self.asker.open_asks()
     }
+    /// Closes every open ask because the turn is being stopped (send `Op::Abort` too): a
+    /// later answer is refused and every front end closes its prompt now, not when the
+    /// abort has reached the waiting calls.
+    pub fn close_asks_for_stop(&self) {
+        self.asker.close_for_stop();
+    }
 }
 
 /// A session's port as the engine remembers it: gone once the front end closed the session.
@@ -568,6 +574,10 @@ impl Driver {
         if let Some(t) = self.current.lock().await.turn.take() {
             t.cancel();
         }
+        // A call waiting on an ask does not watch the abort itself: without this it would
+        // be dropped only after the pipeline's grace period, its ask answerable meanwhile.
+        self.port.asker.close_for_stop();
+        self.port.asker.release_stopped();
     }
 
     async fn prompt(&self, session_id: String, input: Queued) {

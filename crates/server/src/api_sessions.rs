@@ -249,9 +249,13 @@ pub async fn abort(
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<Accepted>)> {
     match state.live(&id).await {
-        Some(live) => live.session.send(Op::Abort {
-            session_id: id.clone(),
-        }),
+        Some(live) => {
+            live.session.send(Op::Abort {
+                session_id: id.clone(),
+            });
+            // Before answering: a reply sent after the stop must not be taken.
+            live.session.port().close_asks_for_stop();
+        }
         None => {
             state.engine.session(&id)?;
         }

@@ -363,3 +363,57 @@ async fn a_sub_agent_s_change_is_listed_shown_and_reverted_under_its_parent() {
     assert!(!file.exists(), "the child's new file is removed again");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_while_an_ask_is_open_closes_it_and_a_late_answer_is_refused() {
+    let model = ScriptedModel::start(vec![]).await;
+    let ws = Workspace::new(&model);
+    let file = ws.repo().join("notes.txt");
+    std::fs::write(&file, "v0\n").unwrap();
+    model.push(write_call("c1", &file, "v1\n"));
+    model.push(Reply::new().text("Written."));
+    let server = Running::start(&ws).await;
+    let id = server.session().await;
+    let mut events = Sse::connect(&server, &format!("/api/sessions/{id}/events"), None).await;
+    server
+        .post(
+            &format!("/api/sessions/{id}/prompt"),
+            json!({"text": "write v1"}),
+        )
+        .await;
+    let ask = events.until("permission_asked").await.pop().unwrap();
+    let request_id = ask.data["request_id"].as_str().unwrap().to_string();
+
+    let (status, _) = server
+        .post(&format!("/api/sessions/{id}/abort"), json!({}))
+        .await;
+    assert_eq!(status, 202);
+    // The stop closed the ask: an "Allow" clicked after it is refused, not taken.
+    let (status, body) = server
+        .post(
+            &format!("/api/sessions/{id}/asks/{request_id}"),
+            json!({"reply": "once"}),
+        )
+        .await;
+    assert_eq!(
+        (status, body),
+        (409, json!({"error": podcode_server::RESOLVED_TEXT}))
+    );
+    let (_, asks) = server.get(&format!("/api/sessions/{id}/asks")).await;
+    assert_eq!(asks, json!([]));
+    let turn = events.until("turn_finished").await;
+    let resolved: Vec<&Msg> = turn
+        .iter()
+        .filter(|m| m.event == "permission_resolved")
+        .collect();
+    assert_eq!(resolved.len(), 1, "{turn:?}");
+    assert_eq!(resolved[0].data["reply"], json!(null));
+    let end = turn.last().unwrap();
+    assert_eq!(end.data["summary"]["end"], "aborted", "{end:?}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v0\n");
+    assert_eq!(
+        model.request_count(),
+        1,
+        "nothing more was asked of the model"
+    );
+}

@@ -22,7 +22,7 @@ const phone = matchMedia("(max-width: 760px)");
 // `sending`: the bubbles of prompts this page sent whose `user_message` has not come back yet.
 const state = { sessions: [], current: null, stream: null, busy: false, defaults: {}, sending: [] };
 const transcript = new Transcript($("transcript"));
-const permissions = new Permissions($("permissions"), showError);
+const permissions = new Permissions($("permissions"), showError, () => { if (!phone.matches) ui.prompt.focus(); });
 const todos = new TodoCard($("todos"));
 const commands = new CommandMenu(ui.prompt, $("command-list"));
 const changes = new ChangesPanel({
@@ -189,7 +189,7 @@ function onEvent(ev) {
       setBusy(false);
       loadSessions();
       break;
-    case "permission_asked": permissions.ask(ev, ev.session || state.current); break;
+    case "permission_asked": permissions.ask(ev, ev.session || state.current); focusAsk(); break;
     case "permission_resolved": permissions.resolved(ev.request_id); break;
     case "change_recorded": case "reverted": changes.soon(); break;
     case "usage": {
@@ -213,6 +213,14 @@ function onEvent(ev) {
     }
     default: break;
   }
+}
+
+/** An ask takes the focus unless the user is writing something: its y / a / n / f keys
+ * then work at once (in the empty prompt box they would type letters). */
+function focusAsk() {
+  const a = document.activeElement;
+  const idle = !a || a === document.body || (a === ui.prompt && !ui.prompt.value.trim());
+  if (idle) permissions.focusFirst();
 }
 
 /** `tree` less `own`: what the sub-agents spent. */
@@ -248,12 +256,15 @@ async function send() {
     if (command) bubble.dataset.command = command.name;
     state.sending.push(bubble);
     setBusy(true);
+    // Emptied now, not when the request returns: an ask arriving first finds the box empty
+    // (and takes the focus); a refused prompt puts the text back.
+    ui.prompt.value = "";
+    autosize();
     const path = `/api/sessions/${encodeURIComponent(id)}`;
     if (command) await api("POST", `${path}/command`, command);
     else await api("POST", `${path}/prompt`, { text });
-    ui.prompt.value = "";
-    autosize();
   } catch (e) {
+    if (bubble && !ui.prompt.value) { ui.prompt.value = text; autosize(); }
     bubble?.remove();
     state.sending = state.sending.filter((b) => b !== bubble);
     setBusy(false);
@@ -263,6 +274,8 @@ async function send() {
 
 async function abort() {
   if (!state.current) return;
+  // An "Allow" clicked from now on would answer nothing: the cards stop taking answers.
+  permissions.stopping(state.current);
   try { await api("POST", `/api/sessions/${encodeURIComponent(state.current)}/abort`); } catch (e) { showError(e); }
 }
 
@@ -306,6 +319,9 @@ document.addEventListener("keydown", (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key === "Escape") {
     if (!ui.help.hidden) { ui.help.hidden = true; return; }
+    // Esc in a text box while an ask is open leaves the box for the card (whose keys then
+    // work); it does not stop the turn the user is about to answer.
+    if (typing(e.target) && permissions.focusFirst()) { e.preventDefault(); return; }
     if (state.busy) { e.preventDefault(); abort(); return; }
     if (typing(e.target)) e.target.blur();
     return;

@@ -24,10 +24,30 @@ function boundedDiff(diff) {
 }
 
 export class Permissions {
-  constructor(root, onError) {
+  /** `onIdle`: the last open card closed while it had the focus (give it back). */
+  constructor(root, onError, onIdle = () => {}) {
     this.root = root;
     this.onError = onError;
+    this.onIdle = onIdle;
     this.open = new Map(); // request_id -> {box, session}
+  }
+
+  /** Moves the focus to the oldest card, where its y / a / n / f keys work. */
+  focusFirst() {
+    const p = this.open.get(this.first());
+    if (!p) return false;
+    p.box.focus({ preventScroll: true });
+    return true;
+  }
+
+  /** The turn of `session` is being stopped: its cards take no answer any more (the
+   * server closes the asks; its `permission_resolved` removes the cards). */
+  stopping(session) {
+    for (const p of this.open.values()) {
+      if (p.session !== session) continue;
+      p.box.classList.add("stopping");
+      for (const b of p.box.querySelectorAll("button, input")) b.disabled = true;
+    }
   }
 
   clear() { this.root.replaceChildren(); this.open.clear(); }
@@ -50,7 +70,7 @@ export class Permissions {
     // Text goes through `el`, which shows invisible and direction-changing characters as
     // markers; the card also says so, as the terminal prompt does.
     const hidden = hasHidden(String(ev.tool)) || hasHidden(JSON.stringify(req));
-    const box = el("div", { class: "perm", role: "alertdialog", "data-request": ev.request_id },
+    const box = el("div", { class: "perm", role: "alertdialog", tabindex: "-1", "data-request": ev.request_id },
       el("h3", {}, `${ev.tool} asks for ${req.permission}${who}`),
       hidden ? el("p", { class: "hidden-warning", role: "alert" }, `⚠ ${HIDDEN_CHARS_WARNING}`) : null,
       // What the call would do scrolls inside the card; the answers stay in view below it.
@@ -71,8 +91,10 @@ export class Permissions {
   resolved(requestId) {
     const p = this.open.get(requestId);
     if (!p) return;
+    const focused = p.box.contains(document.activeElement);
     p.box.remove();
     this.open.delete(requestId);
+    if (focused && !this.focusFirst()) this.onIdle();
   }
 
   /** The oldest open ask, for the y / a / n / f keys. */
@@ -80,7 +102,7 @@ export class Permissions {
 
   key(k) {
     const id = this.first();
-    if (!id) return false;
+    if (!id || this.open.get(id).box.classList.contains("stopping")) return false;
     if (k === "y") this.reply(id, { reply: "once" });
     else if (k === "a") this.reply(id, { reply: "always" });
     else if (k === "n") this.reply(id, { reply: "reject" });
