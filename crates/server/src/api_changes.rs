@@ -23,7 +23,37 @@ pub async fn list_changes(
     Path(id): Path<String>,
 ) -> ApiResult<Json<ChangeList>> {
     state.engine.session(&id)?;
-    Ok(Json(group_changes(state.engine.change_entries(&id)?)))
+    let mut list = group_changes(state.engine.change_entries(&id)?);
+    for change in list
+        .prompts
+        .iter_mut()
+        .flat_map(|p| p.calls.iter_mut())
+        .flat_map(|c| c.changes.iter_mut())
+    {
+        let (reverted, toggle) = toggle_of(&state, &change.id)?;
+        change.reverted = reverted;
+        change.toggle = toggle;
+    }
+    Ok(Json(list))
+}
+
+/// Whether change `id` is undone now, and what to revert to toggle it. Each revert is a
+/// change that can itself be reverted (a redo), so the state is the parity of the chain of
+/// newest reverts hanging off it, and its last link is what a redo reverts: reverting `id`
+/// again once it was reverted would only report it "already reverted".
+fn toggle_of(state: &AppState, id: &str) -> ApiResult<(bool, String)> {
+    let mut chain = vec![id.to_string()];
+    // Bounded: a chain never loops, but a damaged journal must not hang the request.
+    while chain.len() < 10_000 {
+        let last = chain.last().map(String::as_str).unwrap_or(id);
+        match state.engine.reverted_by(last)? {
+            Some(next) if !chain.contains(&next) => chain.push(next),
+            _ => break,
+        }
+    }
+    let reverted = chain.len() % 2 == 0;
+    let toggle = chain.pop().unwrap_or_else(|| id.to_string());
+    Ok((reverted, toggle))
 }
 
 #[utoipa::path(get, path = "/api/sessions/{id}/changes/{change_id}", tag = "changes",
@@ -52,7 +82,7 @@ pub async fn get_change(
         &podcode_protocol::display_text(change.old_content.as_deref()),
         &podcode_protocol::display_text(change.new_content.as_deref()),
     );
-    let reverted = state.engine.reverted_by(&change.id)?.is_some();
+    let (reverted, _) = toggle_of(&state, &change.id)?;
     Ok(Json(ChangeDetail {
         id: change.id,
         session_id: change.session_id,

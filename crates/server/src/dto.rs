@@ -283,7 +283,11 @@ pub struct ChangeSummary {
     /// `create`, `modify` or `delete`.
     pub op: String,
     pub time: i64,
+    /// Undone now (reverted, or reverted, redone and reverted again).
     pub reverted: bool,
+    /// The change to revert to toggle this one: itself while it is in effect; the newest
+    /// revert record while it is reverted (reverting that redoes it).
+    pub toggle: String,
     pub additions: usize,
     pub deletions: usize,
 }
@@ -329,6 +333,7 @@ pub fn group_changes(entries: Vec<ChangeEntry>) -> ChangeList {
             op: e.change.op.as_str().to_string(),
             time: e.change.time,
             reverted: e.reverted,
+            toggle: e.change.id.clone(),
             additions,
             deletions,
         };

@@ -13,6 +13,7 @@ mod commands;
 mod drive;
 mod security;
 mod web_asks;
+mod web_changes;
 mod web_commands;
 mod web_hostile;
 mod web_page;

@@ -83,7 +83,8 @@ export class ChangesPanel {
         el("span", { class: "op" }, `${ch.op}${ch.additions != null ? ` +${ch.additions} −${ch.deletions}` : ""}${ch.reverted ? " · reverted" : ""}`),
         el("button", {
           type: "button", class: "small", title: ch.reverted ? "Redo this change" : "Undo this change",
-          onclick: (e) => { e.preventDefault(); this.revert({ kind: "change", id: ch.id }); },
+          // A redo reverts the revert: reverting the change again would do nothing.
+          onclick: (e) => { e.preventDefault(); this.revert({ kind: "change", id: ch.toggle || ch.id }, false, ch.reverted); },
         }, ch.reverted ? "Redo" : "Revert")),
       diffBox);
     const load = async () => {
@@ -98,17 +99,18 @@ export class ChangesPanel {
     return d;
   }
 
-  async revert(target, force = false) {
+  /** `redo`: the target is a revert record, and reverting it restores a change. */
+  async revert(target, force = false, redo = false) {
     const id = this.sessionId;
     let report;
     try {
       report = await api("POST", `/api/sessions/${encodeURIComponent(id)}/revert`, { target, force });
     } catch (e) { this.onError(e); return; }
-    this.report(report, target);
+    this.report(report, target, redo);
     this.refresh();
   }
 
-  report(r, target) {
+  report(r, target, redo = false) {
     const box = this.result;
     box.classList.toggle("conflict", !!r.conflict);
     const parts = [];
@@ -120,11 +122,12 @@ export class ChangesPanel {
           `${r.conflict.file} changed since Podcode wrote it. Here is how it differs:`),
         diffView(r.conflict.diff),
         el("p", {},
-          el("button", { type: "button", class: "danger", onclick: () => this.revert(target, true) }, "Revert anyway"),
+          el("button", { type: "button", class: "danger", onclick: () => this.revert(target, true, redo) }, redo ? "Redo anyway" : "Revert anyway"),
           " ", el("span", { class: "hint" }, "overwrites those edits")));
     } else {
       const n = r.reverted.length;
-      let msg = n === 0 ? "Nothing to revert." : `Reverted ${n} change${n === 1 ? "" : "s"}: ${[...new Set(r.reverted.map((c) => c.file))].join(", ")}`;
+      const done = redo ? "Redid" : "Reverted";
+      let msg = n === 0 ? `Nothing to ${redo ? "redo" : "revert"}.` : `${done} ${n} change${n === 1 ? "" : "s"}: ${[...new Set(r.reverted.map((c) => c.file))].join(", ")}`;
       if (r.skipped?.length) msg += ` (${r.skipped.length} already reverted)`;
       parts.push(el("p", {}, msg));
     }

@@ -1,0 +1,89 @@
+//! The Changes panel of the web page, in a real headless Chromium: a reverted change is
+//! redone by its "Redo" button, and reverted again, the file on disk following each time.
+// Test code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::browser::*;
+use crate::common::ALLOW_EDITS;
+use podcode_providers::testing::Reply;
+
+/// What the Changes panel's result box says, once it says `what`.
+async fn result_says(page: &chromiumoxide::page::Page, what: &str) {
+    wait_for(
+        page,
+        &format!(
+            "(() => {{ const r = document.getElementById('revert-result'); \
+             return !r.hidden && r.textContent.includes({what:?}); }})()"
+        ),
+        what,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redo_restores_a_reverted_change_and_it_can_be_reverted_again() {
+    let env = Env::start(
+        vec![
+            Reply::new().tool_call(
+                "e1",
+                "edit",
+                r#"{"filePath": "notes.txt", "oldString": "world", "newString": "web"}"#,
+            ),
+            Reply::new().text("edited"),
+        ],
+        ALLOW_EDITS,
+    )
+    .await;
+    env.write("notes.txt", "hello world\n");
+    let (browser, pump, _profile) = chromium().await;
+    let page = open_page(&browser, &env.open_url).await;
+    send_prompt(&page, "edit the notes").await;
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('edited') && document.getElementById('abort').hidden",
+        "the turn's end",
+    )
+    .await;
+    assert_eq!(env.read("notes.txt"), "hello web\n");
+    click(&page, "#toggle-changes").await;
+
+    click(&page, ".change summary button").await;
+    result_says(&page, "Reverted 1 change").await;
+    assert_eq!(env.read("notes.txt"), "hello world\n");
+    wait_for(
+        &page,
+        "document.querySelector('.change.reverted summary button')?.textContent === 'Redo'",
+        "the Redo button",
+    )
+    .await;
+
+    click(&page, ".change.reverted summary button").await;
+    result_says(&page, "Redid 1 change").await;
+    assert_eq!(env.read("notes.txt"), "hello web\n");
+    wait_for(
+        &page,
+        "document.querySelector('.change:not(.reverted) summary button')?.textContent === 'Revert'",
+        "the change in effect again",
+    )
+    .await;
+    assert_eq!(
+        eval(
+            &page,
+            "document.getElementById('changes-count').textContent"
+        )
+        .await,
+        "1"
+    );
+
+    click(&page, ".change summary button").await;
+    result_says(&page, "Reverted 1 change").await;
+    assert_eq!(env.read("notes.txt"), "hello world\n");
+    wait_for(
+        &page,
+        "document.querySelector('.change.reverted summary button')?.textContent === 'Redo'",
+        "reverted again",
+    )
+    .await;
+    close(browser, pump).await;
+    env.stop().await;
+}
