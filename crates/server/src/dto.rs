@@ -515,6 +515,9 @@ pub struct ModelEntry {
     pub tools: bool,
     pub images: bool,
     pub reasoning: bool,
+    /// Why a session cannot switch to it here (no credentials for its provider, …); null
+    /// when it can.
+    pub unusable: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

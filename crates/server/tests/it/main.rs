@@ -17,4 +17,5 @@ mod web_changes;
 mod web_commands;
 mod web_hostile;
 mod web_page;
+mod web_pickers;
 mod web_plugins;

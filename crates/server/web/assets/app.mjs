@@ -279,23 +279,49 @@ async function abort() {
   try { await api("POST", `/api/sessions/${encodeURIComponent(state.current)}/abort`); } catch (e) { showError(e); }
 }
 
+/** Shows `value` as the picker's choice, and remembers it as what the session uses. */
 function setPicker(select, value) {
   if (!value) return;
   if (![...select.options].some((o) => o.value === value)) select.append(el("option", { value }, value));
   select.value = value;
+  select.dataset.current = value;
 }
 
 async function pick(kind, value) {
-  if (!state.current || !value) return;
-  try { await api("POST", `/api/sessions/${encodeURIComponent(state.current)}/${kind}`, { [kind]: value }); } catch (e) { showError(e); }
+  const select = kind === "model" ? ui.model : ui.agent;
+  if (!value) return;
+  // No session yet: the choice applies when one is made (`newSession` sends it).
+  if (!state.current) { select.dataset.current = value; return; }
+  try { await api("POST", `/api/sessions/${encodeURIComponent(state.current)}/${kind}`, { [kind]: value }); } catch (e) {
+    // Refused: the session keeps what it had, and so does the picker.
+    if (select.dataset.current) select.value = select.dataset.current;
+    showError(e);
+  }
+}
+
+/** The model picker: usable models first; the rest disabled under a heading, each saying
+ * why (a switch to one would be refused). */
+function modelOptions(models) {
+  const option = (m) => el("option", { value: m.id, title: m.unusable || "", disabled: !!m.unusable },
+    m.unusable ? `${m.id} — ${shortWhy(m.unusable, m.id)}` : m.id);
+  const usable = models.filter((m) => !m.unusable).map(option);
+  const rest = models.filter((m) => m.unusable).map(option);
+  return rest.length ? [...usable, el("optgroup", { label: "Not usable here (hover for why)" }, rest)] : usable;
+}
+
+/** The first clause of why model `id` is unusable ("needs an API key"), short enough for a
+ * picker's line. */
+function shortWhy(text, id) {
+  let first = String(text).split(/[:;(]/)[0].trim();
+  if (first.startsWith(id)) first = first.slice(id.length).trim();
+  return first.length > 40 ? `${first.slice(0, 39)}…` : first || "not usable";
 }
 
 async function loadPickers() {
   try {
     const [info, models, agents] = await Promise.all([api("GET", "/api/info"), api("GET", "/api/models"), api("GET", "/api/agents")]);
     state.defaults = info || {};
-    const ms = (models?.models || []).map((m) => el("option", { value: m.id }, m.id));
-    ui.model.replaceChildren(...ms);
+    ui.model.replaceChildren(...modelOptions(models?.models || []));
     const as = (agents || []).filter((a) => !a.hidden && !a.disabled && a.mode !== "subagent")
       .map((a) => el("option", { value: a.name, title: a.description || "" }, a.name));
     ui.agent.replaceChildren(...as);
