@@ -50,6 +50,8 @@ mod totals;
 pub mod trust_text;
 pub mod turn_text;
 mod worktree;
+mod worktree_notes;
+mod worktree_state;
 
 pub use auth_login::{AuthAction, AuthListing, LoginPrompter, TerminalPrompter};
 pub use changes::{ChangeEntry, conflict_text, unified_diff};

@@ -58,13 +58,13 @@ impl Engine {
         Ok(Value::Array(rows))
     }
 
-    /// `podcode sessions prune`: `prune_worktrees`, as one line per session, the note to
-    /// show when there was none, and whether any worktree was kept.
+    /// `podcode sessions prune`: `prune_worktrees`, as one line per session, and the note to
+    /// show when there was none. Keeping a worktree with unsynced work is no failure.
     pub fn prune_lines(
         &self,
         ids: &[String],
         force: bool,
-    ) -> Result<(Vec<String>, Option<String>, bool), EngineError> {
+    ) -> Result<(Vec<String>, Option<String>), EngineError> {
         let notes = self.prune_worktrees(ids, force)?;
         let none = notes.is_empty().then(|| {
             format!(
@@ -76,7 +76,7 @@ impl Engine {
             .iter()
             .map(|n| format!("{}  {}", n.session_id, clean(&n.note)))
             .collect();
-        Ok((lines, none, notes.iter().any(|n| !n.removed)))
+        Ok((lines, none))
     }
 
     fn worktree_map(&self) -> Result<HashMap<String, WorktreeInfo>, EngineError> {
@@ -102,10 +102,13 @@ impl Engine {
 
 /// One line about a session's worktree.
 fn worktree_line(w: &WorktreeInfo) -> String {
+    let why = crate::worktree_state::reverted_text(&w.reverted)
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default();
     let state = match (w.unsynced, &w.problem) {
         (Some(0), _) => "nothing unsynced".to_string(),
-        (Some(1), _) => "1 unsynced change".to_string(),
-        (Some(n), _) => format!("{n} unsynced changes"),
+        (Some(1), _) => format!("1 unsynced change{why}"),
+        (Some(n), _) => format!("{n} unsynced changes{why}"),
         (None, Some(p)) => format!("{p} (`podcode sessions prune {}` forgets it)", w.session_id),
         (None, None) => "state unknown".to_string(),
     };

@@ -266,10 +266,13 @@ pub fn todo_lines(metadata: &serde_json::Value) -> Vec<String> {
 
 /// The closing summary. Tokens and cost are the turn's with what its sub-agents spent
 /// (`sub_agents`); when they spent any, the session's own figures follow in parentheses.
+/// Changed files are shown relative to the first of `roots` that holds them (a worktree
+/// session's directory, then the user's), each once: a file edited in the worktree and
+/// synced to the checkout is one file.
 pub fn summary_lines(
     s: &TurnSummary,
     sub_agents: &StepUsage,
-    cwd: &std::path::Path,
+    roots: &[&std::path::Path],
 ) -> Vec<String> {
     let mut out = Vec::new();
     let tokens_cost = |u: &StepUsage| {
@@ -308,14 +311,18 @@ pub fn summary_lines(
         out.push(format!("error: {}", clean(e)));
     }
     if !s.files.is_empty() {
-        let files: Vec<String> = s
-            .files
-            .iter()
-            .map(|f| {
-                let p = std::path::Path::new(f);
-                p.strip_prefix(cwd).unwrap_or(p).display().to_string()
-            })
-            .collect();
+        let mut files: Vec<String> = Vec::new();
+        for f in &s.files {
+            let p = std::path::Path::new(f);
+            let shown = roots
+                .iter()
+                .find_map(|r| p.strip_prefix(r).ok())
+                .unwrap_or(p);
+            let shown = shown.display().to_string();
+            if !files.contains(&shown) {
+                files.push(shown);
+            }
+        }
         out.push(format!(
             "changed {} file{}: {}",
             files.len(),

@@ -5,13 +5,14 @@
 //! are not touched. The store records it (`session_worktrees`); a session opened on such a
 //! row works in the worktree, with `main_cwd` the user's checkout, and `sync_to_main` (in
 //! podcode-builtins) carries its changes back. `status` tells how many paths are unsynced
-//! (or that the directory vanished); `remove` deletes the worktree, its branch and its row.
+//! (syncs reverted since included: `worktree_state`) or that the directory vanished;
+//! `remove` deletes the worktree, its branch and its row.
 
 use std::path::{Path, PathBuf};
 
 use podcode_builtins::sync_to_main::git::{Git, GitError, sync_ref};
 use podcode_builtins::sync_to_main::scratch_index;
-use podcode_store::WorktreeRow;
+use podcode_store::{Store, WorktreeRow};
 use podcode_tools::ToolRegistry;
 use serde::Serialize;
 
@@ -50,6 +51,8 @@ pub struct WorktreeInfo {
     pub main_root: String,
     /// `None` when the directory is gone.
     pub unsynced: Option<usize>,
+    /// Files among the unsynced that a sync carried to the checkout and a revert took back.
+    pub reverted: Vec<String>,
     /// Why `unsynced` could not be counted (the directory vanished, git failed).
     pub problem: Option<String>,
 }
@@ -139,14 +142,16 @@ pub(crate) fn place_in(row: &WorktreeRow, cwd: &Path) -> Place {
     }
 }
 
-/// How many paths the worktree changed since its sync base.
-pub(crate) fn status(row: &WorktreeRow) -> WorktreeInfo {
+/// How many paths the worktree changed since its sync base, and which synced ones were
+/// reverted in the checkout since.
+pub(crate) fn status(row: &WorktreeRow, store: &Store) -> WorktreeInfo {
     let mut info = WorktreeInfo {
         session_id: row.session_id.clone(),
         path: row.path.clone(),
         branch: row.branch.clone(),
         main_root: row.main_root.clone(),
         unsynced: None,
+        reverted: Vec::new(),
         problem: None,
     };
     if !Path::new(&row.path).is_dir() {
@@ -158,7 +163,18 @@ pub(crate) fn status(row: &WorktreeRow) -> WorktreeInfo {
         .snapshot(&scratch_index())
         .and_then(|tree| git.changes(&row.sync_base, &tree, &[]))
     {
-        Ok(changes) => info.unsynced = Some(changes.len()),
+        Ok(changes) => {
+            let mut paths: std::collections::BTreeSet<String> =
+                changes.into_iter().map(|c| c.new_path).collect();
+            match crate::worktree_state::reverted_syncs(store, row) {
+                Ok(reverted) => {
+                    paths.extend(reverted.iter().cloned());
+                    info.reverted = reverted.into_iter().collect();
+                }
+                Err(e) => info.problem = Some(e.to_string()),
+            }
+            info.unsynced = Some(paths.len());
+        }
         Err(e) => info.problem = Some(e.to_string()),
     }
     info
@@ -271,7 +287,12 @@ impl Engine {
 
     /// The worktree of every session that has one (status counted now).
     pub fn worktrees(&self) -> Result<Vec<WorktreeInfo>, EngineError> {
-        Ok(self.store()?.worktrees()?.iter().map(status).collect())
+        let store = self.store()?;
+        Ok(store
+            .worktrees()?
+            .iter()
+            .map(|r| status(r, &store))
+            .collect())
     }
 
     /// Removes the worktrees of `ids` (every worktree of this repository when empty). One
@@ -307,7 +328,7 @@ impl Engine {
         }
         let mut notes = Vec::new();
         for row in rows {
-            let info = status(&row);
+            let info = status(&row, &store);
             let present = Path::new(&row.path).is_dir();
             if let (Some(problem), true, false) = (&info.problem, present, force) {
                 notes.push(PruneNote {
@@ -321,11 +342,14 @@ impl Engine {
                 continue;
             }
             if let Some(n) = info.unsynced.filter(|n| *n > 0 && !force) {
+                let why = crate::worktree_state::reverted_text(&info.reverted)
+                    .map(|t| format!("{t}; "))
+                    .unwrap_or_default();
                 notes.push(PruneNote {
                     session_id: row.session_id.clone(),
                     removed: false,
                     note: format!(
-                        "kept {}: {n} unsynced change{} (sync them with the session's sync_to_main, or pass --force to discard)",
+                        "kept {}: {n} unsynced change{} ({why}sync them with the session's sync_to_main, or pass --force to discard)",
                         row.path,
                         if n == 1 { "" } else { "s" }
                     ),

@@ -70,6 +70,9 @@ pub async fn launch(engine: Arc<Engine>, opts: LaunchOptions) -> Result<Option<S
             .entries
             .push(Entry::Notice(format!("⚠ {message} ({source})")));
     }
+    if let Some(notice) = session.worktree_notice() {
+        state.transcript.entries.push(Entry::Notice(notice));
+    }
     state.tools_info = engine.tool_lines().await;
     let custom = engine.command_infos().into_iter().map(|c| SlashChoice {
         name: c.name,

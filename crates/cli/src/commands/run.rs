@@ -86,12 +86,8 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             Err(e) => return Err(e.into()),
         };
         crate::start::warn_tool_errors(&engine).await;
-        if let Some(dir) = session.worktree() {
-            eprintln!(
-                "working in worktree {} (branch podcode/{})",
-                clean(&dir.to_string_lossy()),
-                session.id()
-            );
+        if let Some(notice) = session.worktree_notice() {
+            eprintln!("{notice}");
         }
         answer_asks(session.port(), Answerer::pick(args.yes));
         let printer = tokio::spawn(print_events(
@@ -105,14 +101,15 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
             None => engine.send_prompt(&session, &prompt)?,
         };
         let summary = printer.await.ok().flatten();
+        let directory = session.directory().to_path_buf();
         session.close().await;
         engine.shutdown().await;
         let Some(summary) = summary else {
             bail!("the agent stopped without finishing the turn");
         };
         if args.format == Format::Text {
-            let sub_agents = engine.sub_agents_spent(&turn)?;
-            for line in summary_lines(&summary, &sub_agents, engine.cwd()) {
+            let roots = [directory.as_path(), engine.cwd()];
+            for line in summary_lines(&summary, &engine.sub_agents_spent(&turn)?, &roots) {
                 eprintln!("{line}");
             }
         }

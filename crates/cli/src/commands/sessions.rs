@@ -44,8 +44,8 @@ pub enum SessionsCommand {
     },
     /// Remove the worktree and branch of worktree sessions (`--worktree`). Without ids:
     /// every one of this repository whose changes are all synced (and any whose directory
-    /// vanished). A worktree with unsynced changes is kept unless --force (exit status 1
-    /// only when a session you named is kept).
+    /// vanished). A worktree with unsynced changes (or a sync reverted since) is kept, and
+    /// said why, unless --force; keeping one is no failure (exit status 0).
     Prune {
         /// Only these sessions (ses_…).
         ids: Vec<String>,
@@ -69,13 +69,11 @@ pub fn run(cwd: Option<PathBuf>, args: SessionsArgs) -> Result<ExitCode> {
 }
 
 fn prune(engine: &Engine, ids: &[String], force: bool) -> Result<ExitCode> {
-    let (lines, none, kept) = engine.prune_lines(ids, force)?;
+    let (lines, none) = engine.prune_lines(ids, force)?;
     if let Some(note) = none {
         eprintln!("{note}");
     }
-    crate::print::lines(lines);
-    // Keeping unsynced work is prune's job; it fails only a session the user named.
-    Ok(ExitCode::from(u8::from(kept && !ids.is_empty())))
+    Ok(crate::print::lines(lines))
 }
 
 fn list(engine: &Engine, all: bool, json_out: bool, tree: bool) -> Result<ExitCode> {

@@ -36,14 +36,17 @@ pub fn run(cwd: Option<PathBuf>, mut args: TuiArgs) -> Result<ExitCode> {
             worktree: args.worktree,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         };
-        match podcode_tui::launch(engine, opts).await {
+        match podcode_tui::launch(engine.clone(), opts).await {
             Err(TuiError::Engine(EngineError::NoModel(message))) => {
                 eprintln!("{message}");
                 Ok(ExitCode::from(2))
             }
             Err(e) => Err(e.into()),
             Ok(last) => {
-                last.inspect(|id| eprintln!("Resume this session with: podcode --session {id}"));
+                // After the UI left the screen: the reminder stays in the terminal.
+                for line in engine.exit_lines(last.as_deref())? {
+                    eprintln!("{line}");
+                }
                 Ok(ExitCode::SUCCESS)
             }
         }
