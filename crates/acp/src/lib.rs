@@ -8,11 +8,14 @@
 //! task, with the sessions of the engine's `SessionRegistry` (each run in its own
 //! directory's workspace; the registry holds the one busy state); `session` turns a prompt into `Op::Prompt` and the session's `Event`s into
 //! `session/update` notifications (`turn`, with kinds, titles and locations from
-//! `translate`); permission asks become `session/request_permission` requests whose
+//! `translate`); permission asks become `session/request_permission` requests (`ask`) whose
 //! answers go back as `Op::PermissionReply`; `replay` sends a stored conversation for
-//! `session/load`. stdout carries protocol messages only (`rpc`); notes go to stderr.
+//! `session/load`; `list` answers `session/list` and checks a client's `cwd`. stdout
+//! carries protocol messages only (`rpc`); notes go to stderr.
 
+mod ask;
 mod error;
+mod list;
 mod replay;
 mod rpc;
 mod server;
@@ -23,4 +26,4 @@ mod turn;
 pub use error::AcpError;
 pub use podcode_protocol::tool_title;
 pub use server::{AcpOptions, serve};
-pub use translate::{stop_reason, tool_kind, tool_locations};
+pub use translate::{call_title, stop_reason, tool_kind, tool_locations};

@@ -20,6 +20,12 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INTERNAL_ERROR: i64 = -32603;
 
+/// What a JSON array frame (a JSON-RPC batch) is answered with.
+pub const BATCH_NOT_SUPPORTED: &str =
+    "JSON-RPC batches are not supported: send one message per line";
+/// What a frame that is a JSON scalar (`42`, `"x"`, `null`) is answered with.
+pub const NOT_AN_OBJECT: &str = "a JSON-RPC message must be a JSON object";
+
 /// An error answer: sent to the client for its request, or received for ours.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
@@ -67,9 +73,16 @@ pub enum Frame {
 impl Frame {
     pub fn classify(message: Value) -> Frame {
         let Value::Object(map) = &message else {
+            // ACP uses no batches (the official SDK answers them the same way): one error
+            // for the whole array, none of its entries run.
+            let why = if message.is_array() {
+                BATCH_NOT_SUPPORTED
+            } else {
+                NOT_AN_OBJECT
+            };
             return Frame::Invalid {
                 id: Value::Null,
-                why: "a JSON-RPC message must be a JSON object (batches are not supported)",
+                why,
             };
         };
         // Only a string or a number can be echoed back as an id.

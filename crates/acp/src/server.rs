@@ -1,5 +1,5 @@
 //! The agent side of the connection: reads the client's lines, answers `initialize`,
-//! `session/new`, `session/load`, `session/prompt`, `session/set_mode`,
+//! `session/new`, `session/load`, `session/list`, `session/prompt`, `session/set_mode`,
 //! `session/set_config_option` and `session/cancel`, and routes the client's answers to
 //! our own requests back to `rpc::Connection`. Each request runs on its own task, so a
 //! long prompt never blocks a cancel.
@@ -17,8 +17,8 @@ use std::sync::Arc;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AvailableCommandsUpdate, ClientNotification, ClientRequest, Implementation,
     InitializeResponse, LoadSessionResponse, McpCapabilities, McpServer, NewSessionResponse,
-    PromptCapabilities, SessionConfigOptionValue, SessionUpdate, SetSessionConfigOptionResponse,
-    SetSessionModeResponse,
+    PromptCapabilities, SessionCapabilities, SessionConfigOptionValue, SessionListCapabilities,
+    SessionUpdate, SetSessionConfigOptionResponse, SetSessionModeResponse,
 };
 use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
 use podcode_core::{
@@ -29,6 +29,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 
 use crate::error::AcpError;
+use crate::list::check_cwd;
 use crate::rpc::{Connection, Frame, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError};
 use crate::session::{AcpSession, MODE_OPTION, MODEL_OPTION, engine_error};
 use crate::turn::send_update;
@@ -159,8 +160,12 @@ impl Agent {
                         .config_options(session.config_options().await),
                 )
             }
+            ClientRequest::ListSessionsRequest(req) => {
+                to_value(crate::list::list(self.opts.sessions.home(), &req)?)
+            }
             ClientRequest::LoadSessionRequest(req) => {
-                absolute(&req.cwd)?;
+                // The session runs where it was started, so only the form is checked.
+                check_cwd(&req.cwd, false)?;
                 let id = req.session_id.0.to_string();
                 // Opened in the directory it was started in (not the client's `cwd`);
                 // unknown ids and gone directories fail before anything is replayed.
@@ -262,7 +267,7 @@ impl Agent {
 
     /// A new session in `cwd`, run by that directory's engine with the client's MCP servers.
     async fn create(&self, cwd: &Path, servers: &[McpServer]) -> Result<AcpSession, RpcError> {
-        absolute(cwd)?;
+        check_cwd(cwd, true)?;
         let opts = SessionOptions {
             pick: SessionPick::New {
                 title: String::new(),
@@ -282,28 +287,21 @@ impl Agent {
     }
 }
 
-/// ACP's `cwd` must be absolute (the protocol says so).
-fn absolute(cwd: &Path) -> Result<(), RpcError> {
-    if cwd.is_absolute() {
-        return Ok(());
-    }
-    Err(RpcError::invalid_params(format!(
-        "cwd must be an absolute path, got {}",
-        cwd.display()
-    )))
-}
-
 fn client_servers(servers: &[McpServer]) -> Vec<ClientMcpServer> {
     servers.iter().filter_map(client_server).collect()
 }
 
-/// What `initialize` answers: protocol version 1, sessions can be loaded, prompts may
-/// embed text files (`embeddedContext`), MCP servers over stdio and HTTP are taken.
+/// What `initialize` answers: protocol version 1, sessions can be loaded and listed,
+/// prompts may embed text files (`embeddedContext`), MCP servers over stdio and HTTP are
+/// taken.
 fn initialize(_client_version: ProtocolVersion) -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
+                .session_capabilities(
+                    SessionCapabilities::new().list(SessionListCapabilities::new()),
+                )
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
                 .mcp_capabilities(McpCapabilities::new().http(true)),
         )
@@ -359,6 +357,10 @@ mod tests {
         let v = serde_json::to_value(initialize(ProtocolVersion::V1)).unwrap();
         assert_eq!(v["protocolVersion"], json!(1));
         assert_eq!(v["agentCapabilities"]["loadSession"], json!(true));
+        assert_eq!(
+            v["agentCapabilities"]["sessionCapabilities"],
+            json!({"list": {}})
+        );
         assert_eq!(
             v["agentCapabilities"]["promptCapabilities"],
             json!({"image": false, "audio": false, "embeddedContext": true})

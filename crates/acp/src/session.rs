@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
     ConfigOptionUpdate, ContentBlock, CurrentModeUpdate, EmbeddedResourceResource, PromptResponse,
-    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionMode,
-    SessionModeState, SessionUpdate,
+    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionInfoUpdate,
+    SessionMode, SessionModeState, SessionUpdate,
 };
 use podcode_core::{Engine, EngineError, LiveSession};
 use podcode_protocol::{Event, Op, TurnEnd};
@@ -172,10 +172,13 @@ impl AcpSession {
         }
         let id = self.id().to_string();
         let mut events = port.subscribe();
-        // An untitled session is named after its first prompt, as in every front end.
+        // An untitled session is named after its first prompt, as in every front end; the
+        // editor hears the name at once, for its tab and its history.
+        let untitled = self.title();
         self.engine()
             .name_session(&id, &text)
             .map_err(|e| RpcError::internal(e.to_string()))?;
+        let shown_title = self.announce_title(untitled);
         // `/name args` naming a custom command runs it (the client lists them from
         // `available_commands_update`); any other text is a prompt.
         let custom = podcode_protocol::slash_command(&text).filter(|(name, _)| {
@@ -210,6 +213,9 @@ impl AcpSession {
             }
         };
         turn.close_open_calls();
+        // The turn's messages made it the latest activity (history sorts by it); a plugin
+        // may have renamed it meanwhile.
+        self.announce_title(shown_title);
         if summary.end == TurnEnd::Error {
             return Err(RpcError::internal(
                 summary
@@ -221,6 +227,31 @@ impl AcpSession {
             summary.end,
             turn.finish_reason.as_deref(),
         )))
+    }
+}
+
+impl AcpSession {
+    /// The stored title (empty while untitled; `None` when the store cannot say).
+    fn title(&self) -> Option<String> {
+        self.engine().session(self.id()).ok().map(|r| r.title)
+    }
+
+    /// `session_info_update` with the session's last activity, and its title when it
+    /// differs from `shown` (what the editor was last told); returns the title now shown.
+    fn announce_title(&self, shown: Option<String>) -> Option<String> {
+        let Ok(row) = self.engine().session(self.id()) else {
+            return shown;
+        };
+        let mut update = SessionInfoUpdate::new().updated_at(crate::list::iso_time(row.updated_at));
+        if !row.title.is_empty() && shown.as_deref() != Some(row.title.as_str()) {
+            update = update.title(row.title.clone());
+        }
+        send_update(
+            &self.conn,
+            self.id(),
+            SessionUpdate::SessionInfoUpdate(update),
+        );
+        Some(row.title)
     }
 }
 

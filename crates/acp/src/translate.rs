@@ -10,7 +10,7 @@ use agent_client_protocol_schema::v1::{
     AvailableCommand, AvailableCommandInput, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
     StopReason, ToolCallLocation, ToolKind, UnstructuredCommandInput,
 };
-use podcode_protocol::{PatchOp, TurnEnd, patch_files, str_arg};
+use podcode_protocol::{PatchOp, TurnEnd, patch_files, str_arg, tool_title};
 use serde_json::Value;
 
 /// The ACP kind of a tool. Podcode's built-ins map one to one; `apply_patch` is an edit
@@ -41,6 +41,17 @@ fn patch_kind(patch: &str) -> ToolKind {
         ToolKind::Move
     } else {
         ToolKind::Edit
+    }
+}
+
+/// A call's title as the editor shows it: what it does, as every front end names it
+/// (`Write src/app.py`, `Search "x" in src`); a command says it runs (`Run `ls -la``),
+/// as a bare command reads like output on an editor's card and in its permission ask.
+pub fn call_title(tool: &str, args: &Value, dir: &Path) -> String {
+    let title = tool_title(tool, args, dir);
+    match (tool, str_arg(args, "command")) {
+        ("bash", Some(_)) => format!("Run {title}"),
+        _ => title,
     }
 }
 
@@ -180,6 +191,22 @@ mod tests {
         for (tool, want) in table {
             assert_eq!(kind(tool, json!({})), want, "{tool}");
         }
+    }
+
+    #[test]
+    fn titles_say_what_a_call_does() {
+        let dir = Path::new("/w");
+        let t = |tool: &str, args: Value| call_title(tool, &args, dir);
+        assert_eq!(t("bash", json!({"command": "ls -la"})), "Run `ls -la`");
+        assert_eq!(t("bash", Value::Null), "bash");
+        assert_eq!(
+            t("write", json!({"filePath": "src/app.py"})),
+            "Write src/app.py"
+        );
+        assert_eq!(
+            t("webfetch", json!({"url": "https://example.org"})),
+            "Fetch https://example.org"
+        );
     }
 
     #[test]

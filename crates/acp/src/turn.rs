@@ -2,63 +2,28 @@
 //! `session/update` notifications in order — text and reasoning chunks, each tool call
 //! announced once (`tool_call`) and then updated (`tool_call_update`: in progress, its
 //! title, the diffs of the changes it journaled, and its output when it completes or
-//! fails). Permission asks go to the client as `session/request_permission` on their own
-//! task, so the stream keeps flowing while the user decides.
+//! fails), and the context meter after each model request (`usage_update`). Permission
+//! asks go to the client through `ask.rs`, named by the call they are about.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
-    ContentChunk, Diff, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate,
-    ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ContentChunk, Cost, Diff, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
 };
 use podcode_core::{Engine, Port};
-use podcode_protocol::{Event, PermissionReply, PermissionRequest, prompt_text};
+use podcode_protocol::{Event, PermissionRequest, StepUsage};
 use serde_json::Value;
 
+use crate::ask::{Ask, ask_text};
 use crate::rpc::Connection;
-use crate::translate::{tool_kind, tool_locations};
-use podcode_protocol::tool_title;
+use crate::translate::{call_title, tool_kind, tool_locations};
 
 /// What the client's model-facing text says when a call was still open as the turn
 /// ended (every path of the engine answers each call, so this is a safety net).
 pub const CALL_NOT_FINISHED: &str = "Stopped: the turn ended before this call finished.";
-
-/// The four choices every permission request offers, as Podcode's replies.
-pub const PERMISSION_OPTIONS: [(&str, &str, PermissionOptionKind); 4] = [
-    ("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
-    (
-        "allow_always",
-        "Always allow (remembered for this project)",
-        PermissionOptionKind::AllowAlways,
-    ),
-    ("reject_once", "Reject", PermissionOptionKind::RejectOnce),
-    (
-        "reject_always",
-        "Reject, and tell the agent not to try again",
-        PermissionOptionKind::RejectAlways,
-    ),
-];
-
-/// The feedback the model reads when the user picked "reject always": Podcode remembers
-/// approvals only, so the refusal is said to the model instead.
-pub const REJECT_ALWAYS_FEEDBACK: &str =
-    "The user rejected this and does not want it asked again: do not retry this action.";
-
-/// The Podcode reply for the option the client selected (`None`: the client cancelled
-/// the request, e.g. because the user cancelled the turn).
-pub fn reply_for(option_id: Option<&str>) -> PermissionReply {
-    match option_id {
-        Some("allow_once") => PermissionReply::Once,
-        Some("allow_always") => PermissionReply::Always,
-        Some("reject_always") => PermissionReply::Reject {
-            feedback: Some(REJECT_ALWAYS_FEEDBACK.into()),
-        },
-        _ => PermissionReply::Reject { feedback: None },
-    }
-}
 
 #[derive(Default)]
 struct Call {
@@ -90,6 +55,9 @@ pub struct Turn {
     calls: HashMap<String, Call>,
     /// Call ids in the order they were announced.
     order: Vec<String>,
+    /// The arguments of every call that started, a sub-agent's too: an ask about it is
+    /// named by what they say.
+    args: HashMap<String, Value>,
     /// The last model request's finish reason (`length`, `content_filter`, …).
     pub finish_reason: Option<String>,
 }
@@ -110,6 +78,7 @@ impl Turn {
             dir,
             calls: HashMap::new(),
             order: Vec::new(),
+            args: HashMap::new(),
             finish_reason: None,
         }
     }
@@ -123,7 +92,7 @@ impl Turn {
         if self.calls.contains_key(call_id) {
             return false;
         }
-        let call = ToolCall::new(call_id.to_string(), tool_title(tool, &args, &self.dir))
+        let call = ToolCall::new(call_id.to_string(), call_title(tool, &args, &self.dir))
             .kind(tool_kind(tool, &args))
             .status(status)
             .locations(tool_locations(tool, &args, &self.dir))
@@ -217,6 +186,16 @@ impl Turn {
                 ..
             } => self.subagent(&call_id, &agent, *event),
             Event::StepFinished { finish_reason, .. } => self.finish_reason = finish_reason,
+            Event::Usage {
+                session_id,
+                total,
+                context_tokens,
+                context_window,
+            } if session_id == self.session_id => {
+                if let Some(usage) = usage_update(&total, context_tokens, context_window) {
+                    self.send(SessionUpdate::UsageUpdate(usage));
+                }
+            }
             Event::Warning { message } => eprintln!("podcode acp: {message}"),
             _ => {}
         }
@@ -225,6 +204,7 @@ impl Turn {
     /// A call began running: announced now if the model's request was not seen, else
     /// updated with what its arguments say.
     fn started(&mut self, call_id: &str, tool: &str, args: Value) {
+        self.args.insert(call_id.to_string(), args.clone());
         if self.announce(call_id, tool, args.clone(), ToolCallStatus::InProgress) {
             return;
         }
@@ -233,7 +213,7 @@ impl Turn {
             ToolCallUpdateFields::new()
                 .status(ToolCallStatus::InProgress)
                 .kind(tool_kind(tool, &args))
-                .title(tool_title(tool, &args, &self.dir))
+                .title(call_title(tool, &args, &self.dir))
                 .locations(tool_locations(tool, &args, &self.dir))
                 .raw_input(args),
         );
@@ -243,8 +223,14 @@ impl Turn {
     /// the diff of every change it journals (a grandchild's arrive wrapped once more).
     fn subagent(&mut self, task_call: &str, agent: &str, event: Event) {
         match event {
-            Event::ToolStarted { tool, args, .. } => {
-                let line = format!("{agent}: {}", tool_title(&tool, &args, &self.dir));
+            Event::ToolStarted {
+                call_id,
+                tool,
+                args,
+                ..
+            } => {
+                self.args.insert(call_id, args.clone());
+                let line = format!("{agent}: {}", call_title(&tool, &args, &self.dir));
                 let Some(call) = self.calls.get_mut(task_call) else {
                     return;
                 };
@@ -330,9 +316,9 @@ impl Turn {
         }
     }
 
-    /// Sends the ask to the client; the answer goes back as `Op::PermissionReply`. The
-    /// request's card shows the same text as the terminal prompt (who asks for what, the
-    /// command or diff, what "always" remembers) until the call reports its output.
+    /// Sends the ask to the client (`ask.rs`), named by what the call does. A sub-agent's
+    /// call is not one of this turn's cards: it is announced so the client can show what
+    /// it is asked about.
     fn ask(
         &mut self,
         request_id: String,
@@ -340,62 +326,18 @@ impl Turn {
         tool: String,
         request: PermissionRequest,
     ) {
-        // A sub-agent's call is not one of this turn's cards: announce it so the client
-        // can show what it is asked about.
-        self.announce(&call_id, &tool, Value::Null, ToolCallStatus::Pending);
-        let fields = ToolCallUpdateFields::new()
-            .content(vec![ToolCallContent::from(ask_text(&tool, &request))]);
-        let params = RequestPermissionRequest::new(
-            self.session_id.clone(),
-            ToolCallUpdate::new(call_id, fields),
-            PERMISSION_OPTIONS
-                .iter()
-                .map(|(id, name, kind)| PermissionOption::new(*id, *name, *kind))
-                .collect(),
-        );
-        let conn = self.conn.clone();
-        let port = self.port.clone();
-        tokio::spawn(async move {
-            let answer = conn.request("session/request_permission", &params).await;
-            let option = match answer {
-                Ok(v) => match serde_json::from_value::<RequestPermissionResponse>(v) {
-                    Ok(r) => match r.outcome {
-                        RequestPermissionOutcome::Selected(s) => Some(s.option_id.0.to_string()),
-                        _ => None,
-                    },
-                    Err(e) => {
-                        eprintln!("podcode acp: unreadable permission answer: {e}");
-                        None
-                    }
-                },
-                Err(e) => {
-                    eprintln!("podcode acp: permission request failed: {}", e.message);
-                    None
-                }
-            };
-            // An ask the turn's abort already closed ignores the reply.
-            port.reply(&request_id, reply_for(option.as_deref()));
-        });
+        let args = self.args.get(&call_id).cloned().unwrap_or(Value::Null);
+        self.announce(&call_id, &tool, args.clone(), ToolCallStatus::Pending);
+        let ask = Ask {
+            session_id: self.session_id.clone(),
+            request_id,
+            title: call_title(&tool, &args, &self.dir),
+            kind: tool_kind(&tool, &args),
+            text: ask_text(&tool, &request),
+            call_id,
+        };
+        crate::ask::send(self.conn.clone(), self.port.clone(), ask);
     }
-}
-
-/// A permission ask as text: the terminal prompt's lines (`prompt_text`).
-pub fn ask_text(tool: &str, request: &PermissionRequest) -> String {
-    let p = prompt_text(tool, request);
-    let mut text = p.title;
-    if let Some(warning) = &p.warning {
-        text.push_str(&format!("\n{warning}"));
-    }
-    for section in &p.sections {
-        text.push_str(&format!("\n{}:", section.label));
-        for line in &section.lines {
-            text.push_str(&format!("\n  {line}"));
-        }
-    }
-    for line in &p.always {
-        text.push_str(&format!("\n{line}"));
-    }
-    text
 }
 
 /// One `session/update` notification. Every text and title the editor shows has its
@@ -431,6 +373,15 @@ fn show_hidden_in(value: &mut Value) {
     }
 }
 
+/// The context meter after a model request: the last prompt's tokens of the model's
+/// window, and what the session cost so far when the price is known. `None` while the
+/// window is unknown, as a meter without a size says nothing.
+fn usage_update(total: &StepUsage, context_tokens: u64, window: u64) -> Option<UsageUpdate> {
+    (window > 0).then(|| {
+        UsageUpdate::new(context_tokens, window).cost(total.cost.map(|usd| Cost::new(usd, "USD")))
+    })
+}
+
 /// What follows a streamed text block a plugin's `experimental.text.complete` rewrote.
 fn rewritten(text: &str) -> String {
     format!("\n\n(rewritten by a plugin)\n{text}")
@@ -442,52 +393,23 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn the_context_meter_needs_a_window_and_shows_a_known_cost() {
+        let mut total = StepUsage::default();
+        assert!(usage_update(&total, 10, 0).is_none());
+        assert_eq!(
+            serde_json::to_value(usage_update(&total, 1200, 128_000)).unwrap(),
+            json!({"used": 1200, "size": 128_000})
+        );
+        total.cost = Some(0.25);
+        assert_eq!(
+            serde_json::to_value(usage_update(&total, 1200, 128_000)).unwrap(),
+            json!({"used": 1200, "size": 128_000, "cost": {"amount": 0.25, "currency": "USD"}})
+        );
+    }
+
+    #[test]
     fn a_rewritten_block_follows_marked() {
         assert_eq!(rewritten("Final."), "\n\n(rewritten by a plugin)\nFinal.");
-    }
-
-    #[test]
-    fn options_map_onto_podcode_replies() {
-        assert_eq!(reply_for(Some("allow_once")), PermissionReply::Once);
-        assert_eq!(reply_for(Some("allow_always")), PermissionReply::Always);
-        assert_eq!(
-            reply_for(Some("reject_once")),
-            PermissionReply::Reject { feedback: None }
-        );
-        assert_eq!(
-            reply_for(Some("reject_always")),
-            PermissionReply::Reject {
-                feedback: Some(REJECT_ALWAYS_FEEDBACK.into())
-            }
-        );
-        assert_eq!(reply_for(None), PermissionReply::Reject { feedback: None });
-        assert_eq!(
-            reply_for(Some("something else")),
-            PermissionReply::Reject { feedback: None }
-        );
-    }
-
-    #[test]
-    fn the_options_are_pinned() {
-        let opts: Vec<Value> = PERMISSION_OPTIONS
-            .iter()
-            .map(|(id, name, kind)| {
-                serde_json::to_value(PermissionOption::new(*id, *name, *kind)).unwrap()
-            })
-            .collect();
-        assert_eq!(
-            Value::Array(opts),
-            json!([
-                {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
-                {"optionId": "allow_always", "name": "Always allow (remembered for this project)", "kind": "allow_always"},
-                {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
-                {"optionId": "reject_always", "name": "Reject, and tell the agent not to try again", "kind": "reject_always"},
-            ])
-        );
-        assert_eq!(
-            REJECT_ALWAYS_FEEDBACK,
-            "The user rejected this and does not want it asked again: do not retry this action."
-        );
         assert_eq!(
             CALL_NOT_FINISHED,
             "Stopped: the turn ended before this call finished."

@@ -7,6 +7,10 @@
 //                                           the first chunk, or at the ask with $ACP_PERMISSION=cancel)
 //   node client.mjs load    SESSION_ID      load an earlier session
 //   node client.mjs modes   PROMPT          switch to mode plan, then model, then prompt
+//   node client.mjs list    COUNT PROMPT    COUNT new sessions, PROMPT in the first, then
+//                                           session/list of $ACP_CWD page by page, and of /
+//   node client.mjs refuse  FILE            what wrong cwds, empty prompts and a wrong
+//                                           list cursor are answered (FILE: a file's path)
 //
 // Permission requests are answered with the option $ACP_PERMISSION (default allow_once;
 // `cancel`: cancel the turn instead, then answer `cancelled`).
@@ -62,6 +66,47 @@ const result = await app.connectWith(stream, async (ctx) => {
     clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
   });
   const out = { init };
+  // A refused request as {code, message}, to compare with the agent's texts.
+  const refused = async (method, params) => {
+    try {
+      return { answered: await ctx.request(method, params) };
+    } catch (e) {
+      return { code: e.code, message: e.message ?? String(e) };
+    }
+  };
+  if (scenario === "list") {
+    out.sessionIds = [];
+    for (let i = 0; i < Number(arg); i++) {
+      const s = await ctx.request("session/new", { cwd, mcpServers: [] });
+      out.sessionIds.push(s.sessionId);
+    }
+    out.stop = await ctx.request("session/prompt", {
+      sessionId: out.sessionIds[0],
+      prompt: [{ type: "text", text: marker }],
+    });
+    out.pages = [];
+    let cursor;
+    do {
+      const page = await ctx.request("session/list", cursor ? { cwd, cursor } : { cwd });
+      out.pages.push(page);
+      cursor = page.nextCursor;
+    } while (cursor && out.pages.length < 10);
+    out.elsewhere = await ctx.request("session/list", { cwd: "/" });
+    return out;
+  }
+  if (scenario === "refuse") {
+    out.fileCwd = await refused("session/new", { cwd: arg, mcpServers: [] });
+    out.missingCwd = await refused("session/new", { cwd: `${cwd}/missing`, mcpServers: [] });
+    out.relativeList = await refused("session/list", { cwd: "relative/dir" });
+    out.badCursor = await refused("session/list", { cwd, cursor: "nonsense" });
+    const session = await ctx.request("session/new", { cwd, mcpServers: [] });
+    out.noBlocks = await refused("session/prompt", { sessionId: session.sessionId, prompt: [] });
+    out.blank = await refused("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: " \n\t" }],
+    });
+    return out;
+  }
   if (scenario === "load") {
     out.load = await ctx.request("session/load", { sessionId: arg, cwd, mcpServers: [] });
     // Updates of the replay arrive before the response.

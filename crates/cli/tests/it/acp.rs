@@ -21,7 +21,7 @@ fn client_dir() -> PathBuf {
 }
 
 /// Runs the client script (`client.mjs SCENARIO ARGS…`) and returns what it printed.
-fn client(env: &Env, args: &[&str], permission: &str) -> Value {
+pub(crate) fn client(env: &Env, args: &[&str], permission: &str) -> Value {
     client_with(env, args, permission, None)
 }
 
@@ -64,7 +64,7 @@ fn client_with(env: &Env, args: &[&str], permission: &str, mcp: Option<&Path>) -
 }
 
 /// The `session/update`s the client saw, in order.
-fn updates(v: &Value) -> Vec<Value> {
+pub(crate) fn updates(v: &Value) -> Vec<Value> {
     v["seen"]
         .as_array()
         .unwrap()
@@ -74,7 +74,7 @@ fn updates(v: &Value) -> Vec<Value> {
 }
 
 /// The index of the first update matching `f`, after `from`.
-fn find(updates: &[Value], from: usize, f: impl Fn(&Value) -> bool) -> usize {
+pub(crate) fn find(updates: &[Value], from: usize, f: impl Fn(&Value) -> bool) -> usize {
     updates
         .iter()
         .skip(from)
@@ -83,7 +83,7 @@ fn find(updates: &[Value], from: usize, f: impl Fn(&Value) -> bool) -> usize {
         .unwrap_or_else(|| panic!("not found after {from}: {updates:#?}"))
 }
 
-fn write_call(id: &str, path: &str, content: &str) -> Reply {
+pub(crate) fn write_call(id: &str, path: &str, content: &str) -> Reply {
     Reply::new().text("I will write it.").tool_call(
         id,
         "write",
@@ -270,9 +270,10 @@ fn hidden_characters_in_an_ask_are_shown_and_flagged_to_the_editor() {
     let titled = find(&u, 0, |x| {
         x["title"].as_str().is_some_and(|t| t.contains("echo safe"))
     });
+    assert_eq!(ask["toolCall"]["title"], u[titled]["title"]);
     assert_eq!(
         u[titled]["title"],
-        json!("`echo safe # <U+202E> ; rm -rf ~ <U+202C>`")
+        json!("Run `echo safe # <U+202E> ; rm -rf ~ <U+202C>`")
     );
     // What the editor shows as text: every title and text content.
     let mut shown: Vec<String> = vec![text.to_string()];
@@ -517,8 +518,9 @@ fn wrong_requests_are_answered_with_errors_and_stdout_holds_only_protocol_lines(
 }
 
 /// Frames that are not JSON-RPC requests: a frame with an invalid UTF-8 byte is answered
-/// -32700 and the connection keeps serving; a request whose method is not a string, and
-/// other non-messages, are answered -32600 instead of being left unanswered.
+/// -32700 and the connection keeps serving; a request whose method is not a string, a
+/// batch, a scalar (`42`, `"x"`, `null`) and other non-messages are answered -32600 (id
+/// null unless the frame has a usable one) instead of being left unanswered.
 #[test]
 fn a_frame_that_is_not_utf8_or_not_a_request_is_answered_and_serving_goes_on() {
     use std::io::Write;
@@ -544,6 +546,9 @@ fn a_frame_that_is_not_utf8_or_not_a_request_is_answered_and_serving_goes_on() {
         json!({"jsonrpc": "2.0", "id": 3, "method": 42, "params": {}}),
         json!({"jsonrpc": "2.0", "id": "four", "method": ["initialize"]}),
         json!([{"jsonrpc": "2.0", "id": 5, "method": "initialize"}]),
+        json!(42),
+        json!("x"),
+        Value::Null,
         json!({"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {"protocolVersion": 1}}),
     ] {
         input.extend_from_slice(line.to_string().as_bytes());
@@ -570,6 +575,9 @@ fn a_frame_that_is_not_utf8_or_not_a_request_is_answered_and_serving_goes_on() {
             (json!(3), json!(-32600)),
             (json!("four"), json!(-32600)),
             (Value::Null, json!(-32600)),
+            (Value::Null, json!(-32600)),
+            (Value::Null, json!(-32600)),
+            (Value::Null, json!(-32600)),
             (json!(6), Value::Null),
         ],
         "{answers:#?}"
@@ -578,7 +586,19 @@ fn a_frame_that_is_not_utf8_or_not_a_request_is_answered_and_serving_goes_on() {
         answers[3]["error"]["message"],
         json!("the method must be a string")
     );
-    assert_eq!(answers[6]["result"]["protocolVersion"], json!(1));
+    // A batch is answered once, as the official SDK answers one; none of its entries run.
+    assert_eq!(
+        answers[5]["error"]["message"],
+        json!("JSON-RPC batches are not supported: send one message per line")
+    );
+    for scalar in &answers[6..9] {
+        assert_eq!(
+            scalar["error"]["message"],
+            json!("a JSON-RPC message must be a JSON object"),
+            "{scalar}"
+        );
+    }
+    assert_eq!(answers[9]["result"]["protocolVersion"], json!(1));
 }
 
 #[test]

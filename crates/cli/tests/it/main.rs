@@ -7,6 +7,7 @@
 mod common;
 
 mod acp;
+mod acp_history;
 mod acp_workspace;
 mod agents;
 mod bounds;

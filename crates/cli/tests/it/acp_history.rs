@@ -1,0 +1,194 @@
+//! What an editor's thread list and cards need from `podcode acp`, driven by the official
+//! ACP client library against the scripted model server: `session/list` (this directory's
+//! sessions with their titles and last activity, page by page), the title and context-meter
+//! updates of a turn, permission requests named by the action and its kind, and the
+//! requests refused with a reason (a `cwd` that is a file or missing, an empty prompt, a
+//! cursor never handed out).
+// Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::acp::{client, find, updates, write_call};
+use crate::common::{self, Env};
+
+use podcode_providers::testing::Reply;
+use serde_json::{Value, json};
+
+/// `podcode acp`'s page size: one session more than a page makes a second page.
+const PAGE_SIZE: usize = 50;
+
+/// ISO 8601 in UTC as the protocol's `updatedAt` wants it: `2026-12-02T10:31:05.123Z`.
+fn is_iso_time(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 24
+        && s.ends_with('Z')
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'.'
+        && s[..4].bytes().all(|c| c.is_ascii_digit())
+}
+
+#[test]
+fn a_turn_tells_the_editor_the_sessions_title_and_context_usage() {
+    let env = Env::new(vec![
+        Reply::new().text("Tidied.").usage(1200, 30).cost(0.25),
+    ]);
+    let v = client(&env, &["prompt", "Tidy the parser\nand more"], "allow_once");
+    assert_eq!(v["stop"]["stopReason"], json!("end_turn"));
+    // The title the first prompt gave the session reaches the editor during the turn,
+    // and the context meter after the model's answer.
+    let u = updates(&v);
+    let titled = find(&u, 0, |x| x["sessionUpdate"] == "session_info_update");
+    assert_eq!(u[titled]["title"], json!("Tidy the parser"));
+    assert!(
+        is_iso_time(u[titled]["updatedAt"].as_str().unwrap()),
+        "{:#}",
+        u[titled]
+    );
+    let usage = find(&u, 0, |x| x["sessionUpdate"] == "usage_update");
+    assert_eq!(
+        u[usage],
+        json!({"sessionUpdate": "usage_update", "used": 1200, "size": 128000,
+               "cost": {"amount": 0.25, "currency": "USD"}})
+    );
+}
+
+#[test]
+fn session_list_pages_this_directorys_sessions() {
+    let env = Env::new(vec![Reply::new().text("Listed.")]);
+    let count = (PAGE_SIZE + 1).to_string();
+    let v = client(
+        &env,
+        &["list", &count, "Tidy the parser\nand more"],
+        "allow_once",
+    );
+    assert_eq!(
+        v["init"]["agentCapabilities"]["sessionCapabilities"]["list"],
+        json!({}),
+        "{:#}",
+        v["init"]
+    );
+    assert_eq!(v["stop"]["stopReason"], json!("end_turn"));
+
+    // Two pages: every session of the directory once, the cursor only on the first.
+    let pages = v["pages"].as_array().unwrap();
+    assert_eq!(pages.len(), 2, "{pages:#?}");
+    assert_eq!(pages[0]["sessions"].as_array().unwrap().len(), PAGE_SIZE);
+    assert!(pages[0]["nextCursor"].is_string(), "{:#}", pages[0]);
+    assert!(pages[1]["nextCursor"].is_null(), "{:#}", pages[1]);
+    let listed: Vec<&Value> = pages
+        .iter()
+        .flat_map(|p| p["sessions"].as_array().unwrap())
+        .collect();
+    let mut ids: Vec<&str> = listed
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap())
+        .collect();
+    let mut created: Vec<&str> = v["sessionIds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    ids.sort();
+    created.sort();
+    assert_eq!(ids, created);
+    let repo = env.repo().canonicalize().unwrap().display().to_string();
+    for s in &listed {
+        assert_eq!(s["cwd"], json!(repo), "{s:#}");
+        assert!(is_iso_time(s["updatedAt"].as_str().unwrap()), "{s:#}");
+    }
+    let prompted = listed
+        .iter()
+        .find(|s| s["sessionId"] == v["sessionIds"][0])
+        .unwrap();
+    assert_eq!(prompted["title"], json!("Tidy the parser"));
+    // Another directory's list does not hold this one's sessions.
+    assert_eq!(v["elsewhere"]["sessions"], json!([]));
+}
+
+/// The permission request names the action and its kind, as the call's card does, instead
+/// of repeating the command as its only text.
+#[test]
+fn a_permission_request_names_the_action_and_its_kind() {
+    let env = Env::new(vec![
+        common::bash_call("c1", "touch made.txt", "Make a file"),
+        write_call("c2", "notes.txt", "hello\n"),
+        Reply::new().text("Done."),
+    ]);
+    let v = client(&env, &["prompt", "make files"], "allow_once");
+    assert_eq!(v["stop"]["stopReason"], json!("end_turn"));
+    let asks: Vec<&Value> = v["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.get("permission"))
+        .collect();
+    let shown: Vec<(Value, Value, Value)> = asks
+        .iter()
+        .map(|a| {
+            let call = &a["toolCall"];
+            (
+                call["toolCallId"].clone(),
+                call["title"].clone(),
+                call["kind"].clone(),
+            )
+        })
+        .collect();
+    let u = updates(&v);
+    // The cards in the order the model asked: the command, then the write.
+    let cards: Vec<Value> = u
+        .iter()
+        .filter(|x| x["sessionUpdate"] == "tool_call")
+        .map(|x| x["toolCallId"].clone())
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (
+                cards[0].clone(),
+                json!("Run `touch made.txt`"),
+                json!("execute")
+            ),
+            (cards[1].clone(), json!("Write notes.txt"), json!("edit")),
+        ],
+        "{asks:#?}"
+    );
+    // The card's own title says the same.
+    find(&u, 0, |x| x["title"] == "Run `touch made.txt`");
+    assert_eq!(env.read("notes.txt"), "hello\n");
+}
+
+#[test]
+fn a_wrong_cwd_an_empty_prompt_and_a_strange_cursor_are_refused_with_reasons() {
+    let env = Env::new(vec![Reply::new().text("never asked")]);
+    let file = env.write("notes.txt", "x\n");
+    let file = file.display().to_string();
+    let v = client(&env, &["refuse", &file], "allow_once");
+    let missing = env.repo().join("missing").display().to_string();
+    let refused = |key: &str, message: String| {
+        assert_eq!(v[key]["code"], json!(-32602), "{key}: {:#}", v[key]);
+        let got = v[key]["message"].as_str().unwrap_or_default();
+        assert!(got.contains(&message), "{key}: {got:?} lacks {message:?}");
+    };
+    refused(
+        "fileCwd",
+        format!("cwd must be a directory, got the file {file}"),
+    );
+    refused("missingCwd", format!("cwd {missing} does not exist"));
+    refused(
+        "relativeList",
+        "cwd must be an absolute path, got relative/dir".into(),
+    );
+    refused(
+        "badCursor",
+        "unknown cursor: pass the nextCursor of the previous session/list answer, or none for the first page".into(),
+    );
+    let empty = "The prompt is empty: send text, a file link or an embedded text file";
+    refused("noBlocks", empty.into());
+    refused("blank", empty.into());
+    // The model was never asked.
+    assert!(env.requests().is_empty());
+}
