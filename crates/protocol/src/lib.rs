@@ -38,7 +38,9 @@ pub use invisible::{HIDDEN_CHARS_WARNING, has_hidden_chars, show_hidden_chars};
 pub use item::{Item, ToolItem, child_of, diff_of};
 pub use json_surrogates::repair_lone_surrogates;
 pub use permission::{PermissionAction, PermissionReply, PermissionRequest, PermissionRule};
-pub use prompt_text::{PromptSection, PromptText, argument_lines, more_lines, prompt_text};
+pub use prompt_text::{
+    PromptSection, PromptText, argument_lines, more_lines, prompt_text, prompt_text_whole,
+};
 pub use terminal::{sanitize as sanitize_for_terminal, sanitize_json};
 pub use tool::{
     Attachment, TITLE_MAX_CHARS, ToolResult, ToolSpec, Truncation, clip_title, is_valid_tool_id,

@@ -67,19 +67,53 @@ pub struct PromptText {
     pub warning: Option<String>,
 }
 
-/// The prompt for `tool` asking `request`.
+/// How much of each detail a prompt keeps.
+#[derive(Debug, Clone, Copy)]
+struct Bound {
+    lines: usize,
+    line_chars: usize,
+}
+
+const SHORT: Bound = Bound {
+    lines: MAX_LINES,
+    line_chars: MAX_LINE_CHARS,
+};
+const WHOLE: Bound = Bound {
+    lines: usize::MAX,
+    line_chars: usize::MAX,
+};
+
+/// The prompt for `tool` asking `request`, each detail cut to 30 lines of 160 characters
+/// (a printed prompt must fit a screen).
 pub fn prompt_text(tool: &str, request: &PermissionRequest) -> PromptText {
+    layout(tool, request, SHORT)
+}
+
+/// The prompt with every line of every detail, for a front end that scrolls (the TUI's
+/// modal): the whole change must be readable before it is approved.
+pub fn prompt_text_whole(tool: &str, request: &PermissionRequest) -> PromptText {
+    layout(tool, request, WHOLE)
+}
+
+fn layout(tool: &str, request: &PermissionRequest, bound: Bound) -> PromptText {
+    let meta = &request.metadata;
     let generic = request.permission == tool && request.patterns == ["*"];
+    // A compound command's further patterns are its parts, which the remembered rules
+    // list: the title names the command once.
+    let command = meta.get("command").and_then(Value::as_str);
+    let patterns = match request.patterns.first() {
+        Some(first) if command == Some(first.as_str()) => std::slice::from_ref(first),
+        _ => request.patterns.as_slice(),
+    };
     let title = if generic {
         format!("{tool} asks to run")
     } else {
         format!(
             "{tool} asks for {}: {}",
             request.permission,
-            request.patterns.join("  ")
+            patterns.join("  ")
         )
     };
-    let meta = &request.metadata;
     // An ask from a sub-agent names it first: the user answers it in the parent's front end.
     let title = match meta.get("subagent").and_then(Value::as_str) {
         Some(who) => format!("sub-agent {who}: {title}"),
@@ -91,7 +125,7 @@ pub fn prompt_text(tool: &str, request: &PermissionRequest) -> PromptText {
             let text = meta.get(*key)?.as_str()?;
             Some(PromptSection {
                 label: (*key).to_string(),
-                lines: bounded(text.lines().map(str::to_string)),
+                lines: bounded(text.lines().map(str::to_string), bound),
             })
         })
         .collect();
@@ -100,7 +134,7 @@ pub fn prompt_text(tool: &str, request: &PermissionRequest) -> PromptText {
     {
         sections.push(PromptSection {
             label: "arguments".into(),
-            lines: argument_lines(args),
+            lines: bounded(pretty_masked(args).lines().map(str::to_string), bound),
         });
     }
     let visible = |line: String| match show_hidden_chars(&line) {
@@ -129,9 +163,12 @@ pub fn prompt_text(tool: &str, request: &PermissionRequest) -> PromptText {
 
 /// The arguments as pretty JSON with secret-looking values masked, bounded.
 pub fn argument_lines(args: &Value) -> Vec<String> {
+    bounded(pretty_masked(args).lines().map(str::to_string), SHORT)
+}
+
+fn pretty_masked(args: &Value) -> String {
     let masked = mask(args);
-    let text = serde_json::to_string_pretty(&masked).unwrap_or_else(|_| masked.to_string());
-    bounded(text.lines().map(str::to_string))
+    serde_json::to_string_pretty(&masked).unwrap_or_else(|_| masked.to_string())
 }
 
 fn always_lines(tool: &str, request: &PermissionRequest) -> Vec<String> {
@@ -185,15 +222,15 @@ fn mask(v: &Value) -> Value {
     }
 }
 
-fn bounded(lines: impl Iterator<Item = String>) -> Vec<String> {
+fn bounded(lines: impl Iterator<Item = String>, bound: Bound) -> Vec<String> {
     let mut out = Vec::new();
     let mut more = 0usize;
     for line in lines {
-        if out.len() == MAX_LINES {
+        if out.len() == bound.lines {
             more += 1;
             continue;
         }
-        out.push(clip(&line));
+        out.push(clip(&line, bound.line_chars));
     }
     if more > 0 {
         out.push(format!("… ({})", more_lines(more)));
@@ -201,8 +238,8 @@ fn bounded(lines: impl Iterator<Item = String>) -> Vec<String> {
     out
 }
 
-fn clip(line: &str) -> String {
-    match line.char_indices().nth(MAX_LINE_CHARS) {
+fn clip(line: &str, max_chars: usize) -> String {
+    match line.char_indices().nth(max_chars) {
         Some((at, _)) => format!("{}…", &line[..at]),
         None => line.to_string(),
     }
@@ -317,10 +354,7 @@ mod tests {
             json!({"command": "ls -la && echo done", "description": "list"}),
         );
         let p = prompt_text("bash", &r);
-        assert_eq!(
-            p.title,
-            "bash asks for bash: ls -la && echo done  ls -la  echo done"
-        );
+        assert_eq!(p.title, "bash asks for bash: ls -la && echo done");
         assert_eq!(p.sections[0].label, "command");
         assert_eq!(p.sections[0].lines, ["ls -la && echo done"]);
         assert_eq!(
@@ -355,5 +389,25 @@ mod tests {
                 .iter()
                 .all(|l| l.chars().count() <= MAX_LINE_CHARS + 1)
         );
+    }
+
+    #[test]
+    fn the_whole_prompt_keeps_every_line_of_a_long_diff() {
+        let diff: String = (0..400)
+            .map(|i| format!("+line {i} {}\n", "x".repeat(200)))
+            .collect();
+        let r = req(
+            "edit",
+            &["big.txt"],
+            &[],
+            json!({"path": "big.txt", "diff": diff}),
+        );
+        let short = prompt_text("write", &r);
+        assert_eq!(short.sections[1].lines.len(), MAX_LINES + 1);
+        let whole = prompt_text_whole("write", &r);
+        assert_eq!(whole.sections[1].label, "diff");
+        assert_eq!(whole.sections[1].lines.len(), 400);
+        assert_eq!(whole.sections[1].lines[399].chars().count(), 210);
+        assert_eq!(whole.title, short.title);
     }
 }

@@ -101,6 +101,10 @@ struct Inner {
     sink: Arc<Mutex<Option<OutputSink>>>,
     /// The changes this call recorded: (change id, file).
     changes: Mutex<Vec<(String, String)>>,
+    /// Time spent in permission checks (mostly waiting for the user's answer): a call's
+    /// duration leaves it out, so a card shows how long the tool ran, not how long the
+    /// user took to answer.
+    waited: Mutex<std::time::Duration>,
 }
 
 impl ToolContext {
@@ -120,6 +124,7 @@ impl ToolContext {
                 messages: OnceCell::new(),
                 sink,
                 changes: Mutex::new(Vec::new()),
+                waited: Mutex::new(std::time::Duration::ZERO),
             }),
         }
     }
@@ -231,12 +236,17 @@ impl ToolContext {
             tool: self.inner.tool.clone(),
             request,
         };
-        self.inner
-            .shared
-            .permissions
-            .check(ask, verdict)
-            .await
-            .map_err(|e| ToolError::Permission(e.to_string()))
+        let asked = std::time::Instant::now();
+        let answer = self.inner.shared.permissions.check(ask, verdict).await;
+        if let Ok(mut waited) = self.inner.waited.lock() {
+            *waited += asked.elapsed();
+        }
+        answer.map_err(|e| ToolError::Permission(e.to_string()))
+    }
+
+    /// Time this call spent in permission checks so far (waiting for the user's answer).
+    pub fn waited(&self) -> std::time::Duration {
+        self.inner.waited.lock().map(|w| *w).unwrap_or_default()
     }
 
     /// Lets `shell.env` hooks adjust the environment of a command this call is about to run.

@@ -596,3 +596,26 @@ async fn a_self_gated_tool_the_rules_deny_outright_never_runs() {
     let out = h.call("noop", "{}").await;
     assert_eq!(out.status, CallStatus::Completed);
 }
+
+#[tokio::test]
+async fn a_calls_duration_leaves_out_the_time_the_user_took_to_answer() {
+    let h = harness(
+        registry(vec![testing::echo("echo")]),
+        Setup {
+            replies: vec![PermissionReply::Once],
+            ..Default::default()
+        },
+    );
+    let thinking = Duration::from_millis(300);
+    h.user.while_asked(move |_| std::thread::sleep(thinking));
+    let around = std::time::Instant::now();
+    let out = h.call("echo", r#"{"text":"x"}"#).await;
+    let total = around.elapsed();
+    assert_eq!(out.status, CallStatus::Completed);
+    // The call's own time is at most what was left after the user's answer came.
+    assert!(
+        total - out.duration >= thinking,
+        "duration {:?} of {total:?} includes the {thinking:?} the user took",
+        out.duration
+    );
+}

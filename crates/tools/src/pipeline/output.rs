@@ -89,7 +89,7 @@ impl ToolRuntime {
             result: ran.result,
             truncated,
             attempts: ran.attempts,
-            duration: s.start.elapsed(),
+            duration: s.run_time(),
             changes: s.ctx.recorded_changes(),
         }
     }

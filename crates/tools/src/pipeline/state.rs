@@ -98,8 +98,13 @@ impl CallState {
             self.id(),
             stop.status,
             stop.text,
-            self.start.elapsed(),
+            self.run_time(),
         )
+    }
+
+    /// Wall time since the call started, less the time it waited for permission answers.
+    pub fn run_time(&self) -> std::time::Duration {
+        self.start.elapsed().saturating_sub(self.ctx.waited())
     }
 }
 
