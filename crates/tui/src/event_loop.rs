@@ -325,12 +325,11 @@ impl Loop {
             return;
         }
         if let Some(ask) = self.asks.front() {
-            self.state.modal = Some(PermissionModal {
-                tool: ask.tool.clone(),
-                call_id: ask.call_id.clone(),
-                request: ask.request.clone(),
-                feedback: None,
-            });
+            self.state.modal = Some(PermissionModal::new(
+                &ask.tool,
+                &ask.call_id,
+                ask.request.clone(),
+            ));
         }
     }
 

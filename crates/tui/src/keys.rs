@@ -8,7 +8,10 @@ mod slash;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use podcode_protocol::PermissionReply;
 
+use std::time::Instant;
+
 use crate::changes::{ChangesKey, RevertScope};
+use crate::modal::ModalKey;
 use crate::picker::{PickerKind, PickerOutcome};
 use crate::state::{AppState, Screen};
 
@@ -64,6 +67,12 @@ pub enum Action {
 /// Applies a key to the state (the modal, picker, Changes view or input, whichever has focus) and
 /// says what the event loop must do.
 pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
+    handle_key_at(state, key, Instant::now())
+}
+
+/// [`handle_key`] for a key pressed at `now`: a permission modal shown less than
+/// [`KEY_GRACE`](crate::KEY_GRACE) before leaves the key to the screen beneath it.
+pub fn handle_key_at(state: &mut AppState, key: KeyEvent, now: Instant) -> Action {
     if key.kind == KeyEventKind::Release {
         return Action::None;
     }
@@ -81,13 +90,15 @@ pub fn handle_key(state: &mut AppState, key: KeyEvent) -> Action {
         state.show_help = false;
         return Action::None;
     }
-    if let Some(modal) = &mut state.modal {
+    if let Some(modal) = &mut state.modal
+        && modal.takes_keys(now)
+    {
         if key.code == KeyCode::Esc && modal.feedback.is_none() {
             return Action::RejectAndAbort;
         }
-        return match modal.key(key) {
-            Some(reply) => Action::Answer(reply),
-            None => Action::None,
+        return match modal.key_at(key, now) {
+            ModalKey::Answer(reply) => Action::Answer(reply),
+            ModalKey::Handled | ModalKey::NotYet => Action::None,
         };
     }
     if let Some(picker) = &mut state.picker {
@@ -262,18 +273,19 @@ mod tests {
 
     #[test]
     fn modal_keys_answer_and_esc_rejects_and_aborts() {
+        let modal = crate::modal::PermissionModal::new(
+            "bash",
+            "c1",
+            podcode_protocol::PermissionRequest {
+                permission: "bash".into(),
+                patterns: vec!["ls".into()],
+                always: vec![],
+                metadata: serde_json::Value::Null,
+            },
+        );
+        modal.shown(Instant::now() - crate::KEY_GRACE);
         let mut s = AppState {
-            modal: Some(crate::modal::PermissionModal {
-                tool: "bash".into(),
-                call_id: "c1".into(),
-                request: podcode_protocol::PermissionRequest {
-                    permission: "bash".into(),
-                    patterns: vec!["ls".into()],
-                    always: vec![],
-                    metadata: serde_json::Value::Null,
-                },
-                feedback: None,
-            }),
+            modal: Some(modal),
             ..Default::default()
         };
         assert_eq!(

@@ -48,7 +48,7 @@ pub use help::KEYS_HELP;
 pub use input::{EditOutcome, Input, InputBuffer};
 pub use keys::{Action, handle_key};
 pub use launch::{LaunchOptions, launch};
-pub use modal::{PermissionModal, modal_key};
+pub use modal::{KEY_GRACE, ModalKey, PermissionModal};
 pub use picker::{Picker, PickerKind, PickerOutcome};
 pub use render::draw;
 pub use services::{NoServices, PickItem, TuiServices};

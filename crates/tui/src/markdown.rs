@@ -2,7 +2,8 @@
 //! width-independent `LogicalLine`s (wrapped later by `transcript_cache::wrap`): headings
 //! bold with their `#` marks dimmed, strong/emphasis/strikethrough, `inline code`, bullet and
 //! numbered lists with hanging indents, block quotes behind a `│ ` gutter, links as
-//! `text (url)`, rules, and code blocks behind a `┆ ` gutter, highlighted by `highlight`.
+//! `text (url)`, rules, tables in aligned columns (`table`), and code blocks behind a `┆ `
+//! gutter, highlighted by `highlight`.
 //! Text still streaming (an unclosed fence, a half-written `**`) parses like any other
 //! Markdown: an open fence runs to the end, a lone `**` stays literal.
 
@@ -10,8 +11,11 @@ use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
 
+mod table;
+
 use crate::highlight;
 use crate::transcript_cache::{LogicalLine, WrapMode};
+use table::TableBuilder;
 
 /// What a nesting level adds to the gutter.
 enum Container {
@@ -42,6 +46,8 @@ struct Renderer {
     code: Option<(Option<highlight::Lang>, String)>,
     /// Inside a link: its url and its text so far.
     links: Vec<(String, String)>,
+    /// Inside a table: its rows so far.
+    table: Option<TableBuilder>,
 }
 
 impl Renderer {
@@ -208,6 +214,11 @@ impl Renderer {
                 });
                 self.gap = false;
             }
+            Tag::Table(aligns) => {
+                self.block();
+                self.table = Some(TableBuilder::new(aligns));
+            }
+            Tag::TableCell => self.line.clear(),
             Tag::Emphasis => self
                 .styles
                 .push(Style::default().add_modifier(Modifier::ITALIC)),
@@ -256,6 +267,25 @@ impl Renderer {
                 self.flush();
                 self.containers.pop();
                 self.gap = false;
+            }
+            TagEnd::TableCell => {
+                let cell = std::mem::take(&mut self.line);
+                if let Some(t) = &mut self.table {
+                    t.cell(cell);
+                }
+            }
+            TagEnd::TableHead | TagEnd::TableRow => {
+                if let Some(t) = &mut self.table {
+                    t.end_row(tag == TagEnd::TableHead);
+                }
+            }
+            TagEnd::Table => {
+                if let Some(t) = self.table.take() {
+                    let (gutter, _) = self.gutters();
+                    let dim = self.dim();
+                    self.out.extend(t.lines(&gutter, dim));
+                }
+                self.gap = true;
             }
             TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
                 self.styles.pop();
@@ -337,14 +367,21 @@ pub(crate) fn render(text: &str, no_color: bool) -> Vec<LogicalLine> {
         gap: false,
         code: None,
         links: Vec::new(),
+        table: None,
     };
-    let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_TABLES;
     for event in Parser::new_ext(text, options) {
         r.event(event);
     }
     // A code block still streaming has no end event when the input just stops.
     if let Some((lang, code)) = r.code.take() {
         r.code_block(lang, &code);
+    }
+    if let Some(t) = r.table.take() {
+        let (gutter, _) = r.gutters();
+        let dim = r.dim();
+        r.out.extend(t.lines(&gutter, dim));
     }
     r.flush();
     r.out
@@ -404,6 +441,29 @@ mod tests {
             ["text", "", "┆ fn main() { ", "┆ let x = 1; }"]
         );
         assert_eq!(screen("    indented\n", 20), ["┆ indented"]);
+    }
+
+    #[test]
+    fn tables_are_laid_out_in_aligned_columns() {
+        let md = "Sizes:\n\n| file | lines | note |\n|:-----|------:|:----:|\n| `a.rs` | 12 | parser |\n| b.rs | 1200 | **big** |\n\nafter";
+        assert_eq!(
+            screen(md, 60),
+            [
+                "Sizes:",
+                "",
+                "file   │ lines │  note",
+                "───────┼───────┼───────",
+                "`a.rs` │    12 │ parser",
+                "b.rs   │  1200 │  big",
+                "",
+                "after",
+            ]
+        );
+        // Half-streamed: the rows so far show.
+        assert_eq!(
+            screen("| a | b |\n|---|---|\n| 1 |", 20),
+            ["a │ b", "──┼──", "1 │ "]
+        );
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub fn draw(frame: &mut Frame, state: &AppState) {
         picker.draw(frame, main, theme);
     }
     if let Some(modal) = &state.modal {
-        modal.draw(frame, main, theme);
+        // Over the whole screen: in a short terminal the ask needs every line it can get.
+        modal.draw(frame, area, theme);
     }
 }

@@ -74,11 +74,13 @@ impl AppState {
         }
     }
 
-    /// Advances spinners and the elapsed time of running calls by `ms`.
+    /// Advances spinners and the elapsed time of running calls (not the one whose
+    /// permission prompt is open) by `ms`.
     pub fn tick(&mut self, ms: u64) {
-        self.transcript.tick(ms);
+        let waiting = self.modal.as_ref().map(|m| m.call_id.as_str());
+        self.transcript.tick(ms, waiting);
         if let Some(child) = &mut self.child {
-            child.parent.tick(ms);
+            child.parent.tick(ms, waiting);
         }
     }
 

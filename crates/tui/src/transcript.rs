@@ -178,12 +178,14 @@ impl Transcript {
         })
     }
 
-    /// Advances spinners and the elapsed time of running calls by `ms`.
-    pub fn tick(&mut self, ms: u64) {
+    /// Advances spinners and the elapsed time of running calls by `ms`, except the call
+    /// `waiting` for the user's answer: its card counts the tool's time, not the user's.
+    pub fn tick(&mut self, ms: u64, waiting: Option<&str>) {
         self.frame = self.frame.wrapping_add(1);
         for e in &mut self.entries {
             if let Entry::Tool(c) = e
                 && c.status == ToolStatus::Running
+                && waiting != Some(c.call_id.as_str())
             {
                 c.elapsed_ms += ms;
             }

@@ -14,6 +14,13 @@ use podcode_tui::{AppState, ChangeItem, PermissionModal, Screen, draw};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+/// A modal on screen long enough that its keys answer.
+fn read_modal(tool: &str, call: &str, request: PermissionRequest) -> PermissionModal {
+    let m = PermissionModal::new(tool, call, request);
+    m.shown(std::time::Instant::now() - podcode_tui::KEY_GRACE);
+    m
+}
+
 fn screen(state: &AppState) -> String {
     screen_sized(state, 80, 24)
 }
@@ -133,10 +140,10 @@ fn permission_modal() {
     let mut s = base();
     prompt(&mut s, "fix the typo");
     started(&mut s, "c1", "edit");
-    s.modal = Some(PermissionModal {
-        tool: "edit".into(),
-        call_id: "c1".into(),
-        request: PermissionRequest {
+    s.modal = Some(read_modal(
+        "edit",
+        "c1",
+        PermissionRequest {
             permission: "edit".into(),
             patterns: vec!["src/main.rs".into()],
             always: vec!["src/main.rs".into()],
@@ -144,11 +151,112 @@ fn permission_modal() {
                 "diff": "--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1 +1 @@\n-fn mian() {}\n+fn main() {}\n"
             }),
         },
-        feedback: None,
-    });
+    ));
     insta::assert_snapshot!(screen(&s));
     s.modal.as_mut().unwrap().feedback = Some("use the other file".into());
     insta::assert_snapshot!("permission_modal_feedback", screen(&s));
+}
+
+fn big_write() -> PermissionRequest {
+    let diff: String =
+        std::iter::once("--- a/big.txt\n+++ b/big.txt\n@@ -0,0 +1,400 @@\n".to_string())
+            .chain((1..=400).map(|i| format!("+row {i}\n")))
+            .collect();
+    PermissionRequest {
+        permission: "edit".into(),
+        patterns: vec!["big.txt".into()],
+        always: vec!["big.txt".into()],
+        metadata: serde_json::json!({ "path": "big.txt", "diff": diff }),
+    }
+}
+
+fn press(s: &mut AppState, code: crossterm::event::KeyCode) -> podcode_tui::Action {
+    let key = crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE);
+    podcode_tui::handle_key(s, key)
+}
+
+#[test]
+fn a_long_diff_scrolls_in_the_modal_under_a_header_and_answers_that_stay() {
+    use crossterm::event::KeyCode;
+    let mut s = base();
+    prompt(&mut s, "write the table");
+    started(&mut s, "c1", "write");
+    s.modal = Some(read_modal("write", "c1", big_write()));
+    let first = screen(&s);
+    for seen in [
+        "write asks for edit: big.txt",
+        "+row 1",
+        "of 406",
+        "[o] allow once",
+        "[esc]",
+    ] {
+        assert!(first.contains(seen), "{seen:?} not on screen:\n{first}");
+    }
+    assert!(!first.contains("+row 400"), "{first}");
+    assert!(!first.contains("more lines"), "nothing is cut:\n{first}");
+    press(&mut s, KeyCode::PageDown);
+    let paged = screen(&s);
+    assert!(!paged.contains("+row 1 "), "{paged}");
+    assert!(paged.contains("write asks for edit: big.txt"), "{paged}");
+    press(&mut s, KeyCode::End);
+    let end = screen(&s);
+    for seen in [
+        "+row 400",
+        "of 406",
+        "write asks for edit: big.txt",
+        "[o] allow once",
+    ] {
+        assert!(end.contains(seen), "{seen:?} not on screen:\n{end}");
+    }
+    press(&mut s, KeyCode::Home);
+    assert!(screen(&s).contains("lines 1–"), "{}", screen(&s));
+}
+
+#[test]
+fn in_a_short_terminal_the_modal_keeps_its_header_and_every_answer() {
+    let mut s = base();
+    prompt(&mut s, "write the table");
+    started(&mut s, "c1", "write");
+    s.modal = Some(read_modal("write", "c1", big_write()));
+    let tiny = common::screen_sized(&s, 40, 10);
+    for seen in [
+        "write asks for edit:",
+        "[o] once",
+        "[a] always",
+        "[r] reject",
+        "[esc] stop",
+    ] {
+        assert!(tiny.contains(seen), "{seen:?} not on screen:\n{tiny}");
+    }
+}
+
+#[test]
+fn a_key_pressed_as_the_modal_appears_stays_with_the_screen_beneath() {
+    use crossterm::event::KeyCode;
+    let mut s = base();
+    prompt(&mut s, "write the table");
+    started(&mut s, "c1", "write");
+    s.modal = Some(PermissionModal::new("write", "c1", big_write()));
+    let fresh = screen(&s);
+    assert!(fresh.contains("its keys answer in a moment"), "{fresh}");
+    assert!(!fresh.contains("allow once"), "{fresh}");
+    // Typing goes on in the input box; nothing is answered.
+    assert_eq!(press(&mut s, KeyCode::Char('y')), podcode_tui::Action::None);
+    assert_eq!(press(&mut s, KeyCode::Char('a')), podcode_tui::Action::None);
+    assert_eq!(s.input.buffer.text(), "ya");
+    assert!(s.modal.is_some());
+    // Esc means what it meant beneath: with a turn running, stop it — never "reject".
+    s.status.busy = true;
+    assert_eq!(press(&mut s, KeyCode::Esc), podcode_tui::Action::Abort);
+    // Once read, the modal answers.
+    s.modal
+        .as_ref()
+        .unwrap()
+        .shown(std::time::Instant::now() - podcode_tui::KEY_GRACE);
+    assert_eq!(
+        press(&mut s, KeyCode::Char('y')),
+        podcode_tui::Action::Answer(podcode_protocol::PermissionReply::Once)
+    );
 }
 
 fn change(id: &str, call: &str, file: &str, old: &str, new: &str) -> ChangeItem {
@@ -558,17 +666,16 @@ fn control_sequences_are_stripped_or_shown() {
         spill_path: None,
         duration_ms: 5,
     });
-    s.modal = Some(PermissionModal {
-        tool: "bash".into(),
-        call_id: "c2".into(),
-        request: PermissionRequest {
+    s.modal = Some(read_modal(
+        "bash",
+        "c2",
+        PermissionRequest {
             permission: "bash".into(),
             patterns: vec!["echo hi\rrm -rf x".into()],
             always: vec![],
             metadata: serde_json::json!({ "command": "echo hi\rrm -rf x" }),
         },
-        feedback: None,
-    });
+    ));
     let shown = screen_sized(&s, 100, 40);
     for gone in ["52;c", "ZXZpbA", "pwned", "x.invalid", "[2J"] {
         assert!(!shown.contains(gone), "{gone:?} on screen:\n{shown}");

@@ -183,10 +183,14 @@ fn a_tool_installed_during_the_session_is_offered_from_the_next_request() {
         &["tui"],
         &[
             ("enter to send", "install the hello tool and use it\r"),
-            ("bash asks for", "o"),
+            // Each modal's keys answer once it has been on screen a moment.
+            ("bash asks for", ""),
+            ("allow once", "o"),
             // The install writes outside the workspace: the sandbox stops it and asks.
-            ("asks for sandbox", "o"),
-            ("hello asks to run", "o"),
+            ("asks for sandbox", ""),
+            ("allow once", "o"),
+            ("hello asks to run", ""),
+            ("allow once", "o"),
             ("It said hello.", "/tools\r"),
             ("hello · ", "\x03\x03"),
         ],

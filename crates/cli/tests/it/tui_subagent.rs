@@ -32,7 +32,8 @@ fn a_sub_agent_s_ask_is_answered_in_the_parent_s_modal() {
         &["tui"],
         &[
             ("enter to send", "delegate the edit\r"),
-            ("sub-agent general · Edit notes", "o"),
+            ("sub-agent general · Edit notes", ""),
+            ("allow once", "o"),
             ("The sub-agent edited the notes.", "\x03\x03"),
         ],
     );

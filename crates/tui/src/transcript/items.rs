@@ -291,7 +291,9 @@ mod tests {
         for e in events().into_iter().take(7) {
             t.apply_event(&e);
         }
-        t.tick(250);
+        t.tick(250, None);
+        // While its permission prompt is open, the card's clock waits with it.
+        t.tick(4000, Some("c1"));
         let card = |t: &Transcript| match t
             .entries
             .iter()
