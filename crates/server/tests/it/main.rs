@@ -19,3 +19,4 @@ mod web_hostile;
 mod web_page;
 mod web_pickers;
 mod web_plugins;
+mod web_stream;

@@ -125,6 +125,41 @@ export function el(tag, attrs = {}, ...children) {
 
 /** Renders Markdown into `target`, sanitised, with fenced code highlighted. */
 export function markdown(target, source) {
+  target.replaceChildren(markdownFragment(source));
+}
+
+/**
+ * Where `text` (Markdown whose start is outside any block) can be cut so that what comes
+ * before it renders the same alone: the end of its last blank line that is outside a
+ * fenced code block and followed by an unindented line (so no list item or indented code
+ * goes on past it). 0 when there is no such place yet.
+ */
+export function stableCut(text) {
+  let cut = 0;
+  let fence = ""; // the open fence's marker; "" outside one
+  let blank = false; // the line before was blank (outside a fence)
+  let at = 0;
+  for (;;) {
+    const end = text.indexOf("\n", at);
+    if (end < 0) break; // the last line may still grow
+    const line = text.slice(at, end);
+    const mark = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
+    if (fence) {
+      // A closing fence: the same character, at least as long, nothing after it.
+      if (mark && mark[1][0] === fence[0] && mark[1].length >= fence.length && !mark[2].trim()) fence = "";
+      blank = false;
+    } else {
+      if (blank && line && !/^\s/.test(line)) cut = at;
+      if (mark) fence = mark[1];
+      blank = !line.trim();
+    }
+    at = end + 1;
+  }
+  return cut;
+}
+
+/** Markdown as a sanitised fragment, fenced code highlighted (see `markdown`). */
+export function markdownFragment(source) {
   const html = marked.parse(source || "", { async: false });
   // Sanitised into an inert fragment: images are turned into links before the fragment
   // joins the page, so a model cannot make the browser fetch a URL (which could carry
@@ -144,7 +179,7 @@ export function markdown(target, source) {
   }
   for (const code of frag.querySelectorAll("pre code")) highlight(code);
   showHiddenIn(frag);
-  target.replaceChildren(frag);
+  return frag;
 }
 
 /** Replaces hidden characters in every text node under `root` by visible markers. */

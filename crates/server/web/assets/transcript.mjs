@@ -1,7 +1,9 @@
 // The transcript of the open session: built from the session's stored transcript, then kept
 // live by its events (text deltas appended as they stream, tool cards updated in place,
-// sub-agents summarised on their `task` card). Markdown re-renders at most once a frame.
-import { el, markdown, diffView, setText } from "./render.mjs";
+// sub-agents summarised on their `task` card). A streaming message is drawn incrementally:
+// its finished Markdown blocks once, then only its unfinished tail, at most once a frame —
+// re-rendering the whole of a long answer every frame froze the page.
+import { el, markdownFragment, stableCut, diffView, setText, visibleNodes } from "./render.mjs";
 
 export class Transcript {
   constructor(root) {
@@ -69,7 +71,7 @@ export class Transcript {
   restart(messageId) {
     for (const kind of ["assistant", "reasoning"]) {
       const m = this.messages.get(`${kind}:${messageId}`);
-      if (m) { m.text = ""; this.dirty.add(m); }
+      if (m) { m.text = ""; m.redraw = true; this.dirty.add(m); }
     }
   }
   hasUser(messageId) { return this.users.has(messageId); }
@@ -92,7 +94,8 @@ export class Transcript {
     if (!m) {
       const body = el("div", { class: kind === "reasoning" ? "reasoning" : "md" });
       const box = el("div", { class: `msg ${kind === "reasoning" ? "thinking" : "assistant"}`, "data-message": messageId }, body);
-      m = { box, body, text: "", kind };
+      // `done`: how much of `text` is drawn for good; `tail`: the nodes drawn from the rest.
+      m = { box, body, text: "", kind, done: 0, tail: [], redraw: false };
       this.messages.set(key, m);
       this.root.append(box);
     }
@@ -109,6 +112,7 @@ export class Transcript {
     const m = this.messages.get(`assistant:${messageId}`);
     if (!m) return false;
     m.text = m.text.slice(0, m.blockStart ?? 0);
+    m.redraw = true;
     this.append(messageId, text);
     return true;
   }
@@ -116,10 +120,7 @@ export class Transcript {
   flush() {
     this.frame = 0;
     const stick = this.atBottom();
-    for (const m of this.dirty) {
-      if (m.kind === "reasoning") setText(m.body, m.text);
-      else markdown(m.body, m.text);
-    }
+    for (const m of this.dirty) draw(m);
     this.dirty.clear();
     this.follow(stick);
   }
@@ -247,6 +248,34 @@ export class Transcript {
     else if (inner.type === "tool_failed") setText(line(inner.call_id), `${inner.tool} ✗`);
     else if (inner.type === "turn_finished") setText(s.head, `↳ ${ev.agent}: ${ev.description} — ${inner.summary?.end || "done"}`);
   }
+}
+
+/** Brings message `m`'s view up to its text, drawing only what is new. */
+function draw(m) {
+  if (m.redraw || m.done > m.text.length) {
+    m.body.replaceChildren();
+    m.done = 0;
+    m.tail = [];
+    m.redraw = false;
+  }
+  if (m.kind === "reasoning") {
+    // Plain text only grows: append what came.
+    m.body.append(...visibleNodes(m.text.slice(m.done)));
+    m.done = m.text.length;
+    return;
+  }
+  for (const n of m.tail) n.remove();
+  m.tail = [];
+  const rest = m.text.slice(m.done);
+  // Finished blocks are drawn once and kept; a new block never changes how they render.
+  const cut = stableCut(rest);
+  if (cut > 0) {
+    m.body.append(markdownFragment(rest.slice(0, cut)));
+    m.done += cut;
+  }
+  const tail = markdownFragment(rest.slice(cut));
+  m.tail = [...tail.childNodes];
+  m.body.append(tail);
 }
 
 /** A short title from a call's arguments until the tool sends its own. */
