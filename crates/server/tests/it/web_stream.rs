@@ -95,3 +95,65 @@ async fn a_long_answer_is_drawn_incrementally_and_renders_as_a_whole() {
     close(browser, pump).await;
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_server_restart_an_open_tab_asks_for_the_new_token_and_carries_on() {
+    let mut env = Env::start(
+        vec![
+            Reply::new().text("before the restart"),
+            Reply::new().text("after the restart"),
+        ],
+        "",
+    )
+    .await;
+    let (browser, pump, _profile) = chromium().await;
+    let page = open_page(&browser, &env.open_url).await;
+    send_prompt(&page, "one").await;
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('before the restart') && document.getElementById('abort').hidden",
+        "the first answer",
+    )
+    .await;
+
+    // The server restarts: the tab says so by itself, without waiting for a prompt.
+    env.restart().await;
+    let why = wait_for(
+        &page,
+        "!document.getElementById('login').hidden && document.getElementById('login-error').textContent",
+        "the sign-in form",
+    )
+    .await;
+    assert_eq!(
+        why,
+        "The server no longer takes this page's sign-in (it restarted, or the sign-in ended). \
+         Paste the token it printed, or open the sign-in link it printed."
+    );
+    assert_eq!(
+        eval(&page, "document.getElementById('status').textContent").await,
+        "",
+        "no endless reconnecting"
+    );
+    let field = page
+        .find_element("#login-token")
+        .await
+        .expect("token field");
+    field.click().await.expect("focus");
+    field.type_str(&env.token).await.expect("type");
+    field.press_key("Enter").await.expect("send");
+    wait_for(
+        &page,
+        "document.getElementById('login').hidden && document.getElementById('transcript').innerText.includes('before the restart')",
+        "the session again",
+    )
+    .await;
+    send_prompt(&page, "two").await;
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('after the restart')",
+        "the answer after the restart",
+    )
+    .await;
+    close(browser, pump).await;
+    env.stop().await;
+}

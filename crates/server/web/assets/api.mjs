@@ -81,15 +81,30 @@ export class EventStream {
     es.onerror = () => {
       if (this.closed) return;
       if (es.readyState === EventSource.CLOSED) {
+        // The server answered, but not with a stream. EventSource does not say why: ask,
+        // since trying again cannot help a refused sign-in (a restarted server keeps no
+        // sign-in of the one before) or a session that is gone.
         this.onState("reconnecting");
-        setTimeout(() => { if (!this.closed && this.es === es) this.open(); }, this.retry);
-        this.retry = Math.min(this.retry * 2, 8000);
+        this.why().then((state) => {
+          if (this.closed || this.es !== es) return;
+          if (state) { this.onState(state); return; }
+          setTimeout(() => { if (!this.closed && this.es === es) this.open(); }, this.retry);
+          this.retry = Math.min(this.retry * 2, 8000);
+        });
       } else {
         this.onState("reconnecting");
       }
     };
     // Named events (`event: text_delta`) do not reach onmessage: listen to every type.
     for (const t of EVENT_TYPES) es.addEventListener(t, (m) => this.deliver(m));
+  }
+  /** Why the stream was refused: "signed-out" (401), "gone" (404), or null (try again). */
+  async why() {
+    try { await api("GET", `/api/sessions/${encodeURIComponent(this.sessionId)}`); } catch (e) {
+      if (e.status === 401) return "signed-out";
+      if (e.status === 404) return "gone";
+    }
+    return null;
   }
   deliver(m) {
     const id = Number(m.lastEventId);

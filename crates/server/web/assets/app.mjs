@@ -161,7 +161,13 @@ async function openSession(id) {
   state.stream = new EventStream(id, onEvent, onConn, snap.resume_after ?? null);
 }
 
+/** What the page says when the server no longer takes its sign-in (a restart makes a new
+ * token and forgets every sign-in). */
+const SIGNED_OUT_TEXT = "The server no longer takes this page's sign-in (it restarted, or the sign-in ended). Paste the token it printed, or open the sign-in link it printed.";
+
 function onConn(s) {
+  if (s === "signed-out") { ui.status.dataset.conn = ""; showStatus(); signIn(SIGNED_OUT_TEXT); return; }
+  if (s === "gone") { closeSession(); showError(new Error("This session no longer exists on the server.")); loadSessions(); return; }
   ui.status.dataset.conn = s === "live" ? "" : "reconnecting…";
   showStatus();
 }

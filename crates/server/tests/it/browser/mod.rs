@@ -57,6 +57,42 @@ impl Env {
             served: Some(served),
         }
     }
+    /// Stops the server and starts another on the same address over the same workspace, as
+    /// a restarted `podcode serve` is: a new token, and no sign-in of the old one.
+    pub async fn restart(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(served) = self.served.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(30), served).await;
+        }
+        let port: u16 = self
+            .open_url
+            .split("://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|host| host.rsplit(':').next())
+            .and_then(|p| p.parse().ok())
+            .expect("the old server's port");
+        let opts = ServeOptions {
+            port,
+            ..ServeOptions::default()
+        };
+        let server = Server::bind(self.root.engine().expect("engine"), opts)
+            .await
+            .expect("bind the old address again");
+        self.open_url = server.page_url().expect("page url");
+        self.token = server.token().to_string();
+        let (stop, stopped) = oneshot::channel::<()>();
+        self.served = Some(tokio::spawn(async move {
+            let _ = server
+                .run(async move {
+                    let _ = stopped.await;
+                })
+                .await;
+        }));
+        self.stop = Some(stop);
+    }
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.repo().join(rel)
     }
