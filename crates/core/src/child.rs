@@ -129,12 +129,12 @@ impl TaskHost {
             label: format!("{} · {}", profile.name, spec.description),
         });
         let set = self.sets.latest();
-        let (registry, reloader) = tools_for(&host, &set);
+        // A sub-agent never syncs a worktree back: the session that owns it does.
+        let (registry, reloader) = tools_for(&host, &set, false);
         let runtime = Arc::new(
             engine
                 .runtime(
-                    // A sub-agent never syncs a worktree back: the session that owns it does.
-                    crate::worktree::without_sync(&filter_registry(&registry, &profile)),
+                    filter_registry(&registry, &profile),
                     set.hooks.clone(),
                     asker,
                     &profile.permission,

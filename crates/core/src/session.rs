@@ -830,12 +830,9 @@ impl Driver {
             sink: self.port.sink(),
             asker: self.port.asker(),
         };
-        let (registry, tools) = crate::task::tools_for(&host, &set);
-        let mut registry = filter_registry(&registry, profile);
         let place = place_of(self);
-        if !place.in_worktree {
-            registry = crate::worktree::without_sync(&registry);
-        }
+        let (registry, tools) = crate::task::tools_for(&host, &set, place.in_worktree);
+        let registry = filter_registry(&registry, profile);
         let runtime = Arc::new(self.engine.runtime(
             registry,
             set.hooks.clone(),

@@ -46,28 +46,38 @@ pub(crate) struct TaskHost {
 
 /// The registry (the set plus this session's `task` tool) and the reloader that keeps
 /// adding it to every rebuilt set.
-pub(crate) fn tools_for(host: &TaskHost, set: &ToolSet) -> (ToolRegistry, Arc<dyn ToolReloader>) {
+/// `in_worktree`: the session has a worktree to sync, so it keeps `sync_to_main` — in this
+/// registry and in every one the reloader rebuilds, which start from the full set again.
+pub(crate) fn tools_for(
+    host: &TaskHost,
+    set: &ToolSet,
+    in_worktree: bool,
+) -> (ToolRegistry, Arc<dyn ToolReloader>) {
     let task: Arc<dyn Tool> = Arc::new(TaskTool::new(host.clone()));
-    let registry = with_task(&set.registry, task.clone());
+    let registry = with_task(&set.registry, task.clone(), in_worktree);
     let reloader = Arc::new(TaskReloader {
         inner: SessionTools {
             sets: host.sets.clone(),
             seen: AtomicU64::new(set.generation),
         },
         task,
+        in_worktree,
     });
     (registry, reloader)
 }
 
 /// `full` with `task` registered among the built-ins, before any other source, so a
-/// plugin's `task` is refused like any protected id.
-fn with_task(full: &ToolRegistry, task: Arc<dyn Tool>) -> ToolRegistry {
-    full.narrowed(|_| true, vec![task])
+/// plugin's `task` is refused like any protected id; without `sync_to_main` outside a
+/// worktree (a session in the user's checkout has nothing to sync: the tool could only
+/// refuse).
+fn with_task(full: &ToolRegistry, task: Arc<dyn Tool>, in_worktree: bool) -> ToolRegistry {
+    full.narrowed(|id| in_worktree || id != "sync_to_main", vec![task])
 }
 
 struct TaskReloader {
     inner: SessionTools,
     task: Arc<dyn Tool>,
+    in_worktree: bool,
 }
 
 #[async_trait]
@@ -75,7 +85,7 @@ impl ToolReloader for TaskReloader {
     async fn reload(&self) -> Option<ReloadedTools> {
         let r = self.inner.reload().await?;
         Some(ReloadedTools {
-            registry: Arc::new(with_task(&r.registry, self.task.clone())),
+            registry: Arc::new(with_task(&r.registry, self.task.clone(), self.in_worktree)),
             hooks: r.hooks,
         })
     }

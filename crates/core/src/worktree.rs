@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use podcode_builtins::sync_to_main::git::{Git, GitError, sync_ref};
 use podcode_builtins::sync_to_main::scratch_index;
 use podcode_store::{Store, WorktreeRow};
-use podcode_tools::ToolRegistry;
 use serde::Serialize;
 
 use crate::engine::Engine;
@@ -30,12 +29,6 @@ pub(crate) struct Place {
     pub root: PathBuf,
     /// The session has its own worktree (and so `sync_to_main`).
     pub in_worktree: bool,
-}
-
-/// `registry` without `sync_to_main`: a session in the user's checkout has nothing to sync,
-/// so the model is not offered a tool that could only refuse.
-pub(crate) fn without_sync(registry: &ToolRegistry) -> ToolRegistry {
-    registry.narrowed(|id| id != "sync_to_main", Vec::new())
 }
 
 /// A worktree session as `podcode sessions` shows it.

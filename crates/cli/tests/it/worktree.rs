@@ -348,3 +348,27 @@ fn tui_worktree_says_where_it_works_and_what_is_left_when_it_ends() {
     assert!(screen.contains(&expected.replace(' ', "")), "{screen}");
     assert!(wt.join("new.txt").exists());
 }
+
+/// A session in the user's checkout is never offered `sync_to_main`, also once the tool set
+/// was rebuilt mid-run (a tool file appeared).
+#[test]
+fn sync_to_main_stays_out_of_a_checkout_session_after_a_tool_reload() {
+    let env = Env::new(vec![]);
+    for reply in common::hello_tool_script(&env) {
+        env.server.push(reply);
+    }
+    let out = env.run(&["run", "install and use the hello tool", "--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = env.requests();
+    assert_eq!(requests.len(), 3);
+    for (i, request) in requests.iter().enumerate() {
+        let names: Vec<&str> = request["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names.contains(&"hello"), i > 0, "{i}: {names:?}");
+        assert!(!names.contains(&"sync_to_main"), "{i}: {names:?}");
+    }
+}
