@@ -287,7 +287,7 @@ pub async fn set_model(
 #[utoipa::path(post, path = "/api/sessions/{id}/agent", tag = "drive",
     params(("id" = String, Path, description = "Session id")), request_body = AgentRequest,
     responses((status = 202, description = "A `configured` event follows", body = Accepted),
-        (status = 400, description = "Unknown agent", body = ErrorBody),
+        (status = 400, description = "Unknown agent, or a sub-agent", body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, description = "The session belongs to another project", body = ErrorBody)))]
 pub async fn set_agent(
@@ -299,7 +299,8 @@ pub async fn set_agent(
     state
         .engine
         .agents()
-        .resolve(&body.agent)
+        // A sub-agent only runs under a `task` call: refused here, as the TUI refuses it.
+        .resolve_primary(&body.agent)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let live = state.open(&id).await?;
     live.session.send(Op::SetAgent {

@@ -308,6 +308,20 @@ async fn sessions_are_listed_exported_reconfigured_and_deleted() {
         )
         .await;
     assert_eq!(status, 400);
+    // A sub-agent runs only under a `task` call.
+    let (status, body) = server
+        .post(
+            &format!("/api/sessions/{id}/agent"),
+            json!({"agent": "general"}),
+        )
+        .await;
+    assert_eq!(
+        (status, body),
+        (
+            400,
+            json!({"error": "agent \"general\" is a sub-agent (mode: subagent), which only the task tool starts; primary agents: build, plan"})
+        )
+    );
     let (status, _) = server
         .post(
             &format!("/api/sessions/{id}/agent"),
