@@ -150,7 +150,11 @@ pub async fn models(State(state): State<Arc<AppState>>) -> Json<ModelList> {
                 images: m.images,
                 reasoning: m.reasoning,
                 // The same check a switch to it makes, so the picker marks what would fail.
-                unusable: state.engine.check_model(Some(&id)).err().map(|e| e.to_string()),
+                unusable: state
+                    .engine
+                    .check_model(Some(&id))
+                    .err()
+                    .map(|e| e.to_string()),
                 id: id.clone(),
             }
         })

@@ -308,6 +308,14 @@ async fn sessions_are_listed_exported_reconfigured_and_deleted() {
         )
         .await;
     assert_eq!(status, 400);
+    // A title is bounded: its first line, 60 characters at most.
+    let long = format!("{}\nsecond line", "é".repeat(100));
+    let (status, body) = server.post("/api/sessions", json!({ "title": long })).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["title"], "é".repeat(60));
+    let long_id = body["id"].as_str().unwrap().to_string();
+    let (status, _) = server.delete(&format!("/api/sessions/{long_id}")).await;
+    assert_eq!(status, 204);
     // A sub-agent runs only under a `task` call.
     let (status, body) = server
         .post(
