@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream,
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    Event as TermEvent, EventStream,
 };
 use futures_util::StreamExt;
 use podcode_protocol::{Event, Op, PermissionReply, PermissionRequest, TurnEnd};
@@ -46,11 +47,22 @@ pub struct TuiParams {
 /// the id of the session shown last (the user may have switched).
 pub async fn run(params: TuiParams) -> Result<String, TuiError> {
     let mut terminal = ratatui::try_init()?;
+    // A panic restores the terminal (ratatui's hook) and must hand the mouse back too.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+        hook(info);
+    }));
     // Pasted text arrives as one event (newlines included) instead of keys that would
-    // submit it line by line.
-    let _ = crossterm::execute!(std::io::stdout(), EnableBracketedPaste);
+    // submit it line by line; the wheel and clicks reach the UI (shift-drag still selects
+    // text in most terminals).
+    let _ = crossterm::execute!(std::io::stdout(), EnableBracketedPaste, EnableMouseCapture);
     let result = event_loop(&mut terminal, params).await;
-    let _ = crossterm::execute!(std::io::stdout(), DisableBracketedPaste);
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        DisableBracketedPaste,
+        DisableMouseCapture
+    );
     ratatui::restore();
     result
 }
@@ -118,6 +130,7 @@ async fn event_loop(
                         dirty = true;
                     }
                 }
+                Some(Ok(TermEvent::Mouse(m))) => dirty |= crate::mouse::handle_mouse(&mut ui.state, m),
                 Some(Ok(TermEvent::Resize(_, _))) => dirty = true,
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),

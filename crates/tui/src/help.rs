@@ -11,7 +11,8 @@ use crate::style::Theme;
 pub const HELP: &str =
     "enter send (queued while a turn runs) · alt-enter or ctrl-j newline · ↑/↓ history
 ←/→ ctrl-←/→ home/end move · ctrl-w ctrl-u ctrl-k delete · @path attach a file (tab completes)
-pgup/pgdn shift-↑/↓ ctrl-home/end scroll · esc abort the turn · ctrl-c twice quit · ctrl-o expand the last tool output
+pgup/pgdn shift-↑/↓ ctrl-home/end or the mouse wheel scroll · esc abort the turn · ctrl-c twice quit
+alt-↑/↓ pick a tool card · ctrl-o or a click expands it (the newest when none is picked)
 ctrl-g or /changes: Changes view (r change · c call · t since its prompt · a all · f force)
 ctrl-t or /subagents: open a sub-agent's transcript (live while it runs; esc goes back)
 ctrl-l or /todos: show or hide the todo list panel
@@ -25,13 +26,13 @@ pub const KEYS_HELP: &str = "Inside the UI:
   @path attaches a file (tab completes) · esc aborts the turn · ctrl-c twice quits
   ctrl-g or /changes: the Changes view (r change · c call · t since its prompt · a all)
   ctrl-t or /subagents: a sub-agent's transcript · ctrl-l or /todos: the todo list panel
-  ctrl-o expands the last tool output · pgup/pgdn scroll
+  alt-↑/↓ picks a tool card, ctrl-o or a click expands it · pgup/pgdn or the wheel scroll
   /new /sessions /model [provider/id] /agent [name] /tools /plugins /skills /commands /undo /help
   /compact: summarise the older conversation now (it also happens when the context fills)
   /name args: a custom command (`podcode commands`); / then tab completes";
 
 pub fn draw_help(frame: &mut Frame, area: Rect, theme: Theme) {
-    let h = 13.min(area.height);
+    let h = 14.min(area.height);
     let rect = Rect::new(area.x, area.bottom().saturating_sub(h), area.width, h);
     frame.render_widget(Clear, rect);
     frame.render_widget(

@@ -64,6 +64,13 @@ pub async fn launch(engine: Arc<Engine>, opts: LaunchOptions) -> Result<Option<S
         state.status.set_totals(totals.own, totals.tree);
     }
     state.no_color = no_color;
+    // Printed before the screen switched too, but only visible there after quitting.
+    for warning in engine.warnings().iter().chain(&engine.sandbox_warnings()) {
+        state
+            .transcript
+            .entries
+            .push(Entry::Notice(format!("⚠ {warning}")));
+    }
     for (message, source) in engine.tool_errors().await {
         state
             .transcript

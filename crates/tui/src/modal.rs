@@ -103,9 +103,11 @@ impl PermissionModal {
         draw_modal(frame, area, self, theme);
     }
 
-    fn scroll_by(&mut self, delta: isize) {
+    /// Scrolls the body by `delta` lines; `true` (the screen changes).
+    pub(crate) fn scroll_by(&mut self, delta: isize) -> bool {
         let max = self.max_scroll.get();
         self.scroll = self.scroll.saturating_add_signed(delta).min(max);
+        true
     }
 }
 
@@ -134,10 +136,10 @@ fn modal_key(modal: &mut PermissionModal, key: KeyEvent) -> Option<PermissionRep
         KeyCode::Char('a') => return Some(PermissionReply::Always),
         KeyCode::Char('r' | 'n') => return Some(PermissionReply::Reject { feedback: None }),
         KeyCode::Char('f') => modal.feedback = Some(String::new()),
-        KeyCode::Down | KeyCode::Char('j') => modal.scroll_by(1),
-        KeyCode::Up | KeyCode::Char('k') => modal.scroll_by(-1),
-        KeyCode::PageDown | KeyCode::Char(' ') => modal.scroll_by(page),
-        KeyCode::PageUp => modal.scroll_by(-page),
+        KeyCode::Down | KeyCode::Char('j') => _ = modal.scroll_by(1),
+        KeyCode::Up | KeyCode::Char('k') => _ = modal.scroll_by(-1),
+        KeyCode::PageDown | KeyCode::Char(' ') => _ = modal.scroll_by(page),
+        KeyCode::PageUp => _ = modal.scroll_by(-page),
         KeyCode::Home => modal.scroll = 0,
         KeyCode::End => modal.scroll = modal.max_scroll.get(),
         _ => {}

@@ -111,6 +111,8 @@ pub struct Transcript {
     pub render_cache: RefCell<TranscriptCache>,
     /// Live progress of each sub-agent, by the `task` call that started it.
     pub subagents: std::collections::HashMap<String, SubagentProgress>,
+    /// The tool card picked with alt-↑/↓ or a click (its call id): ctrl-o toggles it.
+    pub selected: Option<String>,
     /// The conversation's items, as the session's events build them.
     fold: ItemFold,
 }
@@ -158,6 +160,7 @@ impl Transcript {
     /// session reports it, as the item the model reads).
     pub fn follow(&mut self) {
         self.scroll = 0;
+        self.selected = None;
     }
 
     /// Running tool calls, for the status line.
@@ -278,14 +281,68 @@ impl Transcript {
         }
     }
 
-    /// Expands or collapses the newest finished tool card's output.
+    /// Expands or collapses the selected tool card, else the newest finished one.
     pub fn toggle_last_output(&mut self) {
+        let selected = self.selected.clone();
         if let Some(c) = self.entries.iter_mut().rev().find_map(|e| match e {
-            Entry::Tool(c) if c.status != ToolStatus::Running => Some(c),
+            Entry::Tool(c)
+                if match &selected {
+                    Some(id) => *id == c.call_id,
+                    None => c.status != ToolStatus::Running,
+                } =>
+            {
+                Some(c)
+            }
             _ => None,
         }) {
             c.expanded = !c.expanded;
         }
+    }
+
+    /// Moves the selection to the previous (`older`) or next tool card, starting from the
+    /// newest, and scrolls it into view; past the newest the selection ends.
+    pub fn select_card(&mut self, older: bool) {
+        let cards: Vec<(usize, &str)> = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| match e {
+                Entry::Tool(c) => Some((i, c.call_id.as_str())),
+                _ => None,
+            })
+            .collect();
+        let at = self
+            .selected
+            .as_ref()
+            .and_then(|id| cards.iter().position(|(_, c)| c == id));
+        let next = match (at, older) {
+            (None, true) => cards.len().checked_sub(1),
+            (None, false) => None,
+            (Some(i), true) => Some(i.saturating_sub(1)),
+            (Some(i), false) => (i + 1 < cards.len()).then_some(i + 1),
+        };
+        let target = next
+            .and_then(|i| cards.get(i))
+            .map(|(e, id)| (*e, id.to_string()));
+        self.selected = target.as_ref().map(|(_, id)| id.clone());
+        match target {
+            Some((entry, _)) => self.reveal(entry),
+            None => self.scroll = 0,
+        }
+    }
+
+    /// A click at `row` of the screen: the tool card drawn there is selected and toggled.
+    /// `true` when a card was hit.
+    pub fn click(&mut self, column: u16, row: u16) -> bool {
+        let Some(entry) = self.entry_at(column, row) else {
+            return false;
+        };
+        let Some(Entry::Tool(c)) = self.entries.get_mut(entry) else {
+            return false;
+        };
+        c.expanded = !c.expanded;
+        self.selected = Some(c.call_id.clone());
+        true
     }
 
     /// Brings a scroll past the top (remembered by the last draw) back to the first
@@ -296,13 +353,16 @@ impl Transcript {
         }
     }
 
-    /// The transcript's keys: scrolling and expanding the last tool output; `false` when
+    /// The transcript's keys: scrolling, picking a card and expanding it; `false` when
     /// `key` is not one of them.
     pub fn key(&mut self, key: KeyEvent) -> bool {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
         match key.code {
             KeyCode::Char('o') if ctrl => self.toggle_last_output(),
+            KeyCode::Up if alt => self.select_card(true),
+            KeyCode::Down if alt => self.select_card(false),
             KeyCode::PageUp => self.scroll = self.scroll.saturating_add(10),
             KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(10),
             KeyCode::Up if shift => self.scroll = self.scroll.saturating_add(1),

@@ -214,10 +214,22 @@ struct Slot {
     rows: Vec<Line<'static>>,
 }
 
+/// What the last draw showed: its area, how it looked, and which entry each row group was,
+/// top to bottom (`(entry index, rows)`); a click and a jump to a card read it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LastView {
+    pub area: ratatui::layout::Rect,
+    pub no_color: bool,
+    pub busy: bool,
+    pub rows: Vec<(usize, usize)>,
+}
+
 /// Per-entry rendered and wrapped lines; see the module docs.
 #[derive(Clone, Default)]
 pub struct TranscriptCache {
     slots: Vec<Slot>,
+    /// The last draw, once there was one.
+    pub(crate) last_view: Option<LastView>,
     /// The largest useful scroll offset, known once a draw scrolled past the top.
     max_scroll: Option<u16>,
     /// Entries rendered (not reused) since the cache was made, for tests and benches.

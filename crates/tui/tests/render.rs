@@ -259,6 +259,112 @@ fn a_key_pressed_as_the_modal_appears_stays_with_the_screen_beneath() {
     );
 }
 
+/// Two finished calls whose outputs are longer than a collapsed card shows.
+fn two_long_cards() -> AppState {
+    let mut s = base();
+    prompt(&mut s, "look around");
+    for (call, name) in [("c1", "old"), ("c2", "new")] {
+        started(&mut s, call, "bash");
+        let output: String = (1..=9).map(|i| format!("{name} line {i}\n")).collect();
+        s.apply_event(&Event::ToolFinished {
+            call_id: call.into(),
+            tool: "bash".into(),
+            result: ToolResult {
+                title: format!("print {name}"),
+                output,
+                ..Default::default()
+            },
+            spill_path: None,
+            duration_ms: 3,
+        });
+    }
+    s
+}
+
+#[test]
+fn any_card_expands_from_the_keyboard_not_just_the_newest() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut s = two_long_cards();
+    let alt_up = KeyEvent::new(KeyCode::Up, KeyModifiers::ALT);
+    let ctrl_o = KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL);
+    podcode_tui::handle_key(&mut s, alt_up);
+    podcode_tui::handle_key(&mut s, alt_up);
+    assert_eq!(s.transcript.selected.as_deref(), Some("c1"));
+    podcode_tui::handle_key(&mut s, ctrl_o);
+    let shown = screen_sized(&s, 80, 40);
+    assert!(
+        shown.contains("old line 9"),
+        "the older card expanded:\n{shown}"
+    );
+    assert!(
+        !shown.contains("new line 9"),
+        "the newer one did not:\n{shown}"
+    );
+    // Sending a prompt ends the selection: ctrl-o is about the newest card again.
+    s.push_user("next");
+    podcode_tui::handle_key(&mut s, ctrl_o);
+    assert!(screen_sized(&s, 80, 40).contains("new line 9"));
+}
+
+#[test]
+fn a_click_expands_the_card_under_it_and_the_wheel_scrolls() {
+    use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let mut s = two_long_cards();
+    let shown = screen_sized(&s, 80, 40);
+    let row = shown
+        .lines()
+        .position(|l| l.contains("print old"))
+        .expect("the older card is on screen") as u16;
+    let mouse = |kind, row| MouseEvent {
+        kind,
+        column: 4,
+        row,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert!(podcode_tui::handle_mouse(
+        &mut s,
+        mouse(MouseEventKind::Down(MouseButton::Left), row + 1)
+    ));
+    let shown = screen_sized(&s, 80, 40);
+    assert!(shown.contains("old line 9"), "{shown}");
+    assert!(!shown.contains("new line 9"), "{shown}");
+    // A click on the prompt above the cards hits no card.
+    let prompt_row = shown
+        .lines()
+        .position(|l| l.contains("look around"))
+        .unwrap() as u16;
+    assert!(!podcode_tui::handle_mouse(
+        &mut s,
+        mouse(MouseEventKind::Down(MouseButton::Left), prompt_row)
+    ));
+    assert!(podcode_tui::handle_mouse(
+        &mut s,
+        mouse(MouseEventKind::ScrollUp, 5)
+    ));
+    assert_eq!(s.transcript.scroll, 3);
+    podcode_tui::handle_mouse(&mut s, mouse(MouseEventKind::ScrollDown, 5));
+    assert_eq!(s.transcript.scroll, 0);
+}
+
+#[test]
+fn the_wheel_scrolls_a_long_permission_modal() {
+    use crossterm::event::{KeyModifiers, MouseEvent, MouseEventKind};
+    let mut s = base();
+    prompt(&mut s, "write the table");
+    started(&mut s, "c1", "write");
+    s.modal = Some(read_modal("write", "c1", big_write()));
+    let first = screen(&s);
+    assert!(first.contains("lines 1–"), "{first}");
+    let wheel = MouseEvent {
+        kind: MouseEventKind::ScrollDown,
+        column: 10,
+        row: 10,
+        modifiers: KeyModifiers::NONE,
+    };
+    podcode_tui::handle_mouse(&mut s, wheel);
+    assert!(screen(&s).contains("lines 4–"), "{}", screen(&s));
+}
+
 fn change(id: &str, call: &str, file: &str, old: &str, new: &str) -> ChangeItem {
     ChangeItem {
         change: RecordedChange {

@@ -12,7 +12,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{Entry, ToolCard, ToolStatus, Transcript};
 use crate::style::{Theme, duration};
-use crate::transcript_cache::{LogicalLine, TranscriptCache, WrapMode, wrap};
+use crate::transcript_cache::{LastView, LogicalLine, TranscriptCache, WrapMode, wrap};
 
 const SPINNER: [&str; 4] = ["⠋", "⠙", "⠹", "⠸"];
 /// Output lines a collapsed tool card shows.
@@ -22,7 +22,7 @@ const DIFF_PREVIEW_LINES: usize = 12;
 
 /// What an entry's rendering reads besides the entry itself.
 #[derive(Clone, Copy)]
-struct Look {
+pub(super) struct Look {
     theme: Theme,
     /// A turn runs: the newest reasoning shows its latest line.
     busy: bool,
@@ -67,12 +67,89 @@ impl Transcript {
         } else {
             cache.set_max_scroll(None);
         }
-        frame.render_widget(Paragraph::new(visible.unwrap_or_default()), area);
+        let (lines, rows) = visible.unwrap_or_default();
+        cache.last_view = Some(LastView {
+            area,
+            no_color: theme.no_color,
+            busy,
+            rows,
+        });
+        frame.render_widget(Paragraph::new(lines), area);
+    }
+
+    /// The entry drawn at screen cell (`column`, `row`) by the last draw.
+    pub(crate) fn entry_at(&self, column: u16, row: u16) -> Option<usize> {
+        let cache = self.render_cache.borrow();
+        let view = cache.last_view.as_ref()?;
+        let a = view.area;
+        if column < a.x || column >= a.x + a.width || row < a.y {
+            return None;
+        }
+        let mut top = a.y as usize;
+        for (entry, rows) in &view.rows {
+            if (row as usize) < top + rows {
+                return Some(*entry);
+            }
+            top += rows;
+        }
+        None
+    }
+
+    /// Scrolls so entry `target` is on screen (as the last draw measured the screen).
+    pub(crate) fn reveal(&mut self, target: usize) {
+        let scroll = {
+            let mut cache = self.render_cache.borrow_mut();
+            let Some(view) = cache.last_view.clone() else {
+                return;
+            };
+            let look = Look {
+                theme: Theme {
+                    no_color: view.no_color,
+                },
+                busy: view.busy,
+                frame: self.frame,
+            };
+            let (width, height) = (view.area.width.max(1) as usize, view.area.height as usize);
+            let last = self.entries.len().saturating_sub(1);
+            // Rows below the target, counted from the bottom.
+            let mut below = 0usize;
+            let mut found = None;
+            for (i, entry) in self.entries.iter().enumerate().rev() {
+                let (newest, picked) = (i == last, self.is_selected(entry));
+                let key = entry_key(entry, look, newest, picked);
+                let rows = cache
+                    .rows(i, key, width, || entry_lines(entry, look, newest, picked))
+                    .len();
+                if i == target {
+                    found = Some(rows);
+                    break;
+                }
+                below += rows;
+            }
+            let Some(rows) = found else {
+                return;
+            };
+            let now = self.scroll as usize;
+            if below < now {
+                // Below the screen: its end goes to the bottom.
+                below
+            } else if below + rows > now + height {
+                // Above the screen: its first row goes to the top.
+                (below + rows).saturating_sub(height)
+            } else {
+                now
+            }
+        };
+        self.scroll = u16::try_from(scroll).unwrap_or(u16::MAX);
+    }
+
+    fn is_selected(&self, entry: &Entry) -> bool {
+        matches!((entry, &self.selected), (Entry::Tool(c), Some(id)) if c.call_id == *id)
     }
 
     /// The `height` rows that end `scroll` rows above the bottom, rendering (or reusing)
-    /// entries from the newest back only as far as needed; `Err(total rows)` when `scroll`
-    /// goes past the top.
+    /// entries from the newest back only as far as needed, with which entry each group of
+    /// rows is (top to bottom); `Err(total rows)` when `scroll` goes past the top.
     fn visible_rows(
         &self,
         cache: &mut TranscriptCache,
@@ -80,17 +157,17 @@ impl Transcript {
         width: usize,
         height: usize,
         scroll: usize,
-    ) -> Result<Vec<Line<'static>>, usize> {
+    ) -> Result<VisibleRows, usize> {
         let last = self.entries.len().saturating_sub(1);
         let (mut skip, mut need, mut total) = (scroll, height, 0);
-        let mut parts: Vec<Vec<Line<'static>>> = Vec::new();
+        let mut parts: Vec<(usize, Vec<Line<'static>>)> = Vec::new();
         for (i, entry) in self.entries.iter().enumerate().rev() {
             if need == 0 {
                 break;
             }
-            let newest = i == last;
-            let key = entry_key(entry, look, newest);
-            let rows = cache.rows(i, key, width, || entry_lines(entry, look, newest));
+            let (newest, picked) = (i == last, self.is_selected(entry));
+            let key = entry_key(entry, look, newest, picked);
+            let rows = cache.rows(i, key, width, || entry_lines(entry, look, newest, picked));
             total += rows.len();
             if skip >= rows.len() {
                 skip -= rows.len();
@@ -98,22 +175,29 @@ impl Transcript {
             }
             let end = rows.len() - skip;
             let start = end.saturating_sub(need);
-            parts.push(rows[start..end].to_vec());
+            parts.push((i, rows[start..end].to_vec()));
             need -= end - start;
             skip = 0;
         }
         if skip > 0 {
             return Err(total);
         }
-        Ok(parts.into_iter().rev().flatten().collect())
+        let layout = parts.iter().rev().map(|(i, r)| (*i, r.len())).collect();
+        Ok((
+            parts.into_iter().rev().flat_map(|(_, r)| r).collect(),
+            layout,
+        ))
     }
 }
 
+/// Screen rows, and `(entry index, rows)` for each entry they show, top to bottom.
+type VisibleRows = (Vec<Line<'static>>, Vec<(usize, usize)>);
+
 /// A cheap fingerprint of everything `entry_lines` reads for `entry`, or `None` when the
 /// entry animates (a running card's spinner and clock) and must be drawn every frame.
-fn entry_key(entry: &Entry, look: Look, newest: bool) -> Option<u64> {
+fn entry_key(entry: &Entry, look: Look, newest: bool, picked: bool) -> Option<u64> {
     let mut h = std::hash::DefaultHasher::new();
-    look.theme.no_color.hash(&mut h);
+    (look.theme.no_color, picked).hash(&mut h);
     match entry {
         Entry::User(t) => (0u8, text_print(t)).hash(&mut h),
         Entry::Assistant { text, .. } => (1u8, text_print(text)).hash(&mut h),
@@ -144,7 +228,7 @@ fn text_print(t: &str) -> (usize, &[u8], &[u8]) {
 }
 
 /// An entry as logical lines, followed by the blank line that separates entries.
-fn entry_lines(entry: &Entry, look: Look, newest: bool) -> Vec<LogicalLine> {
+fn entry_lines(entry: &Entry, look: Look, newest: bool, picked: bool) -> Vec<LogicalLine> {
     let theme = look.theme;
     let mut out = Vec::new();
     match entry {
@@ -183,7 +267,7 @@ fn entry_lines(entry: &Entry, look: Look, newest: bool) -> Vec<LogicalLine> {
                 );
             }
         }
-        Entry::Tool(card) => card_lines(card, look, &mut out),
+        Entry::Tool(card) => card_lines(card, look, picked, &mut out),
         Entry::Notice(text) => {
             for l in text.lines() {
                 out.push(LogicalLine::new(vec![Span::styled(
@@ -203,7 +287,7 @@ fn clean(text: &str) -> std::borrow::Cow<'_, str> {
     podcode_protocol::sanitize_for_terminal(text)
 }
 
-fn card_lines(card: &ToolCard, look: Look, out: &mut Vec<LogicalLine>) {
+fn card_lines(card: &ToolCard, look: Look, picked: bool, out: &mut Vec<LogicalLine>) {
     let theme = look.theme;
     let (mark, color) = match card.status {
         ToolStatus::Running => (SPINNER[(look.frame % 4) as usize], Color::Yellow),
@@ -213,10 +297,13 @@ fn card_lines(card: &ToolCard, look: Look, out: &mut Vec<LogicalLine>) {
         ToolStatus::Interrupted => ("■", Color::DarkGray),
         ToolStatus::TimedOut => ("⧗", Color::Yellow),
     };
-    let mut head = vec![Span::styled(
-        card.tool.clone(),
-        Style::default().add_modifier(Modifier::BOLD),
-    )];
+    // The selected card (alt-↑/↓, a click) shows its name reversed.
+    let name = if picked {
+        Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED)
+    } else {
+        Style::default().add_modifier(Modifier::BOLD)
+    };
+    let mut head = vec![Span::styled(card.tool.clone(), name)];
     if !card.title.is_empty() {
         head.push(Span::raw(format!(" — {}", clean(&card.title))));
     }
@@ -257,7 +344,7 @@ fn card_lines(card: &ToolCard, look: Look, out: &mut Vec<LogicalLine>) {
     }
     if body.len() > shown {
         out.push(note(format!(
-            "… {} (ctrl-o to expand)",
+            "… {} (ctrl-o or a click expands)",
             podcode_protocol::more_lines(body.len() - shown)
         )));
     }
