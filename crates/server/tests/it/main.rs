@@ -16,6 +16,7 @@ mod web_asks;
 mod web_changes;
 mod web_commands;
 mod web_hostile;
+mod web_misc;
 mod web_page;
 mod web_pickers;
 mod web_plugins;

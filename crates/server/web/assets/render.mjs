@@ -11,6 +11,15 @@
 import { marked, DOMPurify, hljs } from "./vendor/vendor.mjs";
 
 marked.setOptions({ gfm: true, breaks: false });
+// A `style` attribute in model-written HTML would be dropped by the sanitiser anyway, but
+// parsing it (in DOMPurify's inert document) already makes the page's style-src policy
+// report a violation on the console: it goes before anything parses it.
+const STYLE_ATTR = /([\s/])style\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)/gi;
+marked.use({
+  walkTokens(token) {
+    if (token.type === "html" && typeof token.text === "string") token.text = token.text.replace(STYLE_ATTR, "$1");
+  },
+});
 
 /** What a permission card says when its request holds such characters (as in the terminal). */
 export const HIDDEN_CHARS_WARNING =

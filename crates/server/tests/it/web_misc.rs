@@ -1,0 +1,114 @@
+//! Smaller things of the web page, in a real headless Chromium: the browser's console
+//! stays quiet through a whole session (no policy reports, no missing favicon).
+// Test code: a failed step panics at that line, as in `#[test]` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+
+use crate::browser::*;
+use chromiumoxide::cdp::browser_protocol::log::EventEntryAdded;
+use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
+use futures_util::StreamExt;
+use podcode_providers::testing::Reply;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_stays_quiet_through_a_session() {
+    let env = Env::start(
+        vec![
+            Reply::new()
+                .text("Looking.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n")
+                .tool_call(
+                    "e1",
+                    "edit",
+                    r#"{"filePath": "notes.txt", "oldString": "world", "newString": "web"}"#,
+                ),
+            Reply::new().text(
+                "Done, see [the docs](https://example.invalid/) and ![a chart](https://example.invalid/x.png).\n\n```rust\nfn main() {}\n```\n\n<img src=\"https://example.invalid/y.png\"> <span style=\"color: red\">red</span>\n",
+            ),
+        ],
+        "[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"ask\"\n",
+    )
+    .await;
+    env.write("notes.txt", "hello world\n");
+    let (browser, pump, _profile) = chromium().await;
+    let page = new_tab(&browser, "about:blank").await;
+    let said = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut logs = page.event_listener::<EventEntryAdded>().await.expect("log");
+    let mut console = page
+        .event_listener::<EventConsoleApiCalled>()
+        .await
+        .expect("console");
+    let mut thrown = page
+        .event_listener::<EventExceptionThrown>()
+        .await
+        .expect("exceptions");
+    let keep = said.clone();
+    let listen = tokio::spawn(async move {
+        loop {
+            let line = tokio::select! {
+                Some(e) = logs.next() => format!("{:?}: {} ({})", e.entry.level, e.entry.text, e.entry.url.clone().unwrap_or_default()),
+                Some(e) = console.next() => format!("console.{:?}: {:?}", e.r#type, e.args.iter().map(|a| a.value.clone()).collect::<Vec<_>>()),
+                Some(e) = thrown.next() => format!("exception: {}", e.exception_details.text),
+                else => break,
+            };
+            keep.lock().unwrap().push(line);
+        }
+    });
+    page.goto(env.open_url.as_str())
+        .await
+        .expect("open the page");
+    wait_for(
+        &page,
+        "document.getElementById('model-picker').options.length",
+        "the page",
+    )
+    .await;
+    send_prompt(&page, "edit the notes").await;
+    wait_for(&page, "document.querySelector('.perm')", "the ask").await;
+    click(&page, ".perm button.primary").await;
+    wait_for(
+        &page,
+        "document.querySelector('pre code.hljs') && document.getElementById('abort').hidden",
+        "the answer",
+    )
+    .await;
+    click(&page, "#toggle-changes").await;
+    click(&page, ".change > summary").await;
+    wait_for(&page, "document.querySelector('.change .diff')", "the diff").await;
+    click(&page, "#help-button").await;
+    click(&page, "#help-close").await;
+    page.reload().await.expect("reload");
+    wait_for(
+        &page,
+        "document.querySelector('pre code.hljs')",
+        "the stored answer",
+    )
+    .await;
+    // Whatever the browser still had to say about the page has been said by now: the
+    // last message of a round trip through the page comes after it.
+    eval(&page, "console.debug('end of the session'); true").await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !said
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.contains("end of the session"))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the marker never came"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    listen.abort();
+    let said: Vec<String> = said
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| !l.contains("end of the session"))
+        .cloned()
+        .collect();
+    assert!(said.is_empty(), "the console said:\n{}", said.join("\n"));
+    close(browser, pump).await;
+    env.stop().await;
+}
