@@ -1,11 +1,16 @@
 //! Smaller things of the web page, in a real headless Chromium: the browser's console
-//! stays quiet through a whole session (no policy reports, no missing favicon).
+//! stays quiet through a whole session (no policy reports, no missing favicon); on a phone
+//! "New session" closes the sessions sheet, Enter is a new line (Send sends), and an ask
+//! shows what "Always" would remember.
 // Test code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::{Arc, Mutex};
 
 use crate::browser::*;
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    SetDeviceMetricsOverrideParams, SetTouchEmulationEnabledParams,
+};
 use chromiumoxide::cdp::browser_protocol::log::EventEntryAdded;
 use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
 use futures_util::StreamExt;
@@ -109,6 +114,99 @@ async fn the_console_stays_quiet_through_a_session() {
         .cloned()
         .collect();
     assert!(said.is_empty(), "the console said:\n{}", said.join("\n"));
+    close(browser, pump).await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_phone_new_session_closes_the_sheet_enter_is_a_new_line_and_always_says_what() {
+    let env = Env::start(
+        vec![
+            Reply::new().tool_call(
+                "e1",
+                "edit",
+                r#"{"filePath": "notes.txt", "oldString": "world", "newString": "phone"}"#,
+            ),
+            Reply::new().text("edited"),
+        ],
+        "[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"ask\"\n",
+    )
+    .await;
+    env.write("notes.txt", "hello world\n");
+    let (browser, pump, _profile) = chromium().await;
+    let page = new_tab(&browser, "about:blank").await;
+    page.execute(SetDeviceMetricsOverrideParams::new(390, 844, 3.0, true))
+        .await
+        .expect("phone viewport");
+    page.execute(
+        SetTouchEmulationEnabledParams::builder()
+            .enabled(true)
+            .max_touch_points(5)
+            .build()
+            .expect("touch"),
+    )
+    .await
+    .expect("touch screen");
+    page.goto(env.open_url.as_str())
+        .await
+        .expect("open the page");
+    wait_for(
+        &page,
+        "document.getElementById('model-picker').options.length",
+        "the page",
+    )
+    .await;
+
+    click(&page, "#toggle-sessions").await;
+    wait_for(
+        &page,
+        "!document.getElementById('sessions').hidden",
+        "the sessions sheet",
+    )
+    .await;
+    click(&page, "#new-session").await;
+    wait_for(
+        &page,
+        "document.getElementById('sessions').hidden",
+        "the sheet closed by New session",
+    )
+    .await;
+
+    // Enter is a new line; the Send button sends.
+    let prompt = page.find_element("#prompt").await.expect("prompt box");
+    prompt.click().await.expect("focus");
+    prompt.type_str("first line").await.expect("type");
+    prompt.press_key("Enter").await.expect("Enter");
+    prompt.type_str("second line").await.expect("type");
+    assert_eq!(
+        eval(&page, "document.getElementById('prompt').value").await,
+        "first line\nsecond line"
+    );
+    assert_eq!(
+        eval(&page, "document.querySelectorAll('.msg.user').length").await,
+        0
+    );
+    click(&page, "#send").await;
+    let ask = wait_for(
+        &page,
+        "document.querySelector('.perm')?.innerText",
+        "the ask",
+    )
+    .await;
+    assert_eq!(
+        eval(&page, "document.querySelector('.msg.user').textContent").await,
+        "first line\nsecond line"
+    );
+    // What "Always" remembers is on the card, not in a tooltip.
+    let note = eval(
+        &page,
+        "document.querySelector('.perm .always-note').innerText",
+    )
+    .await;
+    assert_eq!(
+        note, "Always allows from now on, in this project: edit notes.txt",
+        "{ask}"
+    );
     close(browser, pump).await;
     env.stop().await;
 }

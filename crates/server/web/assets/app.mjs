@@ -18,6 +18,10 @@ const ui = {
   help: $("help"), login: $("login"),
 };
 const phone = matchMedia("(max-width: 760px)");
+// A phone's keyboard has no Shift+Enter to speak of: there Enter is a new line and the
+// Send button sends.
+const touch = matchMedia("(pointer: coarse)");
+const enterSends = () => !(phone.matches && touch.matches);
 
 // `sending`: the bubbles of prompts this page sent whose `user_message` has not come back yet.
 const state = { sessions: [], current: null, stream: null, busy: false, defaults: {}, sending: [] };
@@ -375,7 +379,7 @@ document.addEventListener("keydown", (e) => {
 ui.prompt.addEventListener("keydown", (e) => {
   // The open commands list takes its keys first (Esc closes it, not the turn).
   if (commands.key(e)) { e.preventDefault(); e.stopPropagation(); return; }
-  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing && enterSends()) { e.preventDefault(); send(); }
 });
 ui.prompt.addEventListener("input", autosize);
 ui.composer.addEventListener("submit", (e) => { e.preventDefault(); send(); });
@@ -383,7 +387,13 @@ ui.abort.addEventListener("click", abort);
 ui.toggleChanges.addEventListener("click", () => showChanges(ui.changes.hidden));
 $("close-changes").addEventListener("click", () => showChanges(false));
 $("toggle-sessions").addEventListener("click", () => showSessions(ui.sessions.hidden));
-$("new-session").addEventListener("click", () => { closeSession(); renderSessions(); ui.prompt.focus(); });
+$("new-session").addEventListener("click", () => {
+  closeSession();
+  renderSessions();
+  // On a phone the list is a sheet over the page: out of the way of the new session.
+  if (phone.matches) showSessions(false);
+  ui.prompt.focus();
+});
 $("help-button").addEventListener("click", () => { ui.help.hidden = false; });
 $("help-close").addEventListener("click", () => { ui.help.hidden = true; });
 ui.model.addEventListener("change", () => pick("model", ui.model.value));
@@ -420,6 +430,12 @@ async function start() {
   if (!phone.matches) ui.prompt.focus();
 }
 
+function placeholder() {
+  ui.prompt.placeholder = enterSends() ? "Ask Podcode… (Enter sends, Shift+Enter for a new line)" : "Ask Podcode… (Send sends; Enter is a new line)";
+}
+phone.addEventListener("change", placeholder);
+touch.addEventListener("change", placeholder);
+placeholder();
 showSessions(!phone.matches);
 showChanges(false);
 start();

@@ -2,7 +2,7 @@
 // with feedback (buttons or y / a / n / f). The first reply of any client wins; a
 // `permission_resolved` event (or a 409 from the server) closes the card everywhere.
 import { api } from "./api.mjs";
-import { el, diffView, hasHidden, visibleText, HIDDEN_CHARS_WARNING } from "./render.mjs";
+import { el, diffView, hasHidden, HIDDEN_CHARS_WARNING } from "./render.mjs";
 
 // What a tool attaches to explain its ask, in the order the terminal shows it.
 const DETAIL_KEYS = ["command", "denied", "description", "path", "diff", "preview"];
@@ -79,9 +79,11 @@ export class Permissions {
         details),
       el("div", { class: "actions" },
         el("button", { type: "button", class: "primary", onclick: () => this.reply(ev.request_id, { reply: "once" }) }, "Allow once (y)"),
-        el("button", { type: "button", title: visibleText(`Remember: ${req.permission} ${always.join(", ")}`), onclick: () => this.reply(ev.request_id, { reply: "always" }) }, "Always (a)"),
+        el("button", { type: "button", onclick: () => this.reply(ev.request_id, { reply: "always" }) }, "Always (a)"),
         el("button", { type: "button", class: "danger", onclick: () => this.reply(ev.request_id, { reply: "reject" }) }, "Reject (n)"),
         el("button", { type: "button", onclick: () => { fbRow.hidden = false; feedback.focus(); } }, "Reject with feedback (f)")),
+      // What "Always" remembers, in view (a tooltip shows on no phone and few eyes).
+      el("p", { class: "always-note" }, `Always allows from now on, in this project: ${req.permission} ${always.join(", ")}`),
       fbRow);
     this.open.set(ev.request_id, { box, session, fbRow, feedback });
     this.root.append(box);
