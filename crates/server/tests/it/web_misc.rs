@@ -1,7 +1,8 @@
 //! Smaller things of the web page, in a real headless Chromium: the browser's console
 //! stays quiet through a whole session (no policy reports, no missing favicon); on a phone
 //! "New session" closes the sessions sheet, Enter is a new line (Send sends), and an ask
-//! shows what "Always" would remember.
+//! shows what "Always" would remember; at load the page opens this project's newest session,
+//! never another project's.
 // Test code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -206,6 +207,66 @@ async fn on_a_phone_new_session_closes_the_sheet_enter_is_a_new_line_and_always_
     assert_eq!(
         note, "Always allows from now on, in this project: edit notes.txt",
         "{ask}"
+    );
+    close(browser, pump).await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_load_the_page_opens_this_project_s_newest_session_not_another_project_s() {
+    let env = Env::start(vec![Reply::new().text("answered here")], "").await;
+    let (browser, pump, _profile) = chromium().await;
+    let page = open_page(&browser, &env.open_url).await;
+    send_prompt(&page, "mine").await;
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('answered here') && document.getElementById('abort').hidden",
+        "the answer",
+    )
+    .await;
+    let mine = eval(&page, "location.search").await;
+
+    // Newer still: a session of another project, in the same store.
+    let other = env.root.root().join("other");
+    std::fs::create_dir_all(other.join(".git")).expect("another project");
+    let engine = std::sync::Arc::new(
+        podcode_core::Engine::load_in(Some(other), env.root.dirs()).expect("engine"),
+    );
+    let elsewhere = podcode_core::testing::open_build_session(&engine, "elsewhere")
+        .await
+        .expect("a session there");
+    drop(elsewhere);
+
+    let bare = env
+        .open_url
+        .split('#')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let again = open_page(&browser, &bare).await;
+    wait_for(
+        &again,
+        "document.getElementById('transcript').innerText.includes('answered here')",
+        "this project's session",
+    )
+    .await;
+    // The other project's session is listed (newest first), but not opened.
+    assert_eq!(
+        eval(
+            &again,
+            "[...document.querySelectorAll('#session-list .open span')].map((s) => s.textContent).join(',')"
+        )
+        .await,
+        "elsewhere,mine"
+    );
+    assert_eq!(eval(&again, "location.search").await, mine);
+    assert_eq!(
+        eval(
+            &again,
+            "document.getElementById('session-title').textContent"
+        )
+        .await,
+        "mine"
     );
     close(browser, pump).await;
     env.stop().await;
