@@ -224,3 +224,22 @@ fn the_first_prompt_does_not_reload_unchanged_tools() {
     assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
     assert!(!screen.contains("tool(s)offered"), "{screen}");
 }
+
+#[test]
+fn config_warnings_show_in_the_transcript_at_start() {
+    let env = Env::new(vec![]);
+    env.write(
+        ".podcode/config.toml",
+        "model = \"scripted/test\"\ncolour = \"blue\"\n",
+    );
+    let (screen, matched) = drive(
+        &env,
+        &["tui"],
+        &[
+            ("enter to send", ""),
+            // On the UI's own screen, not only on the terminal it covers until it quits.
+            ("unknown key `colour` ignored", "\x03\x03"),
+        ],
+    );
+    assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
+}
