@@ -271,3 +271,49 @@ async fn at_load_the_page_opens_this_project_s_newest_session_not_another_projec
     close(browser, pump).await;
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_call_keeps_its_command_after_a_reload() {
+    let env = Env::start(
+        vec![
+            Reply::new().tool_call(
+                "b1",
+                "bash",
+                r#"{"command": "echo denied-command-here", "description": "Say it"}"#,
+            ),
+            Reply::new().text("not run"),
+        ],
+        "[[permission]]\npermission = \"bash\"\npattern = \"*\"\naction = \"ask\"\n",
+    )
+    .await;
+    let (browser, pump, _profile) = chromium().await;
+    let page = open_page(&browser, &env.open_url).await;
+    send_prompt(&page, "run it").await;
+    wait_for(&page, "document.querySelector('.perm')", "the ask").await;
+    click(&page, ".perm button.danger").await;
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('not run') && document.getElementById('abort').hidden",
+        "the turn's end",
+    )
+    .await;
+    let card = "document.querySelector('.card[data-call] .ttl')?.textContent";
+    let live = eval(&page, card).await;
+    assert!(
+        live.as_str()
+            .unwrap_or_default()
+            .contains("denied-command-here"),
+        "{live}"
+    );
+    page.reload().await.expect("reload");
+    let stored = wait_for(&page, card, "the stored card").await;
+    assert!(
+        stored
+            .as_str()
+            .unwrap_or_default()
+            .contains("denied-command-here"),
+        "{stored}"
+    );
+    close(browser, pump).await;
+    env.stop().await;
+}

@@ -40,11 +40,16 @@ export class Transcript {
         this.append(it.message_id, it.text, it.kind);
       } else if (it.kind === "tool") {
         const c = this.card(it.call_id, it.tool);
-        this.setTitle(c, it.title);
+        // A call that never ran (denied, say) has no title of its own: show what it
+        // would have run, as the live card did.
+        this.setTitle(c, it.title || argsTitle(it.args));
         const ok = it.state === "completed";
         const st = it.state === "running" || it.state === "pending" ? "running" : ok ? "done" : "failed";
         this.setState(c, st, it.state + (it.elapsed_ms != null ? ` · ${it.elapsed_ms} ms` : ""));
         this.setOutput(c, it.output, it.diff);
+      } else if (it.kind === "compaction") {
+        // As the live `compacted` event showed it.
+        this.note(compactedText(it.reason, it.tokens_before, it.tokens_after));
       }
     }
     this.flush();
@@ -206,7 +211,7 @@ export class Transcript {
       }
       case "subagent": this.subagent(ev); return true;
       case "compacted":
-        this.note(`≡ compacted (${ev.reason}): ~${ev.tokens_before} → ~${ev.tokens_after} tokens sent; the session keeps every message`);
+        this.note(compactedText(ev.reason, ev.tokens_before, ev.tokens_after));
         return true;
       case "step_retry": this.note(`the model's stream broke (${ev.error}); retrying (attempt ${ev.attempt})`, true); return true;
       case "warning": this.note(ev.message, true); return true;
@@ -276,6 +281,10 @@ function draw(m) {
   const tail = markdownFragment(rest.slice(cut));
   m.tail = [...tail.childNodes];
   m.body.append(tail);
+}
+
+function compactedText(reason, before, after) {
+  return `≡ compacted (${reason}): ~${before} → ~${after} tokens sent; the session keeps every message`;
 }
 
 /** A short title from a call's arguments until the tool sends its own. */
