@@ -2,7 +2,8 @@
 //! line per element, indented by nesting: `[ref=e12] button "Save" disabled`.
 //!
 //! Ignored nodes and unnamed generic containers are skipped (their children move up);
-//! text that only repeats its parent's name is dropped. Every element line carries a ref,
+//! text that only repeats its parent's name is dropped, and so are the line boxes
+//! (`InlineTextBox`) Chromium lays a text out in: the text line above them has it all. Every element line carries a ref,
 //! the same for the same DOM node until it goes away (`Tab::ref_for`). The text is bounded
 //! by `MAX_LINES` and `MAX_CHARS`, with a note saying so.
 
@@ -50,7 +51,7 @@ const STATES: [&str; 12] = [
 /// Takes a snapshot of the tab's page.
 pub(crate) async fn take(tab: &Tab) -> Result<String, ToolError> {
     let tree = tab.call(GetFullAxTreeParams::default()).await?;
-    Ok(render(tab, &tree.nodes))
+    Ok(render(&|node| tab.ref_for(node), &tree.nodes))
 }
 
 fn text(v: &Option<AxValue>) -> String {
@@ -73,7 +74,10 @@ fn quoted(s: &str) -> String {
     format!("\"{}\"", clipped.replace('"', "\\\""))
 }
 
-fn render(tab: &Tab, nodes: &[AxNode]) -> String {
+/// Gives the ref of a DOM node (by its backend id).
+type RefFor<'a> = &'a dyn Fn(i64) -> String;
+
+fn render(ref_for: RefFor<'_>, nodes: &[AxNode]) -> String {
     let by_id: HashMap<&str, &AxNode> = nodes
         .iter()
         .map(|n| (n.node_id.inner().as_str(), n))
@@ -82,7 +86,7 @@ fn render(tab: &Tab, nodes: &[AxNode]) -> String {
         return String::from("(empty page)");
     };
     let mut lines = Vec::new();
-    walk(tab, &by_id, root, 0, "", &mut lines);
+    walk(ref_for, &by_id, root, 0, "", &mut lines);
     let total = lines.len();
     let mut out = String::new();
     let mut shown = 0;
@@ -101,7 +105,7 @@ fn render(tab: &Tab, nodes: &[AxNode]) -> String {
 }
 
 fn walk(
-    tab: &Tab,
+    ref_for: RefFor<'_>,
     by_id: &HashMap<&str, &AxNode>,
     node: &AxNode,
     depth: usize,
@@ -111,7 +115,10 @@ fn walk(
     let role = text(&node.role);
     let name = text(&node.name);
     let children = node.child_ids.as_deref().unwrap_or_default();
-    let skip = node.ignored || (PLAIN.contains(&role.as_str()) && name.trim().is_empty());
+    let skip = node.ignored
+        || (PLAIN.contains(&role.as_str()) && name.trim().is_empty())
+        // One line box of the text it sits in (`parent_name`), already shown there.
+        || (role == "InlineTextBox" && parent_name.contains(name.trim()));
     let mut next_depth = depth;
     let mut next_parent = parent_name.to_string();
     if !skip {
@@ -120,10 +127,11 @@ fn walk(
             if !t.is_empty() && t != parent_name.trim() {
                 lines.push(format!("{}text {}", "  ".repeat(depth), quoted(t)));
             }
+            next_parent = name.clone();
         } else {
             let mut line = "  ".repeat(depth);
             if let Some(backend) = &node.backend_dom_node_id {
-                line.push_str(&format!("[ref={}] ", tab.ref_for(*backend.inner())));
+                line.push_str(&format!("[ref={}] ", ref_for(*backend.inner())));
             }
             line.push_str(if role == "RootWebArea" { "page" } else { &role });
             if !name.trim().is_empty() {
@@ -166,7 +174,51 @@ fn walk(
     }
     for child in children {
         if let Some(c) = by_id.get(child.inner().as_str()) {
-            walk(tab, by_id, c, next_depth, &next_parent, lines);
+            walk(ref_for, by_id, c, next_depth, &next_parent, lines);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: &str, role: &str, name: &str, children: &[&str], parent: Option<&str>) -> Value {
+        serde_json::json!({
+            "nodeId": id,
+            "ignored": false,
+            "role": {"type": "role", "value": role},
+            "name": {"type": "computedString", "value": name},
+            "childIds": children,
+            "parentId": parent,
+            "backendDOMNodeId": id.parse::<i64>().unwrap(),
+        })
+    }
+
+    #[test]
+    fn each_text_shows_once_not_again_as_its_line_boxes() {
+        // A heading, and a paragraph whose text Chromium laid out in two line boxes.
+        let nodes: Vec<AxNode> = serde_json::from_value(Value::Array(vec![
+            node("1", "RootWebArea", "Page", &["2", "5"], None),
+            node("2", "heading", "Counter", &["3"], Some("1")),
+            node("3", "StaticText", "Counter", &["4"], Some("2")),
+            node("4", "InlineTextBox", "Counter", &[], Some("3")),
+            node("5", "paragraph", "", &["6"], Some("1")),
+            node(
+                "6",
+                "StaticText",
+                "Rows are added below",
+                &["7", "8"],
+                Some("5"),
+            ),
+            node("7", "InlineTextBox", "Rows are ", &[], Some("6")),
+            node("8", "InlineTextBox", "added below", &[], Some("6")),
+        ]))
+        .unwrap();
+        let text = render(&|n| format!("e{n}"), &nodes);
+        assert_eq!(
+            text,
+            "[ref=e1] page \"Page\"\n  [ref=e2] heading \"Counter\"\n  text \"Rows are added below\"\n"
+        );
     }
 }
