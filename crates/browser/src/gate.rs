@@ -2,23 +2,29 @@
 //! redirects, frames) is paused by the DevTools `Fetch` domain and checked here before it
 //! may go out:
 //! - `about:`, `data:` and `blob:` URLs reach no network and pass;
-//! - `http`/`https`: the host is resolved; a private, loopback or link-local address needs
-//!   an explicit `allow` rule for `browser_private` with the host as pattern (as for
-//!   webfetch: a remembered approval does not count); then the `browser` permission with
-//!   the host as pattern — asked through the running call's context, once per host for the
-//!   life of the browser;
+//! - `http`/`https`: the host is resolved. A private, loopback or link-local address (a
+//!   local dev server, cloud metadata) is the `browser_private` permission with the origin
+//!   as pattern (`http://localhost:5173`; a rule for the bare host counts where none for
+//!   the origin decides): a rule decides, else the user is asked like at every other gate
+//!   (once, always, reject). That
+//!   answer is the page's only question; a `browser` rule denying the host still refuses.
+//!   A public address is the `browser` permission with the host as pattern. Either is
+//!   asked through the running call's context, once per origin or host for the life of
+//!   the browser;
 //! - any other scheme (`file:`, `chrome:`, …) only with an explicit `browser_private`
 //!   allow rule for the URL.
 //!
 //! A request made while no call runs (a timer navigating the page) or by a frame is never
-//! asked about: it passes only when the host was allowed before. Refusals are recorded so
-//! the call that caused them can report them.
+//! asked about: it passes only when its origin or host was allowed before. A refusal names
+//! the config rules that would allow the request, as TOML to paste. Refusals are recorded
+//! so the call that caused them can report them. The check runs before the browser starts
+//! too (`Pool::acquire`), so a refused first navigation launches no Chromium.
 //!
 //! The page's own requests (`fetch()`, XHR, images, scripts, styles, media, beacons) are
-//! paused too and pass the same scheme and address checks — a private, loopback or
-//! link-local address (cloud metadata included) needs the `browser_private` allow rule —
-//! but not the `browser` host question, which is for what the page shows. They and the
-//! frames are never the action's error: their refusals are listed as notes in its result.
+//! paused too and pass the same scheme and address checks — a private address passes when
+//! a rule or an earlier answer allowed its origin — but not the `browser` host question,
+//! which is for what the page shows. They and the frames are never the action's error:
+//! their refusals are listed as notes in its result.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
@@ -63,8 +69,8 @@ pub(crate) struct Gate {
     /// The call running now, whose context may ask the user.
     current: Mutex<Option<ToolContext>>,
     allowed: Mutex<HashSet<String>>,
-    /// Private hosts a `browser_private` rule allowed during a call: the page may still
-    /// reach them between calls, when no rule can be read.
+    /// Private origins a `browser_private` rule or answer allowed during a call: the page
+    /// may still reach them between calls, when no rule can be read.
     private_allowed: Mutex<HashSet<String>>,
     refusals: Mutex<Vec<(String, Refusal)>>,
     /// Refused requests of frames and subresources since the call began (their texts).
@@ -117,11 +123,69 @@ impl Gate {
         self.current.lock().ok().and_then(|c| c.clone())
     }
 
-    fn private_allowed_before(&self, host: &str) -> bool {
+    fn private_allowed_before(&self, origin: &str) -> bool {
         self.private_allowed
             .lock()
-            .map(|p| p.contains(host))
+            .map(|p| p.contains(origin))
             .unwrap_or(false)
+    }
+
+    /// A private address: `browser_private` for the origin (see the module doc). `Ok`
+    /// settles the request, also the `browser` question of a navigation.
+    async fn private_verdict(
+        &self,
+        ctx: Option<&ToolContext>,
+        url: &Url,
+        host: &str,
+        ip: &str,
+        may_ask: bool,
+    ) -> Result<(), Refusal> {
+        let origin = url.origin().ascii_serialization();
+        let rule = |permission: &str, pattern: &str| {
+            ctx.map_or(PermissionAction::Ask, |c| {
+                c.rule_action(permission, pattern)
+            })
+        };
+        // A rule for the origin decides; one for the bare host only where none does, so the
+        // origin rule a refusal suggests always takes effect.
+        let private = match rule("browser_private", &origin) {
+            PermissionAction::Ask => rule("browser_private", host),
+            decided => decided,
+        };
+        let browser_denied = rule("browser", host) == PermissionAction::Deny;
+        let mut needed = vec![("browser_private", origin.as_str())];
+        if browser_denied {
+            needed.push(("browser", host));
+        }
+        let refused = |why: &str| {
+            texts::blocked_private(url.as_str(), host, ip, why, &texts::allow_rules(&needed))
+        };
+        if private == PermissionAction::Deny || browser_denied {
+            return Err(Refusal::Permission(refused(texts::DENIED_BY_RULE)));
+        }
+        if private != PermissionAction::Allow && !self.private_allowed_before(&origin) {
+            let Some(ctx) = ctx.filter(|_| may_ask) else {
+                return Err(Refusal::Policy(refused(texts::CANNOT_ASK)));
+            };
+            ctx.ask(PermissionRequest {
+                permission: "browser_private".into(),
+                patterns: vec![origin.clone()],
+                always: vec![origin.clone()],
+                metadata: json!({ "url": url.as_str(), "address": ip }),
+            })
+            .await
+            .map_err(|e| match e {
+                ToolError::Permission(t) => Refusal::Permission(t),
+                e => Refusal::Policy(e.to_string()),
+            })?;
+        }
+        if let Ok(mut p) = self.private_allowed.lock() {
+            p.insert(origin);
+        }
+        if let Ok(mut a) = self.allowed.lock() {
+            a.insert(host.to_string());
+        }
+        Ok(())
     }
 
     fn is_allowed(&self, host: &str) -> bool {
@@ -161,16 +225,14 @@ impl Gate {
         let url = Url::parse(raw)
             .map_err(|e| Refusal::Policy(texts::invalid_url(raw, &e.to_string())))?;
         let ctx = self.context();
-        let rule = |permission: &str, pattern: &str| {
-            ctx.as_ref()
-                .map(|c| c.rule_action(permission, pattern))
-                .unwrap_or(PermissionAction::Deny)
-        };
         match url.scheme() {
             "about" | "data" | "blob" => return Ok(()),
             "http" | "https" => {}
             scheme => {
-                if rule("browser_private", url.as_str()) == PermissionAction::Allow {
+                let allowed = ctx
+                    .as_ref()
+                    .map(|c| c.rule_action("browser_private", url.as_str()));
+                if allowed == Some(PermissionAction::Allow) {
                     return Ok(());
                 }
                 return Err(Refusal::Policy(texts::blocked_scheme(url.as_str(), scheme)));
@@ -192,34 +254,32 @@ impl Gate {
         if addrs.is_empty() {
             return Err(Refusal::Policy(texts::dns_failed(url.as_str(), &host)));
         }
+        let may_ask = match kind {
+            Request::Subresource | Request::Frame => false,
+            Request::Navigation { may_ask } => may_ask,
+        };
         if let Some(private) = addrs
             .iter()
             .find(|a| podcode_builtins::is_private_address(a.ip()))
         {
-            if rule("browser_private", &host) == PermissionAction::Allow {
-                if let Ok(mut p) = self.private_allowed.lock() {
-                    p.insert(host.clone());
-                }
-            } else if !self.private_allowed_before(&host) {
-                return Err(Refusal::Policy(texts::blocked_private(
-                    url.as_str(),
-                    &host,
-                    &private.ip().to_string(),
-                )));
-            }
+            let ip = private.ip().to_string();
+            return self
+                .private_verdict(ctx.as_ref(), &url, &host, &ip, may_ask)
+                .await;
         }
-        let may_ask = match kind {
-            Request::Subresource => return Ok(()),
-            Request::Frame => false,
-            Request::Navigation { may_ask } => may_ask,
-        };
+        if kind == Request::Subresource {
+            return Ok(());
+        }
         if self.is_allowed(&host) {
             return Ok(());
         }
         let Some(ctx) = ctx.filter(|_| may_ask) else {
             return Err(Refusal::Policy(texts::blocked_navigation(
                 url.as_str(),
-                "the host was not allowed earlier, and only a navigation you start can ask the user",
+                &format!(
+                    "the host was not allowed earlier, and only a navigation you start can ask the user. To allow it without asking, the user can add to their config.toml:\n{}",
+                    texts::allow_rules(&[("browser", &host)])
+                ),
             )));
         };
         let answer = ctx

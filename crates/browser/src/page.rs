@@ -88,10 +88,13 @@ pub(crate) fn params<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, Tool
 }
 
 impl Tab {
-    /// Sets the tab up: the gate, the network counter, blocked downloads and windows, the
+    /// Sets the tab up: the gate (which may have allowed the first URL already), the network counter, blocked downloads and windows, the
     /// default viewport (1280×720 at 1× pixels).
-    pub(crate) async fn open(browser: &Browser, page: Page) -> Result<Self, ToolError> {
-        let gate = Arc::new(Gate::default());
+    pub(crate) async fn open(
+        browser: &Browser,
+        page: Page,
+        gate: Arc<Gate>,
+    ) -> Result<Self, ToolError> {
         let net = Arc::new(Net::default());
         let epoch = Instant::now();
         let mut listeners = Vec::new();

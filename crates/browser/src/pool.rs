@@ -8,9 +8,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use podcode_tools::ToolError;
+use podcode_tools::{ToolContext, ToolError};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
+use crate::gate::Gate;
 use crate::launch::{self, Launched};
 use crate::page::Tab;
 
@@ -59,10 +60,13 @@ impl Pool {
 
     /// The session's browser, started (or restarted after a crash or the idle timeout)
     /// if needed, with the note the call's output starts with when it was restarted.
+    /// `first`: the URL the call is about to open, checked (and asked about) before a
+    /// browser is started for it — a refused URL starts none.
     pub(crate) async fn acquire(
         self: &Arc<Self>,
         session: &str,
         browsers: &crate::Browsers,
+        first: Option<(&ToolContext, &str)>,
     ) -> Result<(OwnedMutexGuard<Slot>, Option<&'static str>), ToolError> {
         let slot = self.slot(session, browsers.owner());
         let mut guard = slot.clone().lock_owned().await;
@@ -71,6 +75,13 @@ impl Pool {
             Some(live) => !live.launched.responds().await,
             None => false,
         };
+        let gate = Arc::new(Gate::default());
+        if let (true, Some((ctx, url))) = (dead || guard.live.is_none(), first) {
+            gate.begin(ctx);
+            let verdict = gate.check(url, true).await;
+            gate.end();
+            verdict.map_err(|r| r.into_error())?;
+        }
         if dead {
             if let Some(old) = guard.live.take() {
                 let Live { tab, launched } = old;
@@ -84,7 +95,7 @@ impl Pool {
         if guard.live.is_none() {
             let settings = browsers.settings();
             let launched = launch::launch(settings).await?;
-            let tab = match Tab::open(&launched.browser, launched.page.clone()).await {
+            let tab = match Tab::open(&launched.browser, launched.page.clone(), gate).await {
                 Ok(tab) => tab,
                 Err(e) => {
                     launched.close().await;

@@ -4,7 +4,7 @@
 pub(crate) const NAVIGATE: &str = "Opens a URL in a headless Chromium (one browser per session, with a fresh profile: no cookies or logins of the user) and returns the final URL, the HTTP status, the title and a snapshot of the page.
 Use the browser to check a web page you changed or serve: open it, act on it (browser_click, browser_type, browser_select, browser_scroll), read it (browser_snapshot), look at it (browser_screenshot, browser_look), measure the layout (browser_measure) and see what an action changed (browser_diff); those tools are offered once a page is open. For reading static documentation, webfetch is faster.
 - The snapshot lists the page's accessibility tree; each element you can act on carries a ref like `[ref=e12]`. Pass that ref to the other browser tools.
-- The user may be asked to allow each new host, also for navigations caused by a click or a redirect. localhost, private addresses, file:// and chrome:// URLs are refused unless the user allowed them in the configuration.
+- The user may be asked to allow each new host, and each origin on localhost or a private address (a dev server), also for navigations caused by a click or a redirect. file:// and chrome:// URLs are refused unless the user allowed them in the configuration.
 - The call waits until the page and its network requests settle (at most 10 s) and says when it stopped waiting.
 Example: {\"url\": \"http://localhost:3000/login\"}";
 
@@ -67,13 +67,49 @@ pub(crate) fn invalid_url(url: &str, reason: &str) -> String {
 
 pub(crate) fn blocked_scheme(url: &str, scheme: &str) -> String {
     format!(
-        "Refused to open {url}: {scheme}: URLs are only opened when the user allowed them with a `browser_private` rule for the URL."
+        "Refused to open {url}: {scheme}: URLs are only opened when the user allowed them with a `browser_private` rule for the URL. The user can add to their config.toml:\n{}",
+        allow_rules(&[("browser_private", url)])
     )
 }
 
-pub(crate) fn blocked_private(url: &str, host: &str, ip: &str) -> String {
+/// The config rules (permission, pattern) that would allow a refused request, as the TOML
+/// the user pastes into their config.toml.
+pub(crate) fn allow_rules(rules: &[(&str, &str)]) -> String {
+    rules
+        .iter()
+        .map(|(permission, pattern)| {
+            format!(
+                "\n[[permission]]\npermission = \"{permission}\"\npattern = {}\naction = \"allow\"\n",
+                toml_string(pattern)
+            )
+        })
+        .collect()
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+pub(crate) const DENIED_BY_RULE: &str = "A permission rule in the user's configuration denies it.";
+
+pub(crate) const CANNOT_ASK: &str =
+    "Nobody allowed it, and only a navigation you start can ask the user.";
+
+/// A private address refused (`why`); `rules` would allow it.
+pub(crate) fn blocked_private(url: &str, host: &str, ip: &str, why: &str, rules: &str) -> String {
     format!(
-        "Refused to open {url}: {host} is a private or loopback address ({ip}). The user can allow it with a permission rule `browser_private` = \"{host}\" (allow)."
+        "Refused to open {url}: {host} is a private or loopback address ({ip}). {why} To allow it, the user can add to their config.toml:\n{rules}"
     )
 }
 
@@ -172,6 +208,24 @@ pub(crate) const BROWSER_FAILED: &str = "the browser stopped answering";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_name_the_rules_as_toml_to_paste() {
+        assert_eq!(
+            blocked_private(
+                "http://localhost:5173/",
+                "localhost",
+                "127.0.0.1",
+                DENIED_BY_RULE,
+                &allow_rules(&[
+                    ("browser_private", "http://localhost:5173"),
+                    ("browser", "localhost")
+                ])
+            ),
+            "Refused to open http://localhost:5173/: localhost is a private or loopback address (127.0.0.1). A permission rule in the user's configuration denies it. To allow it, the user can add to their config.toml:\n\n[[permission]]\npermission = \"browser_private\"\npattern = \"http://localhost:5173\"\naction = \"allow\"\n\n[[permission]]\npermission = \"browser\"\npattern = \"localhost\"\naction = \"allow\"\n"
+        );
+        assert_eq!(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000A\"");
+    }
 
     #[test]
     fn launch_failures_say_what_chromium_did() {

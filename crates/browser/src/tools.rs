@@ -238,8 +238,13 @@ impl Tool for BrowserTool {
     }
 
     async fn execute(&self, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let first = match self.kind {
+            Kind::Navigate => args["url"].as_str().and_then(|u| actions::target(u).ok()),
+            _ => None,
+        };
+        let first = first.as_ref().map(|u| (&ctx, u.as_str()));
         let (mut slot, note) = tokio::select! {
-            slot = self.pool.acquire(ctx.session_id(), &self.browsers) => slot?,
+            slot = self.pool.acquire(ctx.session_id(), &self.browsers, first) => slot?,
             _ = ctx.abort().cancelled() => return Err(ToolError::Aborted),
         };
         let Some(tab) = slot.tab() else {

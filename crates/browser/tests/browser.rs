@@ -135,7 +135,7 @@ fn rule(permission: &str, pattern: &str, action: PermissionAction) -> Permission
 }
 
 /// 127.0.0.1 allowed as a private host and as a browser target; `localhost` is private
-/// but allowed, and not a browser target yet (asks).
+/// and not allowed (asks `browser_private` for its origin).
 fn setup(extra: Vec<PermissionRule>, replies: Vec<PermissionReply>) -> Harness {
     setup_with(Default::default(), extra, replies)
 }
@@ -149,11 +149,6 @@ fn setup_with(
     rules.push(rule(
         "browser_private",
         "127.0.0.1",
-        PermissionAction::Allow,
-    ));
-    rules.push(rule(
-        "browser_private",
-        "localhost",
         PermissionAction::Allow,
     ));
     rules.push(rule("browser", "127.0.0.1", PermissionAction::Allow));
@@ -413,19 +408,29 @@ async fn scrolling_loads_more_a_box_is_measured_and_a_click_is_diffed() {
 async fn navigations_are_gated_by_host_scheme_and_redirect() {
     let addr = serve().await;
     let port = addr.port();
-    // The user rejects the first ask (for localhost).
-    let h = setup(vec![], vec![PermissionReply::Reject { feedback: None }]);
-    let (status, text) = call(
-        &h,
-        "browser_navigate",
-        json!({ "url": format!("http://localhost:{port}/form") }),
-    )
-    .await;
+    // A local dev server is asked about like any other page (its origin); the user
+    // rejects the first ask, allows the second, and then is not asked again.
+    let h = setup(
+        vec![],
+        vec![
+            PermissionReply::Reject { feedback: None },
+            PermissionReply::Once,
+        ],
+    );
+    let form = format!("http://localhost:{port}/form");
+    let (status, text) = call(&h, "browser_navigate", json!({ "url": form })).await;
     assert_eq!(status, CallStatus::Denied, "{text}");
     let asks = h.user.asks();
     assert_eq!(asks.len(), 1);
-    assert_eq!(asks[0].request.permission, "browser");
-    assert_eq!(asks[0].request.patterns, vec!["localhost".to_string()]);
+    assert_eq!(asks[0].request.permission, "browser_private");
+    assert_eq!(
+        asks[0].request.patterns,
+        vec![format!("http://localhost:{port}")]
+    );
+    let opened = ok(&h, "browser_navigate", json!({ "url": form })).await;
+    assert!(opened.contains("Title: Sign up"), "{opened}");
+    ok(&h, "browser_navigate", json!({ "url": form })).await;
+    assert_eq!(h.user.asks().len(), 2);
 
     let (status, text) = call(
         &h,
@@ -436,7 +441,19 @@ async fn navigations_are_gated_by_host_scheme_and_redirect() {
     assert_eq!(status, CallStatus::Failed);
     assert_eq!(
         text,
-        "The browser_navigate tool failed: Refused to open file:///etc/hostname: file: URLs are only opened when the user allowed them with a `browser_private` rule for the URL."
+        "The browser_navigate tool failed: Refused to open file:///etc/hostname: file: URLs are only opened when the user allowed them with a `browser_private` rule for the URL. The user can add to their config.toml:\n\n[[permission]]\npermission = \"browser_private\"\npattern = \"file:///etc/hostname\"\naction = \"allow\"\n"
+    );
+    let out = h.call_json("browser_snapshot", json!({})).await;
+    let pid = browser_pid(&h, &out);
+    close_and_check(&h, podcode_browser::process_tree(pid)).await;
+    // A deny rule still refuses a private address, naming the rule that would allow it.
+    let h = setup(
+        vec![rule(
+            "browser_private",
+            "10.255.255.1",
+            PermissionAction::Deny,
+        )],
+        vec![],
     );
     let (status, text) = call(
         &h,
@@ -444,8 +461,12 @@ async fn navigations_are_gated_by_host_scheme_and_redirect() {
         json!({ "url": "http://10.255.255.1/" }),
     )
     .await;
-    assert_eq!(status, CallStatus::Failed);
-    assert!(text.contains("Refused to open http://10.255.255.1/: 10.255.255.1 is a private or loopback address (10.255.255.1). The user can allow it with a permission rule `browser_private` = \"10.255.255.1\" (allow)."), "{text}");
+    assert_eq!(status, CallStatus::Denied);
+    assert_eq!(
+        text,
+        "Refused to open http://10.255.255.1/: 10.255.255.1 is a private or loopback address (10.255.255.1). A permission rule in the user's configuration denies it. To allow it, the user can add to their config.toml:\n\n[[permission]]\npermission = \"browser_private\"\npattern = \"http://10.255.255.1\"\naction = \"allow\"\n"
+    );
+    assert!(h.user.asks().is_empty());
 
     // localhost denied by a rule: a redirect there is refused before its content loads.
     let h = setup(

@@ -138,12 +138,28 @@ impl TurnNotes {
                 let state = engine
                     .call_state(call_id)
                     .unwrap_or_else(|| "failed".into());
-                let first = error.lines().next().unwrap_or("");
-                let title = self
-                    .titles
-                    .remove(call_id)
-                    .unwrap_or_else(|| clip(first, 80));
-                clean(&tool_card("✗", tool, &title, &state, *duration_ms)).into_owned()
+                // A short one-line error is the card's title; any other is printed whole
+                // under the card (a refusal's last sentence says what to do about it).
+                let error = error.trim();
+                let title = self.titles.remove(call_id).unwrap_or_else(|| {
+                    let short = !error.contains('\n') && error.chars().count() <= 80;
+                    if short {
+                        error.to_string()
+                    } else {
+                        String::new()
+                    }
+                });
+                let mut card = tool_card("✗", tool, &title, &state, *duration_ms);
+                if title != error {
+                    for line in error.lines() {
+                        card.push('\n');
+                        if !line.is_empty() {
+                            card.push_str("  ");
+                            card.push_str(line);
+                        }
+                    }
+                }
+                clean(&card).into_owned()
             }
             Event::StepRetry { attempt, error, .. } => {
                 let error = clean(error);

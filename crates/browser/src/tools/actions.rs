@@ -19,16 +19,20 @@ use crate::diff::snapshot_diff;
 use crate::page::{SETTLE_LIMIT, Tab, params};
 use crate::{snapshot, texts};
 
-/// Opens `url` and returns final URL, status, title and the snapshot.
-pub(super) async fn navigate(tab: &Tab, args: NavigateArgs) -> Result<ToolResult, ToolError> {
-    let raw = args.url.trim();
+/// The URL `browser_navigate` opens for `raw` (a URL without a scheme gets `https://`).
+pub(super) fn target(raw: &str) -> Result<url::Url, ToolError> {
+    let raw = raw.trim();
     let full = if raw.contains("://") || raw.starts_with("about:") || raw.starts_with("data:") {
         raw.to_string()
     } else {
         format!("https://{raw}")
     };
-    let url = url::Url::parse(&full)
-        .map_err(|e| ToolError::failed(texts::invalid_url(raw, &e.to_string())))?;
+    url::Url::parse(&full).map_err(|e| ToolError::failed(texts::invalid_url(raw, &e.to_string())))
+}
+
+/// Opens `url` and returns final URL, status, title and the snapshot.
+pub(super) async fn navigate(tab: &Tab, args: NavigateArgs) -> Result<ToolResult, ToolError> {
+    let url = target(&args.url)?;
     // The typed URL is checked (and asked about) before anything is requested.
     tab.gate
         .check(url.as_str(), true)

@@ -1,6 +1,6 @@
 //! `podcode run` driving the `browser_*` tools on a real headless Chromium: the scripted
 //! model navigates to a page this test serves on 127.0.0.1, clicks, and reads the result;
-//! without a terminal a host nobody allowed is refused; no Chromium process outlives the
+//! without a terminal a page nobody allowed is refused; no Chromium process outlives the
 //! run (the profile lives under the run's own TMPDIR, which is how its processes are found).
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -69,6 +69,9 @@ fn an_agent_opens_a_page_clicks_and_reads_the_result() {
     let (_, opened) = &tool_messages(&requests[1])[0];
     assert!(opened.contains("Title: Counter"), "{opened}");
     assert!(opened.contains("[ref=e3] button \"Add\""), "{opened}");
+    // Each text once: as its text line, not again as the line boxes Chromium laid out.
+    assert!(!opened.contains("InlineTextBox"), "{opened}");
+    assert_eq!(opened.matches("\"Counter\"").count(), 2, "{opened}");
     let (_, clicked) = &tool_messages(&requests[2])[1];
     assert!(clicked.starts_with("Clicked [ref=e3]."), "{clicked}");
     assert!(
@@ -94,7 +97,7 @@ fn without_a_terminal_a_host_nobody_allowed_is_refused() {
         ),
         Reply::new().text("ok"),
     ]);
-    config(&env, LOCAL_PRIVATE);
+    config(&env, "");
     let tmp = run_tmp(&env);
     let out = env
         .cmd(&["run", "open the page"])
@@ -104,7 +107,7 @@ fn without_a_terminal_a_host_nobody_allowed_is_refused() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let (_, result) = &tool_messages(&env.requests()[1])[0];
     assert!(
-        result.starts_with("The user rejected the browser permission for ")
+        result.starts_with("The user rejected the browser_private permission for ")
             && result.ends_with(
                 "nobody could answer the permission prompt (non-interactive run without --yes)"
             ),

@@ -105,3 +105,104 @@ fn a_download_is_refused_at_once_and_a_pages_own_requests_to_private_addresses_a
     let seen = seen.lock().unwrap().clone();
     assert!(seen.contains(&"/own.png".to_string()), "{seen:?}");
 }
+
+/// A local dev server (a loopback origin) is asked about like every other gate: without a
+/// terminal the ask is rejected, and a deny rule refuses — both before any Chromium starts
+/// (a stand-in that records its start proves none did), the refusal printed whole by `run`
+/// with the rule that would allow the page, as TOML; pasted into the config, that rule
+/// opens the page. On a terminal, "always" is remembered for the origin.
+#[test]
+fn a_local_dev_server_is_asked_about_and_a_refusal_starts_no_browser_and_names_the_rule() {
+    let (port, _) = serve("127.0.0.1", |_, _| {
+        (
+            "Content-Type: text/html\r\n".into(),
+            "<title>Dev</title><h1>Dev server</h1><p>Rows are added below</p>".into(),
+        )
+    });
+    let url = format!("http://127.0.0.1:{port}/");
+    let origin = format!("http://127.0.0.1:{port}");
+    let nav = || Reply::new().tool_call("c1", "browser_navigate", format!(r#"{{"url": "{url}"}}"#));
+    let mut script = Vec::new();
+    for _ in 0..4 {
+        script.extend([nav(), Reply::new().text("ok")]);
+    }
+    let env = Env::new(script);
+    let tmp = run_tmp(&env);
+    let started = env.root.path().join("chromium-started");
+    let fake = env.root.path().join("fake-chromium");
+    std::fs::write(
+        &fake,
+        format!("#!/bin/sh\ntouch '{}'\nexit 1\n", started.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let fake_browser = format!("[browser]\nexecutable = \"{}\"\n", fake.display());
+    let run = |args: &[&str]| env.cmd(args).env("TMPDIR", &tmp).output().unwrap();
+    let result = |i: usize| tool_messages(&env.requests()[i])[0].1.clone();
+
+    // Nobody can answer (no terminal, no --yes): the origin's ask is rejected.
+    config(&env, &fake_browser);
+    let out = run(&["run", "open the dev server"]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("\"{origin}\"")), "{stderr}");
+    assert!(
+        result(1).starts_with("The user rejected the browser_private permission for "),
+        "{}",
+        result(1)
+    );
+    assert!(!started.exists(), "Chromium was started only to be refused");
+
+    // A deny rule refuses, even with --yes; the refusal says which rule would allow it.
+    let deny = "[[permission]]\npermission = \"browser_private\"\npattern = \"127.0.0.1\"\naction = \"deny\"\n";
+    config(&env, &format!("{fake_browser}{deny}"));
+    let out = run(&["run", "--yes", "open the dev server"]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let rule = format!(
+        "[[permission]]\npermission = \"browser_private\"\npattern = \"{origin}\"\naction = \"allow\"\n"
+    );
+    let refusal = format!(
+        "Refused to open {url}: 127.0.0.1 is a private or loopback address (127.0.0.1). A permission rule in the user's configuration denies it. To allow it, the user can add to their config.toml:\n\n{rule}"
+    );
+    assert_eq!(result(3), refusal);
+    let shown: String = refusal
+        .lines()
+        .map(|l| {
+            if l.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("  {l}\n")
+            }
+        })
+        .collect();
+    assert!(
+        stderr.contains(&shown),
+        "the whole refusal, as printed:\n{stderr}"
+    );
+    assert!(!started.exists(), "Chromium was started only to be refused");
+
+    // The rule, pasted as printed, opens the page in a real Chromium.
+    let pasted: String = shown
+        .split_once("  [[permission]]")
+        .map(|(_, rest)| format!("[[permission]]{rest}"))
+        .unwrap()
+        .lines()
+        .map(|l| format!("{}\n", l.trim_start()))
+        .collect();
+    config(&env, &format!("{deny}{pasted}"));
+    let out = run(&["run", "open the dev server"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(result(5).contains("Title: Dev"), "{}", result(5));
+
+    // On a terminal the user allows the origin always; a later run opens it unasked.
+    config(&env, "");
+    let shown = common::pty::answer_in_pty(
+        env.cmd(&[]).env("TMPDIR", &tmp),
+        &["run", "open the dev server"],
+        &[("> ", "a")],
+    );
+    assert!(shown.contains(&origin), "{shown}");
+    assert!(result(7).contains("Title: Dev"), "{}", result(7));
+    assert_eq!(processes_under(&tmp), Vec::<String>::new());
+}
