@@ -51,7 +51,19 @@ pub async fn serve_on_console(
     if open {
         // A code of its own, spent by the browser as the page loads: what `ps` shows
         // after that signs nobody in.
-        open_browser(&server.sign_in_url(BROWSER_CODE_TTL)?);
+        let url = server.sign_in_url(BROWSER_CODE_TTL)?;
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        match opener(&env) {
+            Err(why) => eprintln!("{}", no_browser_text(&why)),
+            // Waited for on a thread of its own: an opener may run as long as the browser.
+            Ok(program) => {
+                std::thread::spawn(move || {
+                    if let Some(why) = open_with(&program, &url) {
+                        eprintln!("{}", no_browser_text(&why));
+                    }
+                });
+            }
+        }
     }
     tokio::spawn(renew_tokens(server.token_clock()));
     server.run(stop_signal()).await?;
@@ -118,30 +130,83 @@ async fn stop_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
-/// `$BROWSER`, else the desktop's opener; says so when none works.
-fn open_browser(url: &str) {
-    let opener = std::env::var("BROWSER").ok().filter(|b| !b.is_empty());
-    let program = opener.unwrap_or_else(|| {
-        if cfg!(target_os = "macos") {
-            "open".into()
-        } else {
-            "xdg-open".into()
-        }
-    });
-    let spawned = std::process::Command::new(&program)
+/// What `podcode web` says when no browser opened the page (user-facing).
+pub fn no_browser_text(why: &str) -> String {
+    format!(
+        "could not open a browser ({why}): open the link printed above yourself (it works once, \
+         within 10 minutes), or set $BROWSER to a program that opens a URL"
+    )
+}
+
+/// The program that opens a URL: `$BROWSER`, else the desktop's opener; `Err` with the
+/// reason when there is clearly none (a Linux session without a display, over SSH say).
+fn opener(env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    if let Some(browser) = env("BROWSER") {
+        return Ok(browser);
+    }
+    if cfg!(target_os = "macos") {
+        return Ok("open".into());
+    }
+    if env("DISPLAY").is_none() && env("WAYLAND_DISPLAY").is_none() {
+        return Err("no display: DISPLAY and WAYLAND_DISPLAY are not set".into());
+    }
+    Ok("xdg-open".into())
+}
+
+/// Runs `program url` and waits for it; the reason when it could not start or failed
+/// (`xdg-open` with nothing to open the URL with exits with an error and says nothing
+/// we show).
+fn open_with(program: &str, url: &str) -> Option<String> {
+    let child = std::process::Command::new(program)
         .arg(url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn();
-    if let Err(e) = spawned {
-        eprintln!("could not open a browser ({program}: {e}); open the URL above yourself");
+    match child.map(|mut c| c.wait()) {
+        Err(e) | Ok(Err(e)) => Some(format!("{program}: {e}")),
+        Ok(Ok(status)) if status.success() => None,
+        Ok(Ok(status)) => Some(format!("{program} failed: {status}")),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::is_loopback;
+    use super::{is_loopback, no_browser_text, open_with, opener};
+
+    #[test]
+    fn a_browser_that_cannot_be_opened_is_reported() {
+        let none = |_: &str| None;
+        assert_eq!(
+            opener(&none).map_err(|why| no_browser_text(&why)),
+            if cfg!(target_os = "macos") {
+                Ok("open".to_string())
+            } else {
+                Err(
+                    "could not open a browser (no display: DISPLAY and WAYLAND_DISPLAY are not \
+                     set): open the link printed above yourself (it works once, within 10 \
+                     minutes), or set $BROWSER to a program that opens a URL"
+                        .to_string(),
+                )
+            }
+        );
+        let chosen = |k: &str| (k == "BROWSER").then(|| "my-browser".to_string());
+        assert_eq!(opener(&chosen), Ok("my-browser".to_string()));
+        if cfg!(unix) {
+            assert_eq!(open_with("true", "http://127.0.0.1:1/"), None);
+            assert_eq!(
+                open_with("false", "http://127.0.0.1:1/"),
+                Some("false failed: exit status: 1".to_string())
+            );
+            let missing = open_with("/nonexistent/opener", "http://127.0.0.1:1/");
+            assert!(
+                missing
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("/nonexistent/opener: ")),
+                "{missing:?}"
+            );
+        }
+    }
 
     #[test]
     fn loopback_hosts_are_recognised() {
