@@ -13,7 +13,7 @@ use utoipa::IntoParams;
 
 use crate::dto::{
     Accepted, AgentRequest, AskReply, CommandRequest, CreateSession, ModelRequest, PromptRequest,
-    Resolved, SessionDetail, SessionInfo,
+    RenameSession, Resolved, SessionDetail, SessionInfo,
 };
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::{AppState, Live, NewSession};
@@ -165,6 +165,34 @@ pub async fn delete_session(
     state.close(&id).await;
     state.engine.delete_session(&id)?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Why a new title was refused (user-facing).
+pub const TITLE_TEXT: &str = "a session title is one line of 1 to 100 characters";
+
+#[utoipa::path(patch, path = "/api/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "Session id")), request_body = RenameSession,
+    responses((status = 200, description = "Renamed", body = SessionInfo),
+        (status = 400, description = "An empty title, or one of several lines or over 100 characters", body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, description = "The session belongs to another project", body = ErrorBody)))]
+pub async fn rename_session(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Json(body): Json<RenameSession>,
+) -> ApiResult<Json<SessionInfo>> {
+    state.ensure_ours(&id)?;
+    let title = body.title.trim();
+    // Bounded as a title the first prompt gives is: lists and headers show it on one line.
+    if title.is_empty() || title.chars().count() > 100 || title.contains(['\n', '\r']) {
+        return Err(ApiError::BadRequest(TITLE_TEXT.into()));
+    }
+    state
+        .engine
+        .store()?
+        .retitle_session(&id, title)
+        .map_err(podcode_core::EngineError::from)?;
+    Ok(Json(session_info(&state, &id).await?))
 }
 
 #[utoipa::path(get, path = "/api/sessions/{id}/export", tag = "sessions",

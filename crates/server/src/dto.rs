@@ -66,6 +66,12 @@ pub struct CreateSession {
     pub worktree: bool,
 }
 
+/// `PATCH /api/sessions/{id}`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RenameSession {
+    pub title: String,
+}
+
 /// A session's token and cost totals (`cost` in USD, null when unknown).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Usage {

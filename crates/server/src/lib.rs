@@ -43,7 +43,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub use api_catalog::{MASK, mask};
-pub use api_sessions::{BUSY_TEXT, NO_COMMAND_NAME_TEXT, RESOLVED_TEXT};
+pub use api_sessions::{BUSY_TEXT, NO_COMMAND_NAME_TEXT, RESOLVED_TEXT, TITLE_TEXT};
 pub use assets::NO_PAGE;
 pub use auth::{MIN_TOKEN_CHARS, TOKEN_ENV, TOKEN_REFUSED, new_token};
 pub use error::ErrorBody;
@@ -165,7 +165,8 @@ fn api() -> (Router<Arc<AppState>>, utoipa::openapi::OpenApi) {
         ))
         .routes(routes!(
             api_sessions::get_session,
-            api_sessions::delete_session
+            api_sessions::delete_session,
+            api_sessions::rename_session
         ))
         .routes(routes!(api_sessions::export_session))
         .routes(routes!(api_sessions::prompt))

@@ -107,6 +107,7 @@ const ROUTES: &[&str] = &[
     "POST /api/sessions",
     "GET /api/sessions/{id}",
     "DELETE /api/sessions/{id}",
+    "PATCH /api/sessions/{id}",
     "GET /api/sessions/{id}/export",
     "POST /api/sessions/{id}/prompt",
     "POST /api/sessions/{id}/command",
@@ -167,6 +168,10 @@ async fn the_openapi_document_has_every_route_and_every_documented_route_answers
         let req = match method {
             "GET" => server.client.get(server.at(&path)),
             "POST" => server.client.post(server.at(&path)).json(&json!({})),
+            "PATCH" => server
+                .client
+                .patch(server.at(&path))
+                .json(&json!({"title": "renamed"})),
             _ => continue, // DELETE: its own test
         };
         let (status, body) = answer(req.bearer_auth(TOKEN).send().await.unwrap()).await;
@@ -316,6 +321,26 @@ async fn sessions_are_listed_exported_reconfigured_and_deleted() {
     let long_id = body["id"].as_str().unwrap().to_string();
     let (status, _) = server.delete(&format!("/api/sessions/{long_id}")).await;
     assert_eq!(status, 204);
+    // Renamed: one line of 1 to 100 characters.
+    let rename = |title: &str| {
+        server
+            .client
+            .patch(server.at(&format!("/api/sessions/{id}")))
+            .bearer_auth(TOKEN)
+            .json(&json!({ "title": title }))
+            .send()
+    };
+    for bad in ["  ", "two\nlines", &"x".repeat(101)] {
+        let (status, body) = answer(rename(bad).await.unwrap()).await;
+        assert_eq!(
+            (status, body),
+            (400, json!({ "error": podcode_server::TITLE_TEXT }))
+        );
+    }
+    let (status, body) = answer(rename("  A better name ").await.unwrap()).await;
+    assert_eq!((status, &body["title"]), (200, &json!("A better name")));
+    let (_, listed) = server.get(&format!("/api/sessions/{id}")).await;
+    assert_eq!(listed["session"]["title"], "A better name");
     // A sub-agent runs only under a `task` call.
     let (status, body) = server
         .post(

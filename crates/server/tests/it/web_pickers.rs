@@ -1,6 +1,6 @@
-//! The model and agent pickers of the web page, in a real headless Chromium: a model that
-//! cannot be used here is marked (disabled, saying why), and a refused switch leaves the
-//! picker on the model the session keeps.
+//! The top bar of the web page, in a real headless Chromium: a model that cannot be used
+//! here is marked in the picker (disabled, saying why), a refused switch leaves the picker
+//! on the model the session keeps, and a session is renamed from the list or its title.
 // Test code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -74,6 +74,46 @@ async fn unusable_models_are_marked_and_a_refused_switch_keeps_the_picker() {
         &page,
         "document.getElementById('model-picker').value === 'scripted/test'",
         "the picker back on the session's model",
+    )
+    .await;
+    close(browser, pump).await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_is_renamed_from_the_list_and_from_its_title() {
+    let env = Env::start(vec![Reply::new().text("hi")], "").await;
+    let (browser, pump, _profile) = chromium().await;
+    let page = open_page(&browser, &env.open_url).await;
+    send_prompt(&page, "first words").await;
+    wait_for(
+        &page,
+        "document.getElementById('session-title').textContent === 'first words'",
+        "the title the first prompt gave",
+    )
+    .await;
+    // The browser's own prompt dialog, answered as a user would.
+    eval(&page, "window.prompt = () => '  Renamed here '; true").await;
+    click(&page, "#session-list li.active .rename").await;
+    wait_for(
+        &page,
+        "document.getElementById('session-title').textContent === 'Renamed here' && document.querySelector('#session-list li.active .open span').textContent === 'Renamed here'",
+        "the new name",
+    )
+    .await;
+    eval(&page, "window.prompt = () => 'From the title'; true").await;
+    click(&page, "#session-title").await;
+    wait_for(
+        &page,
+        "document.getElementById('session-title').textContent === 'From the title'",
+        "the name given from the title",
+    )
+    .await;
+    page.reload().await.expect("reload");
+    wait_for(
+        &page,
+        "document.getElementById('session-title').textContent === 'From the title'",
+        "the name kept",
     )
     .await;
     close(browser, pump).await;

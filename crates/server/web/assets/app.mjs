@@ -89,9 +89,17 @@ function renderSessions() {
     el("button", { type: "button", class: "open", onclick: () => openSession(s.id), title: s.directory || "" },
       el("span", {}, s.title || "Untitled session"),
       el("small", {}, `${s.agent} · ${ago(s.updated_at)}${s.busy ? " · working" : ""}`)),
+    el("button", { type: "button", class: "rename", title: "Rename this session", "aria-label": `Rename ${s.title || "session"}`, onclick: () => renameSession(s) }, "✎"),
     el("button", { type: "button", class: "delete", title: "Delete this session", "aria-label": `Delete ${s.title || "session"}`, onclick: () => deleteSession(s) }, "✕")));
   if (!items.length) items.push(el("li", { class: "empty" }, "No sessions yet."));
   ui.list.replaceChildren(...items);
+}
+
+async function renameSession(s) {
+  const title = prompt("Rename this session:", s.title || "");
+  if (title === null || !title.trim() || title.trim() === s.title) return;
+  try { await api("PATCH", `/api/sessions/${encodeURIComponent(s.id)}`, { title: title.trim() }); } catch (e) { showError(e); return; }
+  loadSessions();
 }
 
 async function deleteSession(s) {
@@ -395,6 +403,11 @@ $("new-session").addEventListener("click", () => {
   ui.prompt.focus();
 });
 $("help-button").addEventListener("click", () => { ui.help.hidden = false; });
+// The open session's title renames it when clicked.
+ui.title.addEventListener("click", () => {
+  const s = state.sessions.find((x) => x.id === state.current);
+  if (s) renameSession(s);
+});
 $("help-close").addEventListener("click", () => { ui.help.hidden = true; });
 ui.model.addEventListener("change", () => pick("model", ui.model.value));
 ui.agent.addEventListener("change", () => pick("agent", ui.agent.value));
