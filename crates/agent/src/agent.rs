@@ -278,6 +278,7 @@ impl Agent {
             history.push(Role::User, parts);
         }
         let mut doom = DoomTracker::default();
+        let mut child_files: Vec<String> = Vec::new();
         if let Some(CommandTurn {
             name,
             subtask: Some(subagent),
@@ -311,6 +312,7 @@ impl Agent {
             let done = calls.run(&out.calls, &mut doom).await;
             for d in &done {
                 summary.changes.extend(d.changes.iter().cloned());
+                child_files.extend(d.child_files.iter().cloned());
             }
             history.push(Role::User, done.into_iter().map(|d| d.result).collect());
         }
@@ -374,6 +376,7 @@ impl Agent {
             };
             for d in &done {
                 summary.changes.extend(d.changes.iter().cloned());
+                child_files.extend(d.child_files.iter().cloned());
             }
             history.push(Role::User, done.into_iter().map(|d| d.result).collect());
             if last {
@@ -386,6 +389,12 @@ impl Agent {
                 && !summary.files.contains(&c.file)
             {
                 summary.files.push(c.file);
+            }
+        }
+        // What the turn's sub-agents changed is part of what the turn changed.
+        for file in child_files {
+            if !summary.files.contains(&file) {
+                summary.files.push(file);
             }
         }
         rec.emit(Event::TurnFinished {
@@ -573,6 +582,7 @@ impl Agent {
                     attachments: Vec::new(),
                 },
                 changes: Vec::new(),
+                child_files: Vec::new(),
             });
         }
         done

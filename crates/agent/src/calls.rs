@@ -26,6 +26,9 @@ use crate::texts::{doom_loop_description, not_run_text};
 pub(crate) struct CallDone {
     pub result: Part,
     pub changes: Vec<String>,
+    /// Files a sub-agent changed (the `task` tool's `metadata.files`): the turn's
+    /// summary counts them with the session's own.
+    pub child_files: Vec<String>,
 }
 
 /// The last calls of the turn, to notice the model repeating itself.
@@ -61,6 +64,7 @@ fn settled(call: &ToolData, text: String) -> CallDone {
             attachments: Vec::new(),
         },
         changes: Vec::new(),
+        child_files: Vec::new(),
     }
 }
 
@@ -150,6 +154,17 @@ impl Calls<'_> {
             .call_prepared(identity, prepared, self.abort.clone())
             .await;
         let attachments: Vec<Attachment> = out.result.attachments.clone();
+        let child_files = match out.tool.as_str() {
+            "task" => out.result.metadata["files"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|f| f.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
         CallDone {
             result: Part::ToolResult {
                 call_id: call.provider_id.clone(),
@@ -158,6 +173,7 @@ impl Calls<'_> {
                 attachments,
             },
             changes: out.changes,
+            child_files,
         }
     }
 

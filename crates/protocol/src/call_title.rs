@@ -1,7 +1,8 @@
 //! The title of a tool call before it reports its own — what it acts on, in a few words
 //! (`Read src/a.rs`, `` `cargo test` ``, `Patch a.rs, b.rs`) — from the tool id and its
 //! arguments, and the files an `apply_patch` patch names. Every front end that shows a call
-//! as it starts (ACP's tool call, `podcode run`'s start line) uses these.
+//! as it starts (ACP's tool call, `podcode run`'s start line) uses these; `shown_output`
+//! is what a card shows of a call's output.
 
 use std::path::Path;
 
@@ -169,5 +170,48 @@ mod tests {
         assert_eq!(t("hello", json!({})), "hello");
         // Missing arguments fall back to the tool id rather than an empty title.
         assert_eq!(t("read", json!({})), "read");
+    }
+}
+
+/// What a front end shows of a call's output: the model's text, except that a `task`
+/// result drops the wrapper the model reads (`task_id: …`, `<task_result>` tags) and keeps
+/// the sub-agent's answer and the notes after it (step limit, changed files).
+pub fn shown_output<'a>(tool: &str, output: &'a str) -> std::borrow::Cow<'a, str> {
+    const OPEN: &str = "<task_result>\n";
+    const CLOSE: &str = "\n</task_result>\n";
+    if tool != "task" || !output.starts_with("task_id: ") {
+        return output.into();
+    }
+    let Some(start) = output.find(OPEN).map(|i| i + OPEN.len()) else {
+        return output.into();
+    };
+    let Some(end) = output[start..].rfind(CLOSE).map(|i| start + i) else {
+        return output.into();
+    };
+    let rest = output[end + CLOSE.len()..].trim_end();
+    let answer = output[start..end].trim_end();
+    if rest.is_empty() {
+        answer.to_string().into()
+    } else {
+        format!("{answer}\n{rest}").into()
+    }
+}
+
+#[cfg(test)]
+mod shown_output_tests {
+    use super::shown_output;
+
+    #[test]
+    fn a_task_result_shows_the_answer_and_its_notes_without_the_wrapper() {
+        let out = "task_id: ses_1 (pass it as task_id to continue this sub-agent's session)\n\n<task_result>\nFound 3 notes.\n</task_result>\nThe sub-agent changed 1 file: a.txt\n";
+        assert_eq!(
+            shown_output("task", out),
+            "Found 3 notes.\nThe sub-agent changed 1 file: a.txt"
+        );
+        assert_eq!(shown_output("bash", out), out);
+        assert_eq!(
+            shown_output("task", "the sub-agent failed"),
+            "the sub-agent failed"
+        );
     }
 }

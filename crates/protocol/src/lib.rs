@@ -24,7 +24,7 @@ mod terminal;
 mod tool;
 
 pub use call_state::ToolCallState;
-pub use call_title::{PatchOp, patch_files, str_arg, tool_title};
+pub use call_title::{PatchOp, patch_files, shown_output, str_arg, tool_title};
 pub use change::{
     ChangeOp, ChangeRecord, RecordedChange, RevertConflict, RevertReport, RevertTarget,
 };

@@ -365,6 +365,31 @@ fn the_wheel_scrolls_a_long_permission_modal() {
     assert!(screen(&s).contains("lines 4–"), "{}", screen(&s));
 }
 
+#[test]
+fn a_finished_task_card_shows_the_sub_agents_answer_not_the_models_wrapper() {
+    let mut s = base();
+    prompt(&mut s, "count the notes");
+    started(&mut s, "t1", "task");
+    s.apply_event(&Event::ToolFinished {
+        call_id: "t1".into(),
+        tool: "task".into(),
+        result: ToolResult {
+            title: "Count notes".into(),
+            output: "task_id: ses_child (pass it as task_id to continue this sub-agent's session)\n\n<task_result>\nFound 3 notes.\n</task_result>\nThe sub-agent changed no files.\n".into(),
+            ..Default::default()
+        },
+        spill_path: None,
+        duration_ms: 900,
+    });
+    let shown = screen(&s);
+    for seen in ["Found 3 notes.", "The sub-agent changed no files."] {
+        assert!(shown.contains(seen), "{seen:?} not on screen:\n{shown}");
+    }
+    for gone in ["task_id", "task_result", "ses_child"] {
+        assert!(!shown.contains(gone), "{gone:?} on screen:\n{shown}");
+    }
+}
+
 fn change(id: &str, call: &str, file: &str, old: &str, new: &str) -> ChangeItem {
     ChangeItem {
         change: RecordedChange {

@@ -410,9 +410,14 @@ async fn a_sub_agent_s_edits_are_the_parent_s_changes_and_revert_with_it() {
     let session = open(&engine).await;
     let mut events = session.subscribe();
     prompt(&session, "delegate the notes");
-    until(&mut events, turn_finished).await;
+    let seen = until(&mut events, turn_finished).await;
     let file = ws.repo().join("notes.txt");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "from the child\n");
+    // The parent's turn says it changed the file its sub-agent wrote.
+    let Some(Event::TurnFinished { summary, .. }) = seen.last() else {
+        panic!("{seen:?}");
+    };
+    assert_eq!(summary.files, [file.to_string_lossy().to_string()]);
 
     // The parent's Changes view lists the child's edit under the parent's prompt, labelled.
     let entries = engine.change_entries(session.id()).unwrap();

@@ -320,9 +320,10 @@ fn card_lines(card: &ToolCard, look: Look, picked: bool, out: &mut Vec<LogicalLi
         .diff
         .as_deref()
         .filter(|d| card.status == ToolStatus::Done && !d.trim().is_empty());
+    let output = podcode_protocol::shown_output(&card.tool, &card.output);
     let (body, preview): (Vec<&str>, usize) = match diff {
         Some(d) => (d.lines().collect(), DIFF_PREVIEW_LINES),
-        None => (card.output.lines().collect(), PREVIEW_LINES),
+        None => (output.lines().collect(), PREVIEW_LINES),
     };
     let shown = if card.expanded { body.len() } else { preview };
     let style = match card.status {
