@@ -1,7 +1,7 @@
 // The Changes panel: the session's journaled changes grouped by prompt and tool call, each
-// with its diff (fetched when opened), and reverts of a change, a call, everything since a
-// prompt or the whole session. A refused revert shows the conflicting file's diff and offers
-// the same revert with force.
+// with its diff (fetched when opened), and reverts of a change, a call, one turn (undone and
+// redone whole), everything since a prompt or the whole session. A refused revert shows
+// the conflicting file's diff and offers the same revert with force.
 import { api } from "./api.mjs";
 import { el, diffView } from "./render.mjs";
 
@@ -61,8 +61,15 @@ export class ChangesPanel {
           }, "Revert call") : null);
         return el("div", { class: "call" }, head, changes);
       });
+      const mine = p.calls.flatMap((c) => c.changes);
+      const undone = mine.length > 0 && mine.every((ch) => ch.reverted);
       const head = el("div", { class: "group-head" },
         el("span", { class: "prompt", title: p.text || "" }, p.text ? `“${p.text}”` : "Before any prompt"),
+        mine.length ? el("button", {
+          type: "button", class: "small turn-toggle",
+          title: undone ? "Make every change of this turn again" : "Undo every change of this turn (later turns keep theirs)",
+          onclick: () => this.toggleTurn(mine, undone),
+        }, undone ? "Redo turn" : "Undo turn") : null,
         p.message_id ? el("button", {
           type: "button", class: "small", title: "Undo every change made since this prompt",
           onclick: () => this.revert({ kind: "since_message", id: p.message_id }),
@@ -99,6 +106,30 @@ export class ChangesPanel {
     return d;
   }
 
+  /**
+   * Undoes every change of one turn still in effect, newest first (so a file changed
+   * twice goes back step by step), or (`redo`) makes every one of them again, oldest
+   * first. A conflict stops it there and is shown as any revert's is.
+   */
+  async toggleTurn(changes, redo) {
+    const id = this.sessionId;
+    const todo = changes.filter((ch) => ch.reverted === redo).sort((a, b) => a.time - b.time);
+    if (!redo) todo.reverse();
+    const files = [];
+    for (const ch of todo) {
+      const target = { kind: "change", id: redo ? ch.toggle || ch.id : ch.id };
+      let r;
+      try {
+        r = await api("POST", `/api/sessions/${encodeURIComponent(id)}/revert`, { target, force: false });
+      } catch (e) { this.onError(e); break; }
+      if (r.conflict || r.error) { this.report(r, target, redo); this.refresh(); return; }
+      files.push(...r.reverted.map((c) => c.file));
+    }
+    const n = files.length;
+    this.report({ reverted: files.map((file) => ({ file })), skipped: [] }, null, redo, n ? `${redo ? "Redid" : "Undid"} the turn: ${n} change${n === 1 ? "" : "s"}: ${[...new Set(files)].join(", ")}` : null);
+    this.refresh();
+  }
+
   /** `redo`: the target is a revert record, and reverting it restores a change. */
   async revert(target, force = false, redo = false) {
     const id = this.sessionId;
@@ -110,7 +141,8 @@ export class ChangesPanel {
     this.refresh();
   }
 
-  report(r, target, redo = false) {
+  /** `summary`: what to say instead of the usual line when it went through. */
+  report(r, target, redo = false, summary = null) {
     const box = this.result;
     box.classList.toggle("conflict", !!r.conflict);
     const parts = [];
@@ -129,7 +161,7 @@ export class ChangesPanel {
       const done = redo ? "Redid" : "Reverted";
       let msg = n === 0 ? `Nothing to ${redo ? "redo" : "revert"}.` : `${done} ${n} change${n === 1 ? "" : "s"}: ${[...new Set(r.reverted.map((c) => c.file))].join(", ")}`;
       if (r.skipped?.length) msg += ` (${r.skipped.length} already reverted)`;
-      parts.push(el("p", {}, msg));
+      parts.push(el("p", {}, summary || msg));
     }
     parts.push(el("button", { type: "button", class: "small", onclick: () => { box.hidden = true; } }, "Dismiss"));
     box.replaceChildren(...parts);
