@@ -115,9 +115,11 @@ impl StatusLine {
     pub fn draw(&self, frame: &mut Frame, area: Rect, theme: Theme, running: &[&str]) {
         let mut u = self.usage;
         u.add(&self.sub_agents);
-        let mut parts = vec![self.model.clone(), self.agent.clone()];
+        // (priority, text): when the line is too narrow the least important parts go
+        // whole — a part is never cut mid-number.
+        let mut parts: Vec<(u8, String)> = vec![(3, self.model.clone()), (4, self.agent.clone())];
         if !self.title.is_empty() {
-            parts.push(self.title.chars().take(30).collect());
+            parts.push((5, self.title.chars().take(30).collect()));
         }
         let mut tokens = format!("{}↑ {}↓", u.input_tokens, u.output_tokens);
         if let Some(c) = u.cost {
@@ -135,24 +137,56 @@ impl StatusLine {
         if let (used @ 1.., window @ 1..) = self.context {
             tokens.push_str(&format!(" ctx {}%", used * 100 / window));
         }
-        parts.push(tokens);
-        parts.push(self.cwd.clone());
+        parts.push((2, tokens));
+        parts.push((6, self.cwd.clone()));
         if !running.is_empty() {
-            parts.push(format!("running: {}", running.join(", ")));
+            parts.push((1, format!("running: {}", running.join(", "))));
         }
         if self.quit_armed {
-            parts.insert(0, "ctrl-c again to quit".into());
+            parts.insert(0, (0, "ctrl-c again to quit".into()));
         }
+        let text = fit(parts, area.width as usize);
         let style = if theme.no_color {
             Style::default().add_modifier(Modifier::REVERSED)
         } else {
             Style::default().bg(Color::DarkGray).fg(Color::White)
         };
-        frame.render_widget(
-            Paragraph::new(format!(" {}", parts.join(" · "))).style(style),
-            area,
-        );
+        frame.render_widget(Paragraph::new(text).style(style), area);
     }
+}
+
+/// The parts joined with ` · ` after a space, dropping the least important (highest
+/// priority number) whole until the line fits `width`; the last one left is cut with `…`.
+fn fit(mut parts: Vec<(u8, String)>, width: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let line = |parts: &[(u8, String)]| {
+        let texts: Vec<&str> = parts.iter().map(|(_, t)| t.as_str()).collect();
+        format!(" {}", texts.join(" · "))
+    };
+    while parts.len() > 1 && line(&parts).width() > width {
+        if let Some(worst) = (0..parts.len()).max_by_key(|i| parts[*i].0) {
+            parts.remove(worst);
+        }
+    }
+    let text = line(&parts);
+    if text.width() <= width {
+        return text;
+    }
+    // Even then, cut between words.
+    let mut cut = String::new();
+    for c in text.chars() {
+        if (cut.width() + c.to_string().width()) >= width {
+            break;
+        }
+        cut.push(c);
+    }
+    if let Some(space) = cut.trim_end().rfind(' ')
+        && space > 0
+    {
+        cut.truncate(space + 1);
+    }
+    cut.push('…');
+    cut
 }
 
 #[cfg(test)]
@@ -273,5 +307,24 @@ mod tests {
             text.contains(" · 6500↑ 300↓ $0.0710 (own $0.0280) · /w"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_narrow_line_drops_whole_parts_never_half_a_number() {
+        let parts = || {
+            vec![
+                (3, "scripted/test".to_string()),
+                (4, "build".to_string()),
+                (2, "12000↑ 300↓ $0.0405".to_string()),
+                (6, "/work/repo".to_string()),
+            ]
+        };
+        assert_eq!(
+            fit(parts(), 100),
+            " scripted/test · build · 12000↑ 300↓ $0.0405 · /work/repo"
+        );
+        assert_eq!(fit(parts(), 40), " scripted/test · 12000↑ 300↓ $0.0405");
+        assert_eq!(fit(parts(), 24), " 12000↑ 300↓ $0.0405");
+        assert_eq!(fit(parts(), 10), " 12000↑ …");
     }
 }

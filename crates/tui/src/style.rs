@@ -47,35 +47,18 @@ pub(crate) fn duration(ms: u64) -> String {
     }
 }
 
-/// Splits lines wider than `width` at character boundaries, keeping span styles.
-pub(crate) fn wrap_lines(lines: Vec<Line<'_>>, width: usize) -> Vec<Line<'_>> {
-    let mut out = Vec::with_capacity(lines.len());
-    for line in lines {
-        if line.width() <= width {
-            out.push(line);
-            continue;
-        }
-        let mut current: Vec<Span> = Vec::new();
-        let mut used = 0;
-        for span in line.spans {
-            let mut chunk = String::new();
-            for ch in span.content.chars() {
-                let w = ratatui::text::Span::raw(ch.to_string()).width();
-                if used + w > width {
-                    if !chunk.is_empty() {
-                        current.push(Span::styled(std::mem::take(&mut chunk), span.style));
-                    }
-                    out.push(Line::from(std::mem::take(&mut current)));
-                    used = 0;
-                }
-                chunk.push(ch);
-                used += w;
-            }
-            if !chunk.is_empty() {
-                current.push(Span::styled(chunk, span.style));
-            }
-        }
-        out.push(Line::from(current));
-    }
-    out
+/// Wraps lines wider than `width` at spaces (mid-word only for a word longer than a row),
+/// keeping span styles and the line's own style; a first row keeps its indentation.
+pub(crate) fn wrap_lines(lines: Vec<Line<'_>>, width: usize) -> Vec<Line<'static>> {
+    lines
+        .into_iter()
+        .flat_map(|line| {
+            let spans: Vec<Span<'static>> = line
+                .spans
+                .into_iter()
+                .map(|s| Span::styled(s.content.into_owned(), line.style.patch(s.style)))
+                .collect();
+            crate::transcript_cache::wrap(&crate::transcript_cache::LogicalLine::new(spans), width)
+        })
+        .collect()
 }

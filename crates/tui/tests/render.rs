@@ -390,6 +390,38 @@ fn a_finished_task_card_shows_the_sub_agents_answer_not_the_models_wrapper() {
     }
 }
 
+#[test]
+fn card_output_wraps_between_words() {
+    let mut s = base();
+    prompt(&mut s, "explain");
+    started(&mut s, "c1", "bash");
+    s.apply_event(&Event::ToolFinished {
+        call_id: "c1".into(),
+        tool: "bash".into(),
+        result: ToolResult {
+            title: "words".into(),
+            output: "alpha beta gamma delta epsilon zeta theta iota kappa lambda".into(),
+            ..Default::default()
+        },
+        spill_path: None,
+        duration_ms: 3,
+    });
+    let shown = screen_sized(&s, 30, 20);
+    let words: Vec<&str> = shown
+        .lines()
+        .filter_map(|l| l.strip_prefix("  │ "))
+        .flat_map(str::split_whitespace)
+        .collect();
+    assert_eq!(
+        words,
+        [
+            "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "iota", "kappa",
+            "lambda"
+        ],
+        "{shown}"
+    );
+}
+
 fn change(id: &str, call: &str, file: &str, old: &str, new: &str) -> ChangeItem {
     ChangeItem {
         change: RecordedChange {

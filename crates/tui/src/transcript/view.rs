@@ -12,7 +12,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{Entry, ToolCard, ToolStatus, Transcript};
 use crate::style::{Theme, duration};
-use crate::transcript_cache::{LastView, LogicalLine, TranscriptCache, WrapMode, wrap};
+use crate::transcript_cache::{LastView, LogicalLine, TranscriptCache, wrap};
 
 const SPINNER: [&str; 4] = ["⠋", "⠙", "⠹", "⠸"];
 /// Output lines a collapsed tool card shows.
@@ -337,10 +337,10 @@ fn card_lines(card: &ToolCard, look: Look, picked: bool, out: &mut Vec<LogicalLi
     };
     for l in body.iter().take(shown) {
         let style = theme.diff_style(l).unwrap_or(style);
+        // Wrapped at spaces like prose: output is mostly words and paths.
         out.push(
             LogicalLine::new(vec![Span::styled(clean(l).replace('\t', "    "), style)])
-                .gutter(gutter(), gutter())
-                .mode(WrapMode::Chars),
+                .gutter(gutter(), gutter()),
         );
     }
     if body.len() > shown {
