@@ -268,7 +268,10 @@ pub(crate) fn clip_diff(diff: &str, max: usize) -> String {
         return diff.to_string();
     }
     let mut out: String = diff.lines().take(max).flat_map(|l| [l, "\n"]).collect();
-    out.push_str(&format!("[diff cut: {} more lines]\n", total - max));
+    out.push_str(&format!(
+        "[diff cut: {}]\n",
+        podcode_protocol::more_lines(total - max)
+    ));
     out
 }
 
@@ -285,6 +288,10 @@ mod tests {
         );
         let diff: String = (0..5).map(|i| format!("+{i}\n")).collect();
         assert_eq!(clip_diff(&diff, 2), "+0\n+1\n[diff cut: 3 more lines]\n");
+        assert_eq!(
+            clip_diff(&diff, 4),
+            "+0\n+1\n+2\n+3\n[diff cut: 1 more line]\n"
+        );
         assert_eq!(clip_diff(&diff, 5), diff);
         assert_eq!(
             (count_lines("a\nb\n"), count_lines("a"), count_lines("")),

@@ -126,7 +126,10 @@ pub(crate) fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<Applied, Hun
                 .map(|l| format!("    {l}"))
                 .collect();
             let more = if hunk.old.len() > 6 {
-                format!("\n    … ({} more lines)", hunk.old.len() - 6)
+                format!(
+                    "\n    … ({})",
+                    podcode_protocol::more_lines(hunk.old.len() - 6)
+                )
             } else {
                 String::new()
             };
