@@ -224,7 +224,15 @@ pub async fn prompt(
         return Err(ApiError::Conflict(BUSY_TEXT.into()));
     }
     live.engine.name_session(&id, &body.text)?;
-    match live.port().prompt(body.text, body.files) {
+    let mut files = body.files;
+    if body.mentions {
+        for file in crate::mentions::mentioned_files(&body.text, live.session.directory()) {
+            if !files.contains(&file) {
+                files.push(file);
+            }
+        }
+    }
+    match live.port().prompt(body.text, files) {
         Ok(()) => Ok(accepted(id)),
         Err(podcode_core::EngineError::Busy(_)) => Err(ApiError::Conflict(BUSY_TEXT.into())),
         Err(e) => Err(e.into()),

@@ -235,6 +235,10 @@ pub struct PromptRequest {
     /// Files to attach (read through the `read` tool, with its permission rules).
     #[serde(default)]
     pub files: Vec<String>,
+    /// Also attach every file the text mentions as `@path` (relative to the session's
+    /// directory; `@"…"` for a path with spaces), as the terminal's prompt box does.
+    #[serde(default)]
+    pub mentions: bool,
 }
 
 /// `POST /api/sessions/{id}/command`: run a custom command as a turn.

@@ -24,6 +24,7 @@ pub mod launch;
 mod limit;
 mod listen;
 mod login;
+mod mentions;
 mod state;
 mod token;
 

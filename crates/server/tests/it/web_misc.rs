@@ -2,7 +2,8 @@
 //! stays quiet through a whole session (no policy reports, no missing favicon); on a phone
 //! "New session" closes the sessions sheet, Enter is a new line (Send sends), and an ask
 //! shows what "Always" would remember; at load the page opens this project's newest session,
-//! never another project's.
+//! never another project's; a denied call keeps its command after a reload; `@path`
+//! attaches a file.
 // Test code: a failed step panics at that line, as in `#[test]` code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -313,6 +314,40 @@ async fn a_denied_call_keeps_its_command_after_a_reload() {
             .unwrap_or_default()
             .contains("denied-command-here"),
         "{stored}"
+    );
+    close(browser, pump).await;
+    env.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_mentioned_as_at_path_is_attached() {
+    let env = Env::start(vec![Reply::new().text("read it")], "").await;
+    env.write("docs/notes.txt", "the attached words\n");
+    let (browser, pump, _profile) = chromium().await;
+    let page = open_page(&browser, &env.open_url).await;
+    send_prompt(&page, "summarise @docs/notes.txt, not @missing.txt").await;
+    let note = wait_for(
+        &page,
+        "document.querySelector('.msg.user .note')?.textContent",
+        "the attachment on the prompt",
+    )
+    .await;
+    let path = env.path("docs/notes.txt");
+    assert_eq!(
+        note.as_str().unwrap_or_default(),
+        format!("attached: {}", path.canonicalize().unwrap().display())
+    );
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('read it')",
+        "the answer",
+    )
+    .await;
+    let sent = serde_json::to_string(&env.requests()[0]).unwrap();
+    assert!(sent.contains("the attached words"), "{sent}");
+    assert!(
+        sent.contains("summarise @docs/notes.txt, not @missing.txt"),
+        "{sent}"
     );
     close(browser, pump).await;
     env.stop().await;

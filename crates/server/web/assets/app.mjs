@@ -195,7 +195,7 @@ function onEvent(ev) {
       const mine = state.sending.shift();
       if (mine) {
         transcript.named(mine, ev.message_id);
-        if (mine.dataset.command) transcript.retext(mine, ev.text, ev.files);
+        if (mine.dataset.command || ev.files?.length) transcript.retext(mine, ev.text, ev.files);
       // Another client (or tab) sent it, or the running turn is being replayed: show it.
       } else transcript.user(ev.text, ev.files, ev.message_id);
       break;
@@ -280,7 +280,8 @@ async function send() {
     autosize();
     const path = `/api/sessions/${encodeURIComponent(id)}`;
     if (command) await api("POST", `${path}/command`, command);
-    else await api("POST", `${path}/prompt`, { text });
+    // `@path` words naming files attach them, as in the terminal.
+    else await api("POST", `${path}/prompt`, { text, mentions: true });
   } catch (e) {
     if (bubble && !ui.prompt.value) { ui.prompt.value = text; autosize(); }
     bubble?.remove();
