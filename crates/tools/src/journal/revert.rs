@@ -145,13 +145,20 @@ pub fn diff_stats(old: &str, new: &str) -> (usize, usize) {
         })
 }
 
-/// Unified diff with headers `a/<file>` and `b/<file>` and 3 lines of context; empty when
-/// the texts are equal.
+/// Unified diff with headers `a/<file>` and `b/<file>` (an absolute path is shown as it
+/// is, not as `a//…`) and 3 lines of context; empty when the texts are equal.
 pub fn unified_diff(file: &str, old: &str, new: &str) -> String {
+    if file.starts_with('/') {
+        return labeled_diff(file, file, old, new);
+    }
+    labeled_diff(&format!("a/{file}"), &format!("b/{file}"), old, new)
+}
+
+fn labeled_diff(old_label: &str, new_label: &str, old: &str, new: &str) -> String {
     TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
-        .header(&format!("a/{file}"), &format!("b/{file}"))
+        .header(old_label, new_label)
         .to_string()
 }
 
@@ -182,8 +189,9 @@ fn check_unchanged(newest_first: &[RecordedChange]) -> Result<(), RevertError> {
             let on_disk = journal_current(change)?;
             return Err(RevertError::Conflict {
                 file: change.file.clone(),
-                diff: unified_diff(
-                    &change.file,
+                diff: labeled_diff(
+                    &format!("{} (as Podcode wrote it)", change.file),
+                    &format!("{} (on disk now)", change.file),
                     &display_text(change.new_content.as_deref()),
                     &display_text(on_disk.as_deref()),
                 ),

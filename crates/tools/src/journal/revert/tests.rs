@@ -149,7 +149,7 @@ fn a_conflict_refuses_before_touching_any_file_and_force_overrides() {
     let b = f.path("b.txt");
     let expected = format!(
         "revert refused: {b} changed since Podcode wrote it (use --force to overwrite)\n\
-         --- a/{b}\n+++ b/{b}\n@@ -1 +1,2 @@\n b1\n+user line\n"
+         --- {b} (as Podcode wrote it)\n+++ {b} (on disk now)\n@@ -1 +1,2 @@\n b1\n+user line\n"
     );
     assert_eq!(err.to_string(), expected);
     assert!(matches!(&err, RevertError::Conflict { file, .. } if *file == b));
@@ -274,4 +274,6 @@ fn unified_diff_has_git_style_headers() {
         "--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
     );
     assert_eq!(unified_diff("x", "same\n", "same\n"), "");
+    let abs = unified_diff("/w/src/x.rs", "a\n", "b\n");
+    assert!(abs.starts_with("--- /w/src/x.rs\n+++ /w/src/x.rs\n"), "{abs}");
 }
