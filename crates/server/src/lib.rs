@@ -17,6 +17,7 @@ mod api_sessions;
 pub mod assets;
 mod auth;
 mod dto;
+mod dto_changes;
 mod error;
 mod events;
 mod guard;
