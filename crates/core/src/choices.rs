@@ -14,7 +14,9 @@ pub struct Choice {
 }
 
 impl Engine {
-    /// `current` first, then the config default, the profiles' models, models used before.
+    /// `current` first, then the config default, the profiles' models, models used before;
+    /// a model that cannot be used here (no credentials for its provider, an unknown
+    /// provider) goes last, its detail saying why.
     pub fn model_choices(&self, current: &str) -> Vec<Choice> {
         let mut items: Vec<Choice> = Vec::new();
         let mut add = |value: &str, detail: String| {
@@ -42,7 +44,21 @@ impl Engine {
                 }
             }
         }
-        items
+        let (mut usable, mut unusable) = (Vec::new(), Vec::new());
+        for (i, mut c) in items.into_iter().enumerate() {
+            // The model in use stays first whatever the check says: it is what runs.
+            match (i > 0).then(|| self.check_model(Some(&c.value))) {
+                Some(Err(e)) => {
+                    let why = e.to_string();
+                    let first = why.lines().next().unwrap_or_default();
+                    c.detail = format!("can't be used here: {}", clip(first, 70));
+                    unusable.push(c);
+                }
+                _ => usable.push(c),
+            }
+        }
+        usable.append(&mut unusable);
+        usable
     }
 
     /// The profiles a user can pick (mode `primary` or `all`, not hidden): the built-ins,
@@ -66,5 +82,13 @@ impl Engine {
                     .collect(),
             })
             .collect()
+    }
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
     }
 }

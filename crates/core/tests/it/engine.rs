@@ -507,3 +507,26 @@ async fn tools_the_rules_deny_outright_are_not_offered_to_the_model() {
     session.close().await;
     engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_model_choices_put_models_that_cannot_be_used_here_last_saying_why() {
+    let server = ScriptedModel::start(vec![]).await;
+    let ws = ScratchWorkspace::new(
+        &server.base_url(),
+        "[agent.aaa]\nmodel = \"nowhere/ghost-1\"\n[agent.zzz]\nmodel = \"scripted/other\"\n",
+    )
+    .unwrap();
+    let engine = ws.engine().unwrap();
+    let choices = engine.model_choices("scripted/test");
+    let values: Vec<&str> = choices.iter().map(|c| c.value.as_str()).collect();
+    assert_eq!(
+        values,
+        ["scripted/test", "scripted/other", "nowhere/ghost-1"],
+        "{choices:?}"
+    );
+    assert!(
+        choices[2].detail.starts_with("can't be used here: "),
+        "{choices:?}"
+    );
+    assert!(choices[2].detail.contains("nowhere"), "{choices:?}");
+}
