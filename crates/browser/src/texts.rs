@@ -72,34 +72,8 @@ pub(crate) fn blocked_scheme(url: &str, scheme: &str) -> String {
     )
 }
 
-/// The config rules (permission, pattern) that would allow a refused request, as the TOML
-/// the user pastes into their config.toml.
-pub(crate) fn allow_rules(rules: &[(&str, &str)]) -> String {
-    rules
-        .iter()
-        .map(|(permission, pattern)| {
-            format!(
-                "\n[[permission]]\npermission = \"{permission}\"\npattern = {}\naction = \"allow\"\n",
-                toml_string(pattern)
-            )
-        })
-        .collect()
-}
-
-/// A TOML basic string.
-fn toml_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+// The rules a refusal names, as TOML to paste: the text webfetch's refusals use too.
+pub(crate) use podcode_tools::allow_rules;
 
 pub(crate) const DENIED_BY_RULE: &str = "A permission rule in the user's configuration denies it.";
 
@@ -224,7 +198,6 @@ mod tests {
             ),
             "Refused to open http://localhost:5173/: localhost is a private or loopback address (127.0.0.1). A permission rule in the user's configuration denies it. To allow it, the user can add to their config.toml:\n\n[[permission]]\npermission = \"browser_private\"\npattern = \"http://localhost:5173\"\naction = \"allow\"\n\n[[permission]]\npermission = \"browser\"\npattern = \"localhost\"\naction = \"allow\"\n"
         );
-        assert_eq!(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000A\"");
     }
 
     #[test]

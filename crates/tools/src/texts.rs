@@ -116,6 +116,52 @@ pub fn rejected_with_feedback_text(
     )
 }
 
+/// The config rules `(permission, text)` that would allow a refused request, as the
+/// `[[permission]]` TOML the user pastes into their config.toml. Shared by the gates that
+/// name them (webfetch, the browser), so a refusal reads the same whichever tool gave it.
+/// Each text is the exact thing refused (an origin, a host, a URL): its glob characters are
+/// escaped, so the pasted rule matches it — `http://[::1]:5173` is not a character class.
+pub fn allow_rules(rules: &[(&str, &str)]) -> String {
+    rules
+        .iter()
+        .map(|(permission, text)| {
+            format!(
+                "\n[[permission]]\npermission = {}\npattern = {}\naction = \"allow\"\n",
+                toml_string(permission),
+                toml_string(&glob_literal(text))
+            )
+        })
+        .collect()
+}
+
+/// A rule pattern matching exactly `text` (a backslash escapes a glob character).
+fn glob_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A TOML basic string: a pattern is pasted as printed, so quotes, backslashes and control
+/// characters must not end or break it.
+fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// The note appended to (head) or put before (tail) a truncated output.
 pub fn truncation_note(
     t: &crate::truncate::Truncated,
@@ -179,5 +225,30 @@ fn format_secs(secs: f64) -> String {
         }
     } else {
         format!("{secs:.1} seconds")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_rules_are_toml_to_paste() {
+        assert_eq!(
+            allow_rules(&[
+                ("webfetch_private", "http://localhost:5173"),
+                ("webfetch", "localhost")
+            ]),
+            "\n[[permission]]\npermission = \"webfetch_private\"\npattern = \"http://localhost:5173\"\naction = \"allow\"\n\n[[permission]]\npermission = \"webfetch\"\npattern = \"localhost\"\naction = \"allow\"\n"
+        );
+        assert_eq!(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000A\"");
+        // An IPv6 origin: its brackets escaped in the pattern, the backslashes in the TOML.
+        assert_eq!(
+            allow_rules(&[("webfetch_private", "http://[::1]:9")]),
+            "\n[[permission]]\npermission = \"webfetch_private\"\npattern = \"http://\\\\[::1\\\\]:9\"\naction = \"allow\"\n"
+        );
+        let pattern = glob_literal("http://[::1]:9/a?b=*");
+        assert!(crate::wildcard_match(&pattern, "http://[::1]:9/a?b=*"));
+        assert!(!crate::wildcard_match(&pattern, "http://[::1]:9/aXb=c"));
     }
 }
