@@ -2,9 +2,10 @@
 //! file as is; an image as an attachment.
 //!
 //! Data flow: `{url, format?, timeout?}` → the URL is parsed; `file:` URLs are read only
-//! when an explicit `webfetch_private` rule allows the URL, other non-HTTP schemes never →
-//! `net::fetch` checks every hop (scheme, resolved addresses against the private ranges,
-//! the `webfetch` permission with the host as pattern), pins the checked addresses, follows
+//! when an explicit `webfetch_private` rule allows the URL (a refusal names that rule as
+//! TOML to paste), other non-HTTP schemes never → `net::fetch` checks every hop (scheme;
+//! the resolved addresses: a private one asks `webfetch_private` for the origin, a public
+//! one `webfetch` for the host), pins the checked addresses, follows
 //! at most 5 redirects itself and streams at most 5 MiB, all within the timeout (time spent
 //! waiting for the user's answer does not count) → on a blocking thread `convert` decides
 //! what the body is and turns HTML into Markdown or text → the output, with a note when the
@@ -38,7 +39,7 @@ const DESCRIPTION: &str = "Fetches a URL over HTTP(S) and returns its content: a
 Use it to read documentation, an issue, an API reference or any page the user points to; it does not run JavaScript, so pages that only render in a browser come back (nearly) empty.
 - `format`: `markdown` (default) keeps headings, links, lists, code and tables and drops scripts, styles and navigation; `text` keeps only the words; `html` returns the page source.
 - Redirects are followed (at most 5). Responses over 5 MiB are refused. `timeout` is in seconds (default 30, at most 120).
-- The user may be asked to allow each new host. Private, loopback and link-local addresses and non-HTTP URLs are refused unless the user allowed them in the configuration.
+- The user may be asked to allow each new host, and each origin on localhost or a private address (a dev server), also for redirects. file:// URLs are refused unless the user allowed them in the configuration; other non-HTTP URLs always.
 - Long pages are truncated like any tool output; the rest is saved to a file you can read.
 Example: {\"url\": \"https://docs.rs/serde/latest/serde/\", \"format\": \"markdown\"}";
 
@@ -132,9 +133,9 @@ impl Tool for WebfetchTool {
         let seconds = args.timeout.clamp(1, MAX_TIMEOUT);
         let fetched = if url.scheme() == "file" {
             if ctx.rule_action("webfetch_private", url.as_str()) != PermissionAction::Allow {
-                return Err(ToolError::failed(texts::blocked_scheme(
+                return Err(ToolError::failed(texts::blocked_file(
                     url.as_str(),
-                    "file",
+                    &podcode_tools::allow_rules(&[("webfetch_private", url.as_str())]),
                 )));
             }
             let target = url.clone();

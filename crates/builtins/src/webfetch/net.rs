@@ -1,15 +1,19 @@
 //! The network half of `webfetch`: which targets may be fetched, and the GET itself.
 //!
 //! Every hop (the first URL and each redirect target) goes through `Gate::check`: only
-//! `http`/`https`; the host is resolved here, and if any of its addresses is private,
-//! loopback, link-local or otherwise internal, an explicit `allow` rule for
-//! `webfetch_private` (pattern: the host) must exist — a remembered "always" or the default
-//! does not count; then the user is asked for `webfetch` with the host as pattern. The
-//! checked addresses are pinned in the client's resolver, so the connection goes to exactly
-//! the addresses that were checked (no second, different DNS answer); a proxy from the
-//! environment is still honoured. Redirects are
-//! followed here, not by reqwest, so each target is checked; the body is streamed and
-//! abandoned as soon as it passes `MAX_BODY_BYTES`.
+//! `http`/`https`; the host is resolved here. If any of its addresses is private, loopback,
+//! link-local or otherwise internal (a local dev server, cloud metadata), the hop is the
+//! `webfetch_private` permission with the origin as pattern (`http://localhost:5173`; a
+//! rule for the bare host counts where none for the origin decides), as the browser's
+//! `browser_private`: a rule decides, else the user is asked like at every other gate
+//! (once, always, reject), and that answer settles the hop; a `webfetch` rule denying the
+//! host still refuses, and a refusal by a rule names the rules that would allow the hop as
+//! TOML to paste. A public address is the `webfetch` permission with the host as pattern.
+//! The checked addresses are pinned in the client's resolver, so the connection goes to
+//! exactly the addresses that were checked (no second, different DNS answer: a name cannot
+//! be re-pointed at an internal address after its check); a proxy from the environment is
+//! still honoured. Redirects are followed here, not by reqwest, so each target is checked;
+//! the body is streamed and abandoned as soon as it passes `MAX_BODY_BYTES`.
 
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -118,12 +122,14 @@ fn client() -> Result<&'static Client, ToolError> {
         .map_err(|e| ToolError::failed(e.clone()))
 }
 
-/// Checks targets, remembers which hosts the user already allowed in this call, and keeps
-/// the call's deadline: network steps must finish by it, and time spent waiting for the
-/// user's answer to a prompt moves it back (the timeout is for the network, not the user).
+/// Checks targets, remembers which hosts and private origins were already allowed in this
+/// call (a redirect back to one is not asked again), and keeps the call's deadline: network
+/// steps must finish by it, and time spent waiting for the user's answer to a prompt moves
+/// it back (the timeout is for the network, not the user).
 pub(crate) struct Gate<'a> {
     ctx: &'a ToolContext,
     asked: HashSet<String>,
+    private_allowed: HashSet<String>,
     deadline: Instant,
     seconds: u64,
 }
@@ -133,9 +139,58 @@ impl<'a> Gate<'a> {
         Self {
             ctx,
             asked: HashSet::new(),
+            private_allowed: HashSet::new(),
             deadline: Instant::now() + Duration::from_secs(seconds),
             seconds,
         }
+    }
+
+    /// Asks the user (through the call's context, which applies hooks and remembered
+    /// approvals first); the wait does not count against the timeout.
+    async fn ask(&mut self, request: PermissionRequest) -> Result<(), ToolError> {
+        let asked_at = Instant::now();
+        let answer = self.ctx.ask(request).await;
+        self.deadline += asked_at.elapsed();
+        answer
+    }
+
+    /// A private address: `webfetch_private` for the origin (see the module doc). `Ok`
+    /// settles the hop, the `webfetch` question included.
+    async fn private_verdict(&mut self, url: &Url, host: &str, ip: &str) -> Result<(), ToolError> {
+        let origin = url.origin().ascii_serialization();
+        if self.private_allowed.contains(&origin) {
+            return Ok(());
+        }
+        // A rule for the origin decides; one for the bare host only where none does, so the
+        // origin rule a refusal suggests always takes effect.
+        let private = match self.ctx.rule_action("webfetch_private", &origin) {
+            PermissionAction::Ask => self.ctx.rule_action("webfetch_private", host),
+            decided => decided,
+        };
+        let webfetch_denied = self.ctx.rule_action("webfetch", host) == PermissionAction::Deny;
+        if private == PermissionAction::Deny || webfetch_denied {
+            let mut needed = vec![("webfetch_private", origin.as_str())];
+            if webfetch_denied {
+                needed.push(("webfetch", host));
+            }
+            return Err(ToolError::Permission(texts::blocked_private(
+                url.as_str(),
+                host,
+                ip,
+                &podcode_tools::allow_rules(&needed),
+            )));
+        }
+        if private != PermissionAction::Allow {
+            self.ask(PermissionRequest {
+                permission: "webfetch_private".into(),
+                patterns: vec![origin.clone()],
+                always: vec![origin.clone()],
+                metadata: json!({ "url": url.as_str(), "address": ip }),
+            })
+            .await?;
+        }
+        self.private_allowed.insert(origin);
+        Ok(())
     }
 
     /// Runs one network step within the deadline.
@@ -178,28 +233,19 @@ impl<'a> Gate<'a> {
                 (found, Some(host.to_ascii_lowercase()))
             }
         };
-        if let Some(private) = addrs.iter().find(|a| is_private(a.ip()))
-            && self.ctx.rule_action("webfetch_private", &pattern) != PermissionAction::Allow
-        {
-            return Err(ToolError::failed(texts::blocked_private(
-                shown,
-                &pattern,
-                &private.ip().to_string(),
-            )));
-        }
-        if self.asked.insert(pattern.clone()) {
-            let asked_at = Instant::now();
-            let answer = self
-                .ctx
-                .ask(PermissionRequest {
-                    permission: "webfetch".into(),
-                    patterns: vec![pattern.clone()],
-                    always: vec![pattern],
-                    metadata: json!({ "url": shown }),
-                })
-                .await;
-            self.deadline += asked_at.elapsed();
-            answer?;
+        // Any internal address among the answers makes the hop private: the connection may
+        // go to any of them.
+        if let Some(private) = addrs.iter().find(|a| is_private(a.ip())) {
+            let ip = private.ip().to_string();
+            self.private_verdict(url, &pattern, &ip).await?;
+        } else if self.asked.insert(pattern.clone()) {
+            self.ask(PermissionRequest {
+                permission: "webfetch".into(),
+                patterns: vec![pattern.clone()],
+                always: vec![pattern],
+                metadata: json!({ "url": shown }),
+            })
+            .await?;
         }
         if let Some(domain) = domain {
             let client = client()?;

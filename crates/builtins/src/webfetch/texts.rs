@@ -7,15 +7,24 @@ pub(crate) fn invalid_url(url: &str, error: &str) -> String {
     )
 }
 
+/// A URL that is neither http nor https, typed or redirected to: never fetched.
 pub(crate) fn blocked_scheme(url: &str, scheme: &str) -> String {
     format!(
-        "{url} was not fetched: only http:// and https:// URLs are fetched, and {scheme}: URLs need an explicit allow rule for webfetch_private in the user's configuration. Use the read tool for local files."
+        "{url} was not fetched: only http:// and https:// URLs are fetched from the network, not {scheme}: URLs. Use the read tool for local files."
     )
 }
 
-pub(crate) fn blocked_private(url: &str, host: &str, ip: &str) -> String {
+/// A typed `file:` URL no `webfetch_private` rule allows; `rules` would allow it.
+pub(crate) fn blocked_file(url: &str, rules: &str) -> String {
     format!(
-        "{url} was not fetched: {host} is a private, loopback or link-local address ({ip}); such addresses are only fetched when the user allows the host with an explicit webfetch_private rule. Fetch a public URL instead, or ask the user to add the rule."
+        "{url} was not fetched: a file: URL is only read when the user allowed it with a webfetch_private rule for the URL. Use the read tool for local files, or the user can add to their config.toml:\n{rules}"
+    )
+}
+
+/// A private address a permission rule refuses; `rules` would allow it.
+pub(crate) fn blocked_private(url: &str, host: &str, ip: &str, rules: &str) -> String {
+    format!(
+        "{url} was not fetched: {host} is a private, loopback or link-local address ({ip}). A permission rule in the user's configuration denies it. To allow it, the user can add to their config.toml:\n{rules}"
     )
 }
 

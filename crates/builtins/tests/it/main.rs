@@ -19,4 +19,5 @@ mod secrets;
 mod symbols;
 mod sync_to_main;
 mod webfetch;
+mod webfetch_gate;
 mod write;

@@ -32,6 +32,7 @@ mod run_plugin_hooks;
 mod run_plugins;
 mod run_skills;
 mod run_todo;
+mod run_webfetch_gate;
 mod safety;
 mod sandbox;
 mod serve;
