@@ -196,7 +196,8 @@ impl ToolContext {
 
     /// What the configured rules alone say about `(permission, pattern)`: no hooks, no
     /// remembered "always" approvals, no prompt. For gates that only an explicit `allow`
-    /// rule may open (e.g. `webfetch_private`).
+    /// rule may open (`webfetch_private` for a `file:` URL), and for gates that weigh
+    /// several rules before asking (a private origin's rule, else its bare host's).
     pub fn rule_action(&self, permission: &str, pattern: &str) -> PermissionAction {
         self.inner.shared.permissions.evaluate(permission, pattern)
     }
