@@ -297,6 +297,15 @@ impl Transcript {
         }) {
             c.expanded = !c.expanded;
         }
+        // A picked card opened from above the screen shows from its first line.
+        if let Some(id) = selected
+            && let Some(i) = self
+                .entries
+                .iter()
+                .position(|e| matches!(e, Entry::Tool(c) if c.call_id == id))
+        {
+            self.reveal(i);
+        }
     }
 
     /// Moves the selection to the previous (`older`) or next tool card, starting from the

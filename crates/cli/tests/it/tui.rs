@@ -202,3 +202,33 @@ fn the_permission_modal_shows_a_tools_arguments_and_each_remembered_bash_rule() 
         assert!(screen.contains(shown), "{shown} in {screen}");
     }
 }
+
+#[test]
+fn a_long_write_is_read_whole_in_the_modal_and_its_card_expands_from_the_keyboard() {
+    let env = Env::new(vec![]);
+    let file = env.root.path().join("repo/rows.txt");
+    let content: String = (1..=120).map(|i| format!("row {i}\n")).collect();
+    let args = serde_json::json!({"filePath": file, "content": content}).to_string();
+    env.server
+        .push(Reply::new().tool_call("c1", "write", &args));
+    env.server
+        .push(Reply::new().text("Done:\n\n| file | rows |\n|------|-----:|\n| rows.txt | 120 |\n"));
+    let (screen, matched) = drive(
+        &env,
+        &["tui"],
+        &[
+            ("enter to send", "write the rows\r"),
+            // The modal's body scrolls: page down, then to the end, before answering.
+            ("allow once", "\x1b[6~"),
+            ("+row 30", "\x1b[F"),
+            ("+row 120", "o"),
+            // The answer's table is drawn in columns.
+            ("rows.txt │  120", ""),
+            // alt-↑ picks the card, ctrl-o expands it and shows it from its first line.
+            ("more lines (ctrl-o or a click expands)", "\x1b[1;3A\x0f"),
+            ("+row 20", "\x03\x03"),
+        ],
+    );
+    assert!(matched.iter().all(|m| *m), "{matched:?}\n{screen}");
+    assert_eq!(env.read("rows.txt"), content);
+}
