@@ -170,7 +170,7 @@ impl Gate {
             ctx.ask(PermissionRequest {
                 permission: "browser_private".into(),
                 patterns: vec![origin.clone()],
-                always: vec![origin.clone()],
+                always: vec![podcode_tools::glob_literal(&origin)],
                 metadata: json!({ "url": url.as_str(), "address": ip }),
             })
             .await
@@ -286,7 +286,7 @@ impl Gate {
             .ask(PermissionRequest {
                 permission: "browser".into(),
                 patterns: vec![host.clone()],
-                always: vec![host.clone()],
+                always: vec![podcode_tools::glob_literal(&host)],
                 metadata: json!({ "url": url.as_str() }),
             })
             .await;

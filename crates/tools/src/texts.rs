@@ -134,8 +134,10 @@ pub fn allow_rules(rules: &[(&str, &str)]) -> String {
         .collect()
 }
 
-/// A rule pattern matching exactly `text` (a backslash escapes a glob character).
-fn glob_literal(text: &str) -> String {
+/// A rule pattern matching exactly `text` (a backslash escapes a glob character): what a
+/// gate asking about an origin or a host offers to remember, so "always" for
+/// `http://[::1]:5173` matches it again rather than a character class.
+pub fn glob_literal(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {

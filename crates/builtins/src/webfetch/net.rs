@@ -184,7 +184,7 @@ impl<'a> Gate<'a> {
             self.ask(PermissionRequest {
                 permission: "webfetch_private".into(),
                 patterns: vec![origin.clone()],
-                always: vec![origin.clone()],
+                always: vec![podcode_tools::glob_literal(&origin)],
                 metadata: json!({ "url": url.as_str(), "address": ip }),
             })
             .await?;
@@ -242,7 +242,7 @@ impl<'a> Gate<'a> {
             self.ask(PermissionRequest {
                 permission: "webfetch".into(),
                 patterns: vec![pattern.clone()],
-                always: vec![pattern],
+                always: vec![podcode_tools::glob_literal(&pattern)],
                 metadata: json!({ "url": shown }),
             })
             .await?;

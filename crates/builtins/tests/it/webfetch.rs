@@ -73,6 +73,11 @@ fn streamed(bytes: usize) -> Response {
 }
 
 pub(crate) async fn serve() -> SocketAddr {
+    serve_on("127.0.0.1:0").await
+}
+
+/// [`serve`] on the address `bind` (`[::1]:0` for IPv6 loopback).
+pub(crate) async fn serve_on(bind: &str) -> SocketAddr {
     let app = Router::new()
         .route(
             "/page",
@@ -152,7 +157,7 @@ pub(crate) async fn serve() -> SocketAddr {
                 format!("ua={}\naccept={}", h(header::USER_AGENT), h(header::ACCEPT))
             }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = tokio::net::TcpListener::bind(bind).await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         axum::serve(listener, app).await.unwrap();

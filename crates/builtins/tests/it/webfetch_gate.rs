@@ -11,7 +11,7 @@ use podcode_protocol::{PermissionAction, PermissionReply, PermissionRule};
 use podcode_tools::{CallStatus, rejected_text};
 use serde_json::json;
 
-use super::webfetch::{allow, fetch, serve, setup};
+use super::webfetch::{allow, fetch, serve, serve_on, setup};
 
 fn deny(permission: &str, pattern: &str) -> PermissionRule {
     PermissionRule::new(permission, pattern, PermissionAction::Deny)
@@ -141,6 +141,25 @@ async fn a_private_address_is_asked_about_for_its_origin() {
     let (status, text) = fetch(&h, json!({"url": format!("{named}/plain")})).await;
     assert_eq!(status, CallStatus::Denied);
     assert_eq!(text, rejected_text("webfetch_private", &[named]));
+}
+
+#[tokio::test]
+async fn always_for_an_ipv6_origin_is_remembered_as_that_origin() {
+    let addr = serve_on("[::1]:0").await;
+    let origin = format!("http://{addr}");
+    let h = setup(vec![], vec![PermissionReply::Always]);
+    let (status, text) = fetch(&h, json!({ "url": format!("{origin}/plain") })).await;
+    assert_eq!(status, CallStatus::Completed, "{text}");
+    let asks = h.user.asks();
+    assert_eq!(asks[0].request.patterns, vec![origin.clone()]);
+    // Remembered as a pattern matching exactly the origin, brackets and all.
+    assert_eq!(
+        asks[0].request.always,
+        vec![format!("http://\\[::1\\]:{}", addr.port())]
+    );
+    let (status, text) = fetch(&h, json!({ "url": format!("{origin}/json") })).await;
+    assert_eq!(status, CallStatus::Completed, "{text}");
+    assert_eq!(h.user.asks().len(), 1, "always must not ask again");
 }
 
 #[tokio::test]
