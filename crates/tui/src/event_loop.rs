@@ -322,6 +322,7 @@ impl Loop {
     fn answer(&mut self, reply: PermissionReply) {
         self.state.modal = None;
         if let Some(ask) = self.asks.pop_front() {
+            self.state.transcript.mark_waiting(&ask.call_id, false);
             if matches!(reply, PermissionReply::Reject { .. }) {
                 self.state.transcript.mark_denied(&ask.call_id);
             }
@@ -338,6 +339,7 @@ impl Loop {
             return;
         }
         if let Some(ask) = self.asks.front() {
+            self.state.transcript.mark_waiting(&ask.call_id, true);
             self.state.modal = Some(PermissionModal::new(
                 &ask.tool,
                 &ask.call_id,
@@ -352,6 +354,10 @@ impl Loop {
             .asks
             .front()
             .is_some_and(|a| a.request_id == request_id);
+        if let Some(ask) = self.asks.iter().find(|a| a.request_id == request_id) {
+            let call = ask.call_id.clone();
+            self.state.transcript.mark_waiting(&call, false);
+        }
         self.asks.retain(|a| a.request_id != request_id);
         if front {
             self.state.modal = None;

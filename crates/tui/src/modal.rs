@@ -1,8 +1,8 @@
 //! The permission modal: what asks for what (the header, always shown), the details the
 //! tool attached (the command, the whole diff) or the call's arguments in a body that
 //! scrolls, and the answers (the footer, always shown) — the text from
-//! `podcode_protocol::prompt_text_whole`, shared with the CLI prompt. Keys: `o`/`y`/enter
-//! once, `a` always, `r`/`n` reject, `f` reject with feedback (type, enter sends, esc goes
+//! `podcode_protocol::prompt_text_whole`, shared with the CLI prompt. Keys (as on the web
+//! page): `y` (or `o`, enter) once, `a` always, `n` (or `r`) reject, `f` reject with feedback (type, enter sends, esc goes
 //! back); esc rejects and aborts the turn (handled by `keys`); ↑/↓/PgUp/PgDn/Home/End
 //! scroll the body. For a moment after it first shows, the modal takes no key: a key
 //! pressed then was meant for the screen beneath (typing, esc to go back), and must not
@@ -164,12 +164,33 @@ fn header_lines(text: &PromptText, theme: Theme) -> Vec<Line<'static>> {
 fn body_lines(text: &PromptText, theme: Theme) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for section in &text.sections {
+        // The title names the path already, and a diff's `---`/`+++` header repeats it:
+        // on a small screen every line goes to the change itself.
+        if section.label == "path"
+            && section
+                .lines
+                .iter()
+                .all(|p| text.title.contains(p.as_str()))
+        {
+            continue;
+        }
         lines.push(Line::styled(
             format!("{}:", section.label),
             theme.fg(Color::DarkGray),
         ));
-        for l in &section.lines {
-            let style = if section.label == "diff" {
+        let diff = section.label == "diff";
+        let headers = if diff {
+            section
+                .lines
+                .iter()
+                .take(2)
+                .take_while(|l| l.starts_with("--- ") || l.starts_with("+++ "))
+                .count()
+        } else {
+            0
+        };
+        for l in section.lines.iter().skip(headers) {
+            let style = if diff {
                 theme.diff_style(l).unwrap_or_default()
             } else {
                 Style::default()
@@ -205,11 +226,11 @@ fn footer_lines(
     }
     if compact {
         return vec![Line::from(vec![
-            key("[o]"),
+            key("[y]"),
             Span::raw(" once  "),
             key("[a]"),
             Span::raw(" always  "),
-            key("[r]"),
+            key("[n]"),
             Span::raw(" reject  "),
             key("[f]"),
             Span::raw(" feedback  "),
@@ -217,12 +238,12 @@ fn footer_lines(
             Span::raw(" stop"),
         ])];
     }
-    let mut lines = vec![Line::from(vec![key("[o]"), Span::raw(" allow once")])];
+    let mut lines = vec![Line::from(vec![key("[y]"), Span::raw(" allow once")])];
     let mut always = text.always.iter();
     let first = clean(always.next().map(String::as_str).unwrap_or_default()).into_owned();
     lines.push(Line::from(vec![key("[a]"), Span::raw(format!(" {first}"))]));
     lines.extend(always.map(|rule| Line::raw(format!("    {}", clean(rule)))));
-    lines.push(Line::from(vec![key("[r]"), Span::raw(" reject")]));
+    lines.push(Line::from(vec![key("[n]"), Span::raw(" reject")]));
     lines.push(Line::from(vec![
         key("[f]"),
         Span::raw(" reject with feedback"),
@@ -235,7 +256,12 @@ fn footer_lines(
 }
 
 fn draw_modal(frame: &mut Frame, area: Rect, m: &PermissionModal, theme: Theme) {
-    let width = area.width.saturating_sub(4).clamp(20, 100).min(area.width);
+    // A narrow screen gives the modal every column: what shows beside it is only noise.
+    let width = if area.width < 60 {
+        area.width
+    } else {
+        area.width.saturating_sub(4).min(100)
+    };
     let inner_w = width.saturating_sub(2) as usize;
     let text = podcode_protocol::prompt_text_whole(&m.tool, &m.request);
     let header = wrap_lines(header_lines(&text, theme), inner_w);
@@ -265,14 +291,15 @@ fn draw_modal(frame: &mut Frame, area: Rect, m: &PermissionModal, theme: Theme) 
     lines.extend(body.iter().skip(first).take(body_h).cloned());
     if scrolls && body_h > 0 {
         let last = (first + body_h).min(body.len());
-        lines.push(Line::styled(
-            format!(
-                "lines {}–{last} of {} · ↑↓ PgUp PgDn scroll",
-                first + 1,
-                body.len()
-            ),
-            theme.fg(Color::DarkGray),
-        ));
+        let mut hint = format!(
+            "lines {}–{last} of {} · ↑↓ PgUp PgDn scroll",
+            first + 1,
+            body.len()
+        );
+        if hint.chars().count() > inner_w {
+            hint = format!("{}–{last}/{} ↑↓", first + 1, body.len());
+        }
+        lines.push(Line::styled(hint, theme.fg(Color::DarkGray)));
     } else {
         lines.push(Line::default());
     }

@@ -119,7 +119,7 @@ impl StatusLine {
         // whole — a part is never cut mid-number.
         let mut parts: Vec<(u8, String)> = vec![(3, self.model.clone()), (4, self.agent.clone())];
         if !self.title.is_empty() {
-            parts.push((5, self.title.chars().take(30).collect()));
+            parts.push((5, short_title(&self.title, 30)));
         }
         let mut tokens = format!("{}↑ {}↓", u.input_tokens, u.output_tokens);
         if let Some(c) = u.cost {
@@ -135,7 +135,8 @@ impl StatusLine {
             }
         }
         if let (used @ 1.., window @ 1..) = self.context {
-            tokens.push_str(&format!(" ctx {}%", used * 100 / window));
+            // Rounded as the web page rounds, so both show the same figure.
+            tokens.push_str(&format!(" ctx {}%", (used * 100 + window / 2) / window));
         }
         parts.push((2, tokens));
         parts.push((6, self.cwd.clone()));
@@ -153,6 +154,19 @@ impl StatusLine {
         };
         frame.render_widget(Paragraph::new(text).style(style), area);
     }
+}
+
+/// `title` in at most `max` characters, cut between words with `…`.
+fn short_title(title: &str, max: usize) -> String {
+    if title.chars().count() <= max {
+        return title.to_string();
+    }
+    let head: String = title.chars().take(max.saturating_sub(1)).collect();
+    let cut = match head.rfind(' ') {
+        Some(space) if space > 0 => head[..space].trim_end(),
+        _ => head.as_str(),
+    };
+    format!("{cut}…")
 }
 
 /// The parts joined with ` · ` after a space, dropping the least important (highest
@@ -307,6 +321,15 @@ mod tests {
             text.contains(" · 6500↑ 300↓ $0.0710 (own $0.0280) · /w"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_long_title_is_cut_between_words() {
+        assert_eq!(
+            short_title("Add a --shout flag to src/greet.py and tests", 30),
+            "Add a --shout flag to…"
+        );
+        assert_eq!(short_title("short", 30), "short");
     }
 
     #[test]

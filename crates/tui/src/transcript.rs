@@ -47,6 +47,8 @@ pub enum Entry {
 pub enum ToolStatus {
     /// Still running.
     Running,
+    /// Running, and waiting for the user's answer to its permission prompt.
+    Waiting,
     /// Returned a result.
     Done,
     /// Returned an error.
@@ -64,6 +66,7 @@ impl ToolStatus {
     pub fn label(self) -> &'static str {
         match self {
             Self::Running => "running",
+            Self::Waiting => "waiting for your answer",
             Self::Done => "done",
             Self::Failed => "failed",
             Self::Denied => "denied",
@@ -257,20 +260,38 @@ impl Transcript {
                             .unwrap_or_else(|| "unknown error".into())
                     ),
                 };
+                // Counted nouns stay with their number (non-breaking space): a narrow
+                // screen wraps between parts, not inside "1 file".
+                let count = |n: usize, one: &str, many: &str| {
+                    format!("{n}\u{a0}{}", if n == 1 { one } else { many })
+                };
                 let files = if summary.files.is_empty() {
                     String::new()
                 } else {
                     format!(
-                        " · {} file(s) changed (ctrl-g: Changes)",
-                        summary.files.len()
+                        " · {} changed (ctrl-g: Changes)",
+                        count(summary.files.len(), "file", "files")
                     )
                 };
                 self.notice(format!(
-                    "── {end} · {} step(s) · {} tool call(s){files}",
-                    summary.steps, summary.tool_calls
+                    "── {end} · {} · {}{files}",
+                    count(summary.steps as usize, "step", "steps"),
+                    count(summary.tool_calls as usize, "tool call", "tool calls")
                 ));
             }
             _ => {}
+        }
+    }
+
+    /// Marks the card of a running call whose permission prompt opened (`true`) or was
+    /// answered (`false`): while it waits, it says so and its clock stops.
+    pub fn mark_waiting(&mut self, call_id: &str, waiting: bool) {
+        if let Some(c) = self.card(call_id) {
+            c.status = match (c.status, waiting) {
+                (ToolStatus::Running, true) => ToolStatus::Waiting,
+                (ToolStatus::Waiting, false) => ToolStatus::Running,
+                (other, _) => other,
+            };
         }
     }
 

@@ -186,8 +186,8 @@ fn a_long_diff_scrolls_in_the_modal_under_a_header_and_answers_that_stay() {
     for seen in [
         "write asks for edit: big.txt",
         "+row 1",
-        "of 406",
-        "[o] allow once",
+        "of 402",
+        "[y] allow once",
         "[esc]",
     ] {
         assert!(first.contains(seen), "{seen:?} not on screen:\n{first}");
@@ -202,9 +202,9 @@ fn a_long_diff_scrolls_in_the_modal_under_a_header_and_answers_that_stay() {
     let end = screen(&s);
     for seen in [
         "+row 400",
-        "of 406",
+        "of 402",
         "write asks for edit: big.txt",
-        "[o] allow once",
+        "[y] allow once",
     ] {
         assert!(end.contains(seen), "{seen:?} not on screen:\n{end}");
     }
@@ -221,9 +221,11 @@ fn in_a_short_terminal_the_modal_keeps_its_header_and_every_answer() {
     let tiny = common::screen_sized(&s, 40, 10);
     for seen in [
         "write asks for edit:",
-        "[o] once",
+        // The change itself, not only the diff's header lines.
+        "+row 1",
+        "[y] once",
         "[a] always",
-        "[r] reject",
+        "[n] reject",
         "[esc] stop",
     ] {
         assert!(tiny.contains(seen), "{seen:?} not on screen:\n{tiny}");
@@ -422,6 +424,27 @@ fn card_output_wraps_between_words() {
     );
 }
 
+#[test]
+fn a_card_whose_prompt_is_open_says_it_waits_for_the_user_and_its_clock_stops() {
+    let mut s = base();
+    prompt(&mut s, "write it");
+    started(&mut s, "c1", "write");
+    s.transcript.mark_waiting("c1", true);
+    s.tick(4000);
+    let shown = screen(&s);
+    assert!(
+        shown.contains("? write · waiting for your answer · 0ms"),
+        "{shown}"
+    );
+    s.transcript.mark_waiting("c1", false);
+    s.tick(100);
+    assert!(
+        screen(&s).contains("write · running · 100ms"),
+        "{}",
+        screen(&s)
+    );
+}
+
 fn change(id: &str, call: &str, file: &str, old: &str, new: &str) -> ChangeItem {
     ChangeItem {
         change: RecordedChange {
@@ -501,7 +524,7 @@ fn turn_summary_and_long_transcript_follow_the_end() {
     });
     let text = screen(&s);
     assert!(text.contains("line 9999"), "{text}");
-    assert!(text.contains("── done · 2 step(s)"), "{text}");
+    assert!(text.contains("── done · 2\u{a0}steps"), "{text}");
 }
 
 #[test]

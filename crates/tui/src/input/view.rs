@@ -141,11 +141,22 @@ pub fn draw_input(
     busy: bool,
     show_cursor: bool,
 ) {
-    let title = if busy {
-        " working… (esc to abort) "
+    // The longest title that fits: a title cut mid-phrase reads as a mistake.
+    let titles: &[&str] = if busy {
+        &[" working… (esc to abort) ", " working… "]
     } else {
-        " message (enter to send, alt-enter for a new line) "
+        &[
+            " message (enter to send, alt-enter for a new line) ",
+            " message (enter sends) ",
+            " message ",
+        ]
     };
+    let room = area.width.saturating_sub(2) as usize;
+    let title = titles
+        .iter()
+        .find(|t| t.chars().count() <= room)
+        .copied()
+        .unwrap_or("");
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.fg(Color::DarkGray))

@@ -144,7 +144,7 @@ fn update_card(card: &mut ToolCard, call: &ToolItem, has_subagent: bool) {
     // A call the user refused shows as denied at once (`mark_denied`), before its failure.
     if !running {
         card.status = ToolStatus::from(call.state);
-    } else if card.status != ToolStatus::Denied {
+    } else if !matches!(card.status, ToolStatus::Denied | ToolStatus::Waiting) {
         card.status = ToolStatus::Running;
     }
     if !running {

@@ -291,6 +291,7 @@ fn card_lines(card: &ToolCard, look: Look, picked: bool, out: &mut Vec<LogicalLi
     let theme = look.theme;
     let (mark, color) = match card.status {
         ToolStatus::Running => (SPINNER[(look.frame % 4) as usize], Color::Yellow),
+        ToolStatus::Waiting => ("?", Color::Yellow),
         ToolStatus::Done => ("✓", Color::Green),
         ToolStatus::Failed => ("✗", Color::Red),
         ToolStatus::Denied => ("⊘", Color::Magenta),
