@@ -86,6 +86,9 @@ pub struct AgentOptions {
     pub parent_id: Option<String>,
     /// The top-level session of a sub-agent's tree.
     pub root_id: Option<String>,
+    /// Models the "not in the catalog" warning was given for, shared by every session of
+    /// an engine: the user reads it once, not in every new session.
+    pub warned_models: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 impl AgentOptions {
@@ -106,6 +109,7 @@ impl AgentOptions {
             compaction: CompactionConfig::default(),
             parent_id: None,
             root_id: None,
+            warned_models: Arc::default(),
         }
     }
 }
@@ -256,7 +260,17 @@ impl Agent {
             agent: self.profile.name.clone(),
             model: self.model.model().to_string(),
         });
-        if !self.opts.model_info.known && !self.warned.swap(true, Ordering::Relaxed) {
+        let first_warning = || {
+            self.opts
+                .warned_models
+                .lock()
+                .map(|mut w| w.insert(self.model.model().to_string()))
+                .unwrap_or(true)
+        };
+        if !self.opts.model_info.known
+            && !self.warned.swap(true, Ordering::Relaxed)
+            && first_warning()
+        {
             rec.emit(Event::Warning {
                 message: unknown_model_warning(self.model.model()),
             });

@@ -45,6 +45,8 @@ pub struct Engine {
     pub(crate) active: Arc<crate::active::ActiveSessions>,
     /// The workspace's language servers (`language_servers.rs`), made on first use.
     pub(crate) lsp: OnceLock<Option<Arc<podcode_lsp::LspManager>>>,
+    /// Models every session's agent has warned about (`AgentOptions::warned_models`).
+    pub(crate) warned_models: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 /// What a session records about where it runs.
@@ -98,6 +100,7 @@ impl Engine {
             event_log: OnceLock::new(),
             active: Arc::default(),
             lsp: OnceLock::new(),
+            warned_models: Arc::default(),
         })
     }
 

@@ -843,6 +843,7 @@ impl Driver {
         )?);
         let engine = &self.engine;
         let mut opts = AgentOptions::new(place.directory.clone(), place.root.clone());
+        opts.warned_models = engine.warned_models.clone();
         opts.main_cwd = place.main_cwd.clone();
         opts.config_dir = Some(engine.dirs().config_dir.clone());
         opts.model_info = podcode_providers::model_info(engine.config(), model.model());

@@ -530,3 +530,31 @@ async fn the_model_choices_put_models_that_cannot_be_used_here_last_saying_why()
     );
     assert!(choices[2].detail.contains("nowhere"), "{choices:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_unknown_model_warning_comes_once_per_engine_not_in_every_session() {
+    let server =
+        ScriptedModel::start(vec![Reply::new().text("one"), Reply::new().text("two")]).await;
+    // A model of a configured provider that neither the catalog nor the config describes.
+    let ws = ScratchWorkspace::new(
+        &server.base_url(),
+        "[agent.build]\nmodel = \"scripted/uncharted\"\n",
+    )
+    .unwrap();
+    let engine = ws.engine().unwrap();
+    let mut warnings = Vec::new();
+    for text in ["first", "second"] {
+        let session = open(&engine).await;
+        let mut events = session.subscribe();
+        prompt(&session.port(), &session, text);
+        let seen = until(&mut events, |e| matches!(e, Event::TurnFinished { .. })).await;
+        warnings.push(
+            seen.iter()
+                .filter(|e| matches!(e, Event::Warning { message } if message.contains("model catalog")))
+                .count(),
+        );
+        session.close().await;
+    }
+    assert_eq!(warnings, [1, 0]);
+    engine.shutdown().await;
+}
