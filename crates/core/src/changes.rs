@@ -93,7 +93,9 @@ impl Engine {
         let cwd = self.cwd();
         let mut items = Vec::new();
         for c in all.into_iter().filter(|c| c.reverts.is_none()) {
-            let reverted = store.reverted_by(&c.id)?.is_some();
+            // Reverted, or reverted then redone (a revert of its revert): the chain says.
+            let reverted = podcode_tools::is_reverted(&*store, &c.id)
+                .map_err(|e| EngineError::Io(e.to_string()))?;
             let display = Path::new(&c.file)
                 .strip_prefix(cwd)
                 .map(|p| p.display().to_string())

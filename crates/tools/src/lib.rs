@@ -31,7 +31,7 @@ pub use context::{CallIdentity, ToolContext};
 pub use hooks::{AfterEdit, BeforeDecision, HookCall, ToolHook};
 pub use journal::{
     Applied, FileWrite, RevertError, RevertOptions, RevertOutcome, RevertTarget, WriteError,
-    apply_journaled, diff_stats, recover_interrupted_writes, revert, unified_diff,
+    apply_journaled, diff_stats, is_reverted, recover_interrupted_writes, revert, unified_diff,
 };
 pub use permission::{
     AskRequest, Asker, FixedAsker, PermissionEngine, PermissionError, tool_permission,

@@ -558,3 +558,40 @@ async fn the_unknown_model_warning_comes_once_per_engine_not_in_every_session() 
     assert_eq!(warnings, [1, 0]);
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_reverted_then_redone_is_listed_as_in_effect() {
+    let server = ScriptedModel::start(vec![]).await;
+    let ws = ScratchWorkspace::new(
+        &server.base_url(),
+        "[[permission]]\npermission = \"edit\"\npattern = \"*\"\naction = \"allow\"\n",
+    )
+    .unwrap();
+    let file = ws.repo().join("notes.txt");
+    server.push(write_call("w1", &file, "new\n"));
+    server.push(Reply::new().text("wrote it"));
+    let engine = ws.engine().unwrap();
+    let session = open(&engine).await;
+    let mut events = session.subscribe();
+    prompt(&session.port(), &session, "write the notes");
+    until(&mut events, |e| matches!(e, Event::TurnFinished { .. })).await;
+    let listed = |engine: &Engine| {
+        let entries = engine.change_entries(session.id()).unwrap();
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        (entries[0].change.id.clone(), entries[0].reverted)
+    };
+    let (id, reverted) = listed(&engine);
+    assert!(!reverted);
+    let undo = engine.revert(session.id(), &RevertTarget::Change(id.clone()), false);
+    assert!(undo.error.is_none(), "{undo:?}");
+    assert!(listed(&engine).1, "reverted");
+    assert!(!file.exists());
+    // Redo: the revert is reverted, and the change is in effect again.
+    let revert_id = engine.reverted_by(&id).unwrap().unwrap();
+    let redo = engine.revert(session.id(), &RevertTarget::Change(revert_id), false);
+    assert!(redo.error.is_none(), "{redo:?}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
+    assert!(!listed(&engine).1, "redone: in effect again");
+    session.close().await;
+    engine.shutdown().await;
+}

@@ -10,6 +10,7 @@ mod write;
 
 pub use recover::recover_interrupted_writes;
 pub use revert::{
-    RevertError, RevertOptions, RevertOutcome, RevertTarget, diff_stats, revert, unified_diff,
+    RevertError, RevertOptions, RevertOutcome, RevertTarget, diff_stats, is_reverted, revert,
+    unified_diff,
 };
 pub use write::{Applied, FileWrite, WriteError, apply_journaled};

@@ -164,7 +164,7 @@ fn labeled_diff(old_label: &str, new_label: &str, old: &str, new: &str) -> Strin
 
 /// A change is in effect reverted when the chain of reverts hanging off it (each step the
 /// newest revert of the previous one) has odd length: reverted, or reverted-redone-reverted.
-fn is_reverted<J: ChangeJournal + ?Sized>(journal: &J, id: &str) -> Result<bool, RecordError> {
+pub fn is_reverted<J: ChangeJournal + ?Sized>(journal: &J, id: &str) -> Result<bool, RecordError> {
     let mut seen = HashSet::new();
     let mut current = id.to_string();
     while let Some(next) = journal.reverted_by(&current)? {
