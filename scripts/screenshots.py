@@ -571,13 +571,13 @@ def tui_scenes(binary, out_dir, keep, text_dir):
             term.settle()
             shot("prompt", "a prompt typed, before it is sent")
             term.send("\r")
-            term.wait("the permission question (\"[o] allow once\", or \"[o] once\" on a narrow screen)",
-                      lambda: term.has("[o] allow once") or term.has("[o] once"))
+            term.wait("the permission question (\"[y] allow once\", or \"[y] once\" on a narrow screen)",
+                      lambda: term.has("[y] allow once") or term.has("[y] once"))
             # The modal ignores keys for its first 0.4 s; let it settle before the picture.
             time.sleep(1.0)
             term.settle()
             shot("permission", "the write asks permission")
-            term.send("o")
+            term.send("y")
             term.wait("the end of the answer", lambda: term.has(ANSWER_END))
             term.wait("the end of the turn (the prompt box back)", lambda: term.has("enter to send")
                       or (term.has("message") and not term.has("working")))
