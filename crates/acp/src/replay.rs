@@ -2,9 +2,11 @@
 //! have seen live — the user's prompts, the answers and reasoning, and every tool call
 //! with its final status, its arguments, its output and the diffs of the changes it
 //! journaled — the engine's conversation items — and Podcode's notes (a compaction, what the
-//! model was told after a revert) as thoughts.
+//! model was told after a revert) as thoughts. A call's card is titled, kinded and located
+//! by the functions the live turn uses (`translate`), so a loaded thread reads as it did
+//! live (`Run \`ls\``, not the tool's own stored title).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use agent_client_protocol_schema::v1::{
     ContentBlock, ContentChunk, Diff, ResourceLink, SessionUpdate, ToolCall, ToolCallContent,
@@ -14,23 +16,29 @@ use podcode_core::{Engine, ToolCallState};
 use podcode_protocol::{Item, compacted_text};
 
 use crate::rpc::{Connection, RpcError};
-use crate::translate::tool_kind;
+use crate::translate::{call_title, tool_kind, tool_locations};
 use crate::turn::send_update;
 
-/// Sends the stored conversation of `session_id` as `session/update` notifications.
-pub fn replay(engine: &Engine, conn: &Connection, session_id: &str) -> Result<(), RpcError> {
+/// Sends the stored conversation of `session_id` as `session/update` notifications; `dir`
+/// is the session's directory, against which relative paths in arguments resolve.
+pub fn replay(
+    engine: &Engine,
+    conn: &Connection,
+    session_id: &str,
+    dir: &Path,
+) -> Result<(), RpcError> {
     let (items, _) = engine
         .transcript(session_id)
         .map_err(|e| RpcError::internal(e.to_string()))?;
     for item in items {
-        for update in updates(engine, item) {
+        for update in updates(engine, item, dir) {
             send_update(conn, session_id, update);
         }
     }
     Ok(())
 }
 
-fn updates(engine: &Engine, item: Item) -> Vec<SessionUpdate> {
+fn updates(engine: &Engine, item: Item, dir: &Path) -> Vec<SessionUpdate> {
     match item {
         Item::User { text, files, .. } => {
             let mut out = Vec::new();
@@ -81,14 +89,10 @@ fn updates(engine: &Engine, item: Item) -> Vec<SessionUpdate> {
                 ToolCallState::Completed => ToolCallStatus::Completed,
                 _ => ToolCallStatus::Failed,
             };
-            let title = if view.title.is_empty() {
-                view.tool.clone()
-            } else {
-                view.title
-            };
             vec![SessionUpdate::ToolCall(
-                ToolCall::new(view.call_id, title)
+                ToolCall::new(view.call_id, call_title(&view.tool, &view.args, dir))
                     .kind(tool_kind(&view.tool, &view.args))
+                    .locations(tool_locations(&view.tool, &view.args, dir))
                     .raw_input((!view.args.is_null()).then_some(view.args))
                     .status(status)
                     .content(content),

@@ -175,7 +175,7 @@ impl Agent {
                     .open_with(&id, Resume::default(), &client_servers(&req.mcp_servers))
                     .await
                     .map_err(engine_error)?;
-                crate::replay::replay(&live.engine, &self.conn, &id)?;
+                crate::replay::replay(&live.engine, &self.conn, &id, live.session.directory())?;
                 let session = self.view(live);
                 to_value(
                     LoadSessionResponse::new()

@@ -1,7 +1,8 @@
 //! What an editor's thread list and cards need from `podcode acp`, driven by the official
 //! ACP client library against the scripted model server: `session/list` (this directory's
-//! sessions with their titles and last activity, page by page), the title and context-meter
-//! updates of a turn, permission requests named by the action and its kind, and the
+//! sessions with their titles and last activity, page by page), the title and
+//! context-meter updates of a turn, a loaded thread's cards titled as they were live,
+//! permission requests named by the action and its kind, and the
 //! requests refused with a reason (a `cwd` that is a file or missing, an empty prompt, a
 //! cursor never handed out).
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
@@ -191,4 +192,46 @@ fn a_wrong_cwd_an_empty_prompt_and_a_strange_cursor_are_refused_with_reasons() {
     refused("blank", empty.into());
     // The model was never asked.
     assert!(env.requests().is_empty());
+}
+
+/// The session a prompt runs a command in and then answers, with usage and cost, and what
+/// a second client loading it sees.
+fn loaded_after_a_command(env: &Env) -> (Vec<Value>, Vec<Value>) {
+    let v = client(env, &["prompt", "list the files"], "allow_once");
+    assert_eq!(v["stop"]["stopReason"], json!("end_turn"));
+    let session_id = v["session"]["sessionId"].as_str().unwrap().to_string();
+    let loaded = client(env, &["load", &session_id], "allow_once");
+    (updates(&v), updates(&loaded))
+}
+
+fn command_then_answer() -> Env {
+    Env::new(vec![
+        common::bash_call("c1", "ls", "List files")
+            .usage(1000, 20)
+            .cost(0.25),
+        Reply::new().text("Listed.").usage(1500, 10).cost(0.5),
+    ])
+}
+
+/// A loaded thread's cards read as they did live: a command's says it runs the command.
+#[test]
+fn a_loaded_command_card_is_titled_as_it_was_live() {
+    let env = command_then_answer();
+    let (u, r) = loaded_after_a_command(&env);
+    // Live, the card announced as the model asks for it is titled once its arguments are in.
+    let live = find(&u, 0, |x| x["sessionUpdate"] == "tool_call");
+    let id = u[live]["toolCallId"].clone();
+    let started = find(&u, live, |x| {
+        x["sessionUpdate"] == "tool_call_update" && x["status"] == "in_progress"
+    });
+    assert_eq!(u[started]["toolCallId"], id);
+    assert_eq!(u[started]["title"], json!("Run `ls`"), "{:#}", u[started]);
+    assert_eq!(u[started]["kind"], json!("execute"));
+
+    let card = find(&r, 0, |x| {
+        x["sessionUpdate"] == "tool_call" && x["toolCallId"] == id
+    });
+    assert_eq!(r[card]["title"], json!("Run `ls`"), "{:#}", r[card]);
+    assert_eq!(r[card]["kind"], json!("execute"));
+    assert_eq!(r[card]["status"], json!("completed"));
 }
