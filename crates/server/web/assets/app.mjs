@@ -78,7 +78,7 @@ function showChanges(show) {
 
 async function loadSessions() {
   try { state.sessions = (await api("GET", "/api/sessions")) || []; } catch (e) { showError(e); return; }
-  // A new session is named after its first prompt once that turn ends.
+  // A new session is named after its first prompt when that prompt is sent.
   const open = state.sessions.find((s) => s.id === state.current);
   if (open) setText(ui.title, open.title || "Untitled session");
   renderSessions();
@@ -162,7 +162,10 @@ async function openSession(id) {
   transcript.load(snap.transcript || []);
   todos.load(snap.transcript || []);
   permissions.clear();
-  for (const ask of snap.asks || []) permissions.ask(ask, id);
+  for (const ask of snap.asks || []) {
+    permissions.ask(ask, id);
+    if (!ask.session_id || ask.session_id === id) transcript.asked(ask);
+  }
   // The session's own totals and its tree's (with sub-agents); live events keep both.
   state.usage = { own: snap.usage, tree: snap.tree_usage || snap.usage };
   ui.usage.textContent = treeUsageLine(state.usage.own, state.usage.tree);
@@ -198,6 +201,8 @@ function onEvent(ev) {
         if (mine.dataset.command || ev.files?.length) transcript.retext(mine, ev.text, ev.files);
       // Another client (or tab) sent it, or the running turn is being replayed: show it.
       } else transcript.user(ev.text, ev.files, ev.message_id);
+      // Another client's first prompt titled the session: show that title now.
+      if (!mine && !state.sessions.find((s) => s.id === state.current)?.title) loadSessions();
       break;
     }
     case "turn_started": setBusy(true); break;
@@ -207,7 +212,12 @@ function onEvent(ev) {
       setBusy(false);
       loadSessions();
       break;
-    case "permission_asked": permissions.ask(ev, ev.session || state.current); focusAsk(); break;
+    case "permission_asked":
+      permissions.ask(ev, ev.session || state.current);
+      // A sub-agent's ask names a call of its own session, not a card here.
+      if (!ev.session_id || ev.session_id === state.current) transcript.asked(ev);
+      focusAsk();
+      break;
     case "permission_resolved": permissions.resolved(ev.request_id); break;
     case "change_recorded": case "reverted": changes.soon(); break;
     case "usage": {
@@ -282,6 +292,9 @@ async function send() {
     if (command) await api("POST", `${path}/command`, command);
     // `@path` words naming files attach them, as in the terminal.
     else await api("POST", `${path}/prompt`, { text, mentions: true });
+    // The server titled an untitled session from this prompt before it answered: the
+    // header and the list show that title during the turn, not only after it.
+    if (!state.sessions.find((s) => s.id === id)?.title) loadSessions();
   } catch (e) {
     if (bubble && !ui.prompt.value) { ui.prompt.value = text; autosize(); }
     bubble?.remove();
@@ -445,7 +458,7 @@ async function start() {
 }
 
 function placeholder() {
-  ui.prompt.placeholder = enterSends() ? "Ask Podcode… (Enter sends, Shift+Enter for a new line)" : "Ask Podcode… (Send sends; Enter is a new line)";
+  ui.prompt.placeholder = enterSends() ? "Ask Podcode… (Enter sends, Shift+Enter for a new line)" : "Message… (the Send button sends)";
 }
 phone.addEventListener("change", placeholder);
 touch.addEventListener("change", placeholder);

@@ -187,6 +187,13 @@ export function markdownFragment(source) {
     img.replaceWith(link);
   }
   for (const code of frag.querySelectorAll("pre code")) highlight(code);
+  // A table wider than the message scrolls sideways in its own box instead of breaking
+  // words in its cells.
+  for (const table of frag.querySelectorAll("table")) {
+    const wrap = el("div", { class: "table-wrap" });
+    table.replaceWith(wrap);
+    wrap.append(table);
+  }
   showHiddenIn(frag);
   return frag;
 }

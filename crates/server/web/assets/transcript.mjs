@@ -12,8 +12,19 @@ export class Transcript {
     this.cards = new Map(); // call_id -> card parts
     this.subagents = new Map(); // child session id -> sub-agent card parts
     this.users = new Set(); // message ids of the prompts shown
+    this.asks = new Map(); // request_id -> call_id of the open asks
     this.dirty = new Set();
     this.frame = 0;
+    // Scrolled to the end, the view stays there when it shrinks (a permission card or the
+    // todo list opening below it): the newest card stays whole instead of a sliver.
+    this.stuck = true;
+    root.addEventListener("scroll", () => { this.stuck = this.atBottom(); }, { passive: true });
+    new ResizeObserver(() => {
+      if (this.stuck) this.follow(true);
+      // The room its scrollbar takes, which the panes below keep free on their right so
+      // their edges line up with the messages'.
+      root.parentElement?.style.setProperty("--scrollbar", `${root.offsetWidth - root.clientWidth}px`);
+    }).observe(root);
   }
 
   clear() {
@@ -22,6 +33,7 @@ export class Transcript {
     this.cards.clear();
     this.subagents.clear();
     this.users.clear();
+    this.asks.clear();
   }
 
   /** Whether the view is scrolled to (near) the bottom, so new text keeps it there. */
@@ -46,7 +58,7 @@ export class Transcript {
         const ok = it.state === "completed";
         const st = it.state === "running" || it.state === "pending" ? "running" : ok ? "done" : "failed";
         this.setState(c, st, it.state + (it.elapsed_ms != null ? ` · ${it.elapsed_ms} ms` : ""));
-        this.setOutput(c, it.output, it.diff);
+        this.setOutput(c, shownOutput(it.tool, it.output), it.diff);
       } else if (it.kind === "compaction") {
         // As the live `compacted` event showed it.
         this.note(compactedText(it.reason, it.tokens_before, it.tokens_after));
@@ -148,7 +160,7 @@ export class Transcript {
   }
   setTitle(c, title) { if (title) setText(c.title, title); }
   setState(c, state, label) {
-    c.box.classList.remove("running", "done", "failed");
+    c.box.classList.remove("running", "waiting", "done", "failed");
     c.box.classList.add(state);
     setText(c.st, label);
   }
@@ -159,6 +171,15 @@ export class Transcript {
     if (diff && output) output = output.replace(diff.trim(), "").trim();
     if (output) parts.push(el("pre", {}, output));
     c.body.replaceChildren(...parts);
+  }
+
+  /** A call of this session waits for the user's answer to its ask (`permission_asked`,
+   * live or from a snapshot's open asks) until `permission_resolved` closes it. */
+  asked(ev) {
+    const c = this.cards.get(ev.call_id);
+    if (!c) return;
+    this.asks.set(ev.request_id, ev.call_id);
+    if (c.box.classList.contains("running")) this.setState(c, "waiting", "waiting for your answer");
   }
 
   /** Applies one event of this session; returns true when it changed the transcript. */
@@ -198,7 +219,7 @@ export class Transcript {
         this.setTitle(c, ev.result?.title);
         this.setState(c, "done", `done · ${ev.duration_ms} ms`);
         const diff = typeof ev.result?.metadata?.diff === "string" ? ev.result.metadata.diff : null;
-        let out = ev.result?.output || "";
+        let out = shownOutput(ev.tool, ev.result?.output || "");
         if (ev.spill_path) out += `\n\n(full output: ${ev.spill_path})`;
         this.setOutput(c, out, diff);
         return true;
@@ -207,6 +228,13 @@ export class Transcript {
         const c = this.card(ev.call_id, ev.tool);
         this.setState(c, "failed", `failed · ${ev.duration_ms} ms`);
         this.setOutput(c, ev.error, null);
+        return true;
+      }
+      case "permission_resolved": {
+        const c = this.cards.get(this.asks.get(ev.request_id));
+        this.asks.delete(ev.request_id);
+        // Answered: the call runs again (unless it already ended).
+        if (c?.box.classList.contains("waiting")) this.setState(c, "running", "running");
         return true;
       }
       case "subagent": this.subagent(ev); return true;
@@ -285,6 +313,24 @@ function draw(m) {
 
 function compactedText(reason, before, after) {
   return `≡ compacted (${reason}): ~${before} → ~${after} tokens sent; the session keeps every message`;
+}
+
+/** What a call's card shows of its output: a `task` result without the wrapper the model
+ * reads (the `task_id: …` line, the `<task_result>` tags), so the sub-agent's answer and the
+ * notes after it; any other output as it is. The terminal's rule (`shown_output` in
+ * crates/protocol/src/call_title.rs). */
+export function shownOutput(tool, output) {
+  const OPEN = "<task_result>\n";
+  const CLOSE = "\n</task_result>\n";
+  if (tool !== "task" || typeof output !== "string" || !output.startsWith("task_id: ")) return output;
+  const at = output.indexOf(OPEN);
+  if (at < 0) return output;
+  const start = at + OPEN.length;
+  const end = output.lastIndexOf(CLOSE);
+  if (end < start) return output;
+  const answer = output.slice(start, end).trimEnd();
+  const rest = output.slice(end + CLOSE.length).trimEnd();
+  return rest ? `${answer}\n${rest}` : answer;
 }
 
 /** A short title from a call's arguments until the tool sends its own. */
