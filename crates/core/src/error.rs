@@ -29,6 +29,12 @@ pub enum EngineError {
     /// The session id is not in the store.
     #[error("no session with id {0} (see `podcode sessions`)")]
     UnknownSession(String),
+    /// The message id is not in the store (forking a session at it).
+    #[error("no message with id {0}")]
+    UnknownMessage(String),
+    /// A session cannot be forked at that message (the text says why).
+    #[error("{0}")]
+    NotForkable(String),
     /// `--continue` found no session in this directory.
     #[error("no session to continue in {0}; start one with `podcode run \"…\"`")]
     NothingToContinue(String),

@@ -38,6 +38,7 @@ mod sequence;
 mod serving;
 mod session;
 mod session_diff;
+mod session_fork;
 mod session_list;
 mod skills_source;
 mod sources;

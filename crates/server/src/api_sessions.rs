@@ -51,7 +51,7 @@ async fn info_of(live: &Live) -> SessionInfo {
 }
 
 /// A stored session's info, with the live state when the server drives it.
-async fn session_info(state: &AppState, id: &str) -> ApiResult<SessionInfo> {
+pub(crate) async fn session_info(state: &AppState, id: &str) -> ApiResult<SessionInfo> {
     let row = state.engine.session(id)?;
     let mut info = SessionInfo::from_row(&row);
     info.other_project = state.foreign(&row).map(|p| p.display().to_string());

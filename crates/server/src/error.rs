@@ -40,7 +40,9 @@ impl ApiError {
 impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
         match e {
-            EngineError::UnknownSession(_) => Self::NotFound(e.to_string()),
+            EngineError::UnknownSession(_) | EngineError::UnknownMessage(_) => {
+                Self::NotFound(e.to_string())
+            }
             EngineError::Busy(_)
             | EngineError::OtherProject { .. }
             | EngineError::DirectoryGone { .. } => Self::Conflict(e.to_string()),
@@ -48,6 +50,7 @@ impl From<EngineError> for ApiError {
             | EngineError::Agent(_)
             | EngineError::Model(_)
             | EngineError::Worktree(_)
+            | EngineError::NotForkable(_)
             | EngineError::NothingToContinue(_) => Self::BadRequest(e.to_string()),
             _ => Self::Internal(e.to_string()),
         }

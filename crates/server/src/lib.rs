@@ -13,6 +13,7 @@
 
 mod api_catalog;
 mod api_changes;
+mod api_fork;
 mod api_sessions;
 pub mod assets;
 mod auth;
@@ -171,6 +172,7 @@ fn api() -> (Router<Arc<AppState>>, utoipa::openapi::OpenApi) {
             api_sessions::rename_session
         ))
         .routes(routes!(api_sessions::export_session))
+        .routes(routes!(api_fork::fork_session))
         .routes(routes!(api_sessions::prompt))
         .routes(routes!(api_sessions::command))
         .routes(routes!(api_sessions::abort))

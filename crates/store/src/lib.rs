@@ -11,6 +11,7 @@ mod changes;
 mod db;
 mod error;
 mod events;
+mod fork;
 mod intents;
 mod messages;
 mod migrations;

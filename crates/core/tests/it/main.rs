@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod engine;
+mod fork;
 mod items;
 mod plugin_client;
 mod registry;

@@ -109,6 +109,7 @@ const ROUTES: &[&str] = &[
     "DELETE /api/sessions/{id}",
     "PATCH /api/sessions/{id}",
     "GET /api/sessions/{id}/export",
+    "POST /api/sessions/{id}/fork",
     "POST /api/sessions/{id}/prompt",
     "POST /api/sessions/{id}/command",
     "POST /api/sessions/{id}/abort",

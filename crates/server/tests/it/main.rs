@@ -8,6 +8,7 @@ mod browser;
 mod common;
 
 mod api;
+mod api_fork;
 mod assets;
 mod commands;
 mod drive;
@@ -16,6 +17,7 @@ mod web_asks;
 mod web_cards;
 mod web_changes;
 mod web_commands;
+mod web_fork;
 mod web_hostile;
 mod web_layout;
 mod web_misc;

@@ -8,6 +8,7 @@ import { Permissions } from "./permissions.mjs";
 import { ChangesPanel } from "./changes.mjs";
 import { CommandMenu } from "./commands.mjs";
 import { TodoCard } from "./todo.mjs";
+import { ForkActions } from "./fork.mjs";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -33,6 +34,7 @@ const changes = new ChangesPanel({
   body: $("changes-body"), result: $("revert-result"), count: $("changes-count"),
   revertAll: $("revert-session"), onError: showError,
 });
+new ForkActions($("transcript"), { current: () => state.current, onError: showError, onForked: (s) => { loadSessions(); openSession(s.id); } });
 
 function showError(e) {
   if (e && e.status === 401) { signIn("The server refused the token. Paste the one `podcode serve` printed."); return; }
