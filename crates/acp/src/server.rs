@@ -177,6 +177,9 @@ impl Agent {
                     .map_err(engine_error)?;
                 crate::replay::replay(&live.engine, &self.conn, &id, live.session.directory())?;
                 let session = self.view(live);
+                // The editor shows a loaded thread's title and context meter as a live one's.
+                session.announce_title(None);
+                session.announce_usage().await;
                 to_value(
                     LoadSessionResponse::new()
                         .modes(session.modes().await)

@@ -20,7 +20,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::rpc::{Connection, RpcError};
 use crate::translate::stop_reason;
-use crate::turn::{Turn, send_update};
+use crate::turn::{Turn, send_update, usage_update};
 
 /// The config option ids this agent offers.
 pub const MODE_OPTION: &str = "mode";
@@ -238,7 +238,7 @@ impl AcpSession {
 
     /// `session_info_update` with the session's last activity, and its title when it
     /// differs from `shown` (what the editor was last told); returns the title now shown.
-    fn announce_title(&self, shown: Option<String>) -> Option<String> {
+    pub(crate) fn announce_title(&self, shown: Option<String>) -> Option<String> {
         let Ok(row) = self.engine().session(self.id()) else {
             return shown;
         };
@@ -252,6 +252,22 @@ impl AcpSession {
             SessionUpdate::SessionInfoUpdate(update),
         );
         Some(row.title)
+    }
+
+    /// `usage_update` for a session reopened before any new request: the context meter as
+    /// its last request left it, on the window of the model it goes on with, and what it
+    /// cost so far. Nothing before its first request, as live.
+    pub(crate) async fn announce_usage(&self) {
+        let model = self.live.session.model().await;
+        let (Ok(Some((tokens, window))), Ok(totals)) = (
+            self.engine().context_use(self.id(), &model),
+            self.engine().totals(self.id()),
+        ) else {
+            return;
+        };
+        if let Some(usage) = usage_update(&totals.own, tokens, window) {
+            send_update(&self.conn, self.id(), SessionUpdate::UsageUpdate(usage));
+        }
     }
 }
 

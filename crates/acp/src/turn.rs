@@ -376,7 +376,11 @@ fn show_hidden_in(value: &mut Value) {
 /// The context meter after a model request: the last prompt's tokens of the model's
 /// window, and what the session cost so far when the price is known. `None` while the
 /// window is unknown, as a meter without a size says nothing.
-fn usage_update(total: &StepUsage, context_tokens: u64, window: u64) -> Option<UsageUpdate> {
+pub(crate) fn usage_update(
+    total: &StepUsage,
+    context_tokens: u64,
+    window: u64,
+) -> Option<UsageUpdate> {
     (window > 0).then(|| {
         UsageUpdate::new(context_tokens, window).cost(total.cost.map(|usd| Cost::new(usd, "USD")))
     })

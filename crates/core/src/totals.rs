@@ -2,8 +2,10 @@
 //! of work: what it spent (tokens, cost) is its own figures plus every sub-agent session's
 //! under it (`parent_id`, recursively), and front ends show that tree total wherever they
 //! show totals, with the session's own figures beside it. The store sums the rows
-//! (`Store::tree_usage`); this module gives front ends the pair.
+//! (`Store::tree_usage`); this module gives front ends the pair, and the context meter of a
+//! stored session (what a front end shows on reopening it before any new request).
 
+use podcode_agent::StoredPart;
 use podcode_protocol::StepUsage;
 
 use crate::engine::Engine;
@@ -63,5 +65,33 @@ impl Engine {
             own: store.session_usage(id)?.unwrap_or_default(),
             tree: store.tree_usage(id)?.unwrap_or_default(),
         })
+    }
+
+    /// The context meter of stored session `id` as `Event::Usage` last reported it: the
+    /// prompt tokens of its last model request that reported usage (`None` before any),
+    /// and the context window of `model` (`provider/model-id`; 0 when not of that form).
+    pub fn context_use(&self, id: &str, model: &str) -> Result<Option<(u64, u64)>, EngineError> {
+        let store = self.store()?;
+        let mut last = None;
+        // Newest message first: only its last step with usage counts.
+        for m in store.messages(id)?.iter().rev() {
+            last = store
+                .parts(&m.id)?
+                .iter()
+                .rev()
+                .find_map(|p| match StoredPart::parse(p) {
+                    StoredPart::Step(st) if st.usage != StepUsage::default() => {
+                        Some(st.usage.input_tokens)
+                    }
+                    _ => None,
+                });
+            if last.is_some() {
+                break;
+            }
+        }
+        let window = podcode_providers::ModelRef::parse(model).map_or(0, |m| {
+            podcode_providers::model_info(self.config(), &m).context
+        });
+        Ok(last.map(|tokens| (tokens, window)))
     }
 }

@@ -1,8 +1,8 @@
 //! What an editor's thread list and cards need from `podcode acp`, driven by the official
 //! ACP client library against the scripted model server: `session/list` (this directory's
 //! sessions with their titles and last activity, page by page), the title and
-//! context-meter updates of a turn, a loaded thread's cards titled as they were live,
-//! permission requests named by the action and its kind, and the
+//! context-meter updates of a turn and of a loaded session, a loaded thread's cards titled
+//! as they were live, permission requests named by the action and its kind, and the
 //! requests refused with a reason (a `cwd` that is a file or missing, an empty prompt, a
 //! cursor never handed out).
 // Test, bench and example code: a failed step panics at that line, as in `#[test]` code.
@@ -234,4 +234,29 @@ fn a_loaded_command_card_is_titled_as_it_was_live() {
     assert_eq!(r[card]["title"], json!("Run `ls`"), "{:#}", r[card]);
     assert_eq!(r[card]["kind"], json!("execute"));
     assert_eq!(r[card]["status"], json!("completed"));
+}
+
+/// After the replay the editor hears a loaded thread's title, last activity and context
+/// meter, as after a live turn.
+#[test]
+fn a_loaded_session_tells_the_editor_its_title_and_context_meter() {
+    let env = command_then_answer();
+    let (_, r) = loaded_after_a_command(&env);
+    let answer = find(&r, 0, |x| {
+        x["sessionUpdate"] == "agent_message_chunk" && x["content"]["text"] == "Listed."
+    });
+    let info = find(&r, answer, |x| x["sessionUpdate"] == "session_info_update");
+    assert_eq!(r[info]["title"], json!("list the files"));
+    assert!(
+        is_iso_time(r[info]["updatedAt"].as_str().unwrap()),
+        "{:#}",
+        r[info]
+    );
+    // The meter as the last request left it (its prompt tokens), with the whole cost.
+    let usage = find(&r, answer, |x| x["sessionUpdate"] == "usage_update");
+    assert_eq!(
+        r[usage],
+        json!({"sessionUpdate": "usage_update", "used": 1500, "size": 128000,
+               "cost": {"amount": 0.75, "currency": "USD"}})
+    );
 }
