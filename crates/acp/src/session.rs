@@ -4,8 +4,9 @@
 //! front end, gets `BUSY_TEXT`) and translates events (`turn.rs`) until the turn's
 //! `TurnFinished`, whose end becomes the stop reason. Modes are the primary agent profiles
 //! (`Op::SetAgent`), the model a session config option (`Op::SetModel`); both changes are
-//! confirmed by the engine's `Configured` event before the client is told. Nothing here
-//! outlives the request: the session's state is the engine's.
+//! confirmed by the engine's `Configured` event before the client is told. A held-back new
+//! session is stored at its first prompt (`Engine::first_prompt`). Nothing here outlives
+//! the request: the session's state is the engine's.
 
 use std::sync::Arc;
 
@@ -14,7 +15,7 @@ use agent_client_protocol_schema::v1::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionInfoUpdate,
     SessionMode, SessionModeState, SessionUpdate,
 };
-use podcode_core::{Engine, EngineError, LiveSession};
+use podcode_core::{Drafts, Engine, EngineError, LiveSession};
 use podcode_protocol::{Event, Op, TurnEnd};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -43,11 +44,13 @@ pub fn engine_error(e: EngineError) -> RpcError {
 pub struct AcpSession {
     live: Arc<LiveSession>,
     conn: Connection,
+    /// The connection's held-back new sessions (`server.rs`).
+    drafts: Arc<Drafts>,
 }
 
 impl AcpSession {
-    pub fn new(live: Arc<LiveSession>, conn: Connection) -> Self {
-        Self { live, conn }
+    pub fn new(live: Arc<LiveSession>, conn: Connection, drafts: Arc<Drafts>) -> Self {
+        Self { live, conn, drafts }
     }
 
     pub fn id(&self) -> &str {
@@ -172,11 +175,12 @@ impl AcpSession {
         }
         let id = self.id().to_string();
         let mut events = port.subscribe();
-        // An untitled session is named after its first prompt, as in every front end; the
-        // editor hears the name at once, for its tab and its history.
+        // A held-back session is stored now, and an untitled one named after its first
+        // prompt, as in every front end; the editor hears the name at once, for its tab
+        // and its history.
         let untitled = self.title();
         self.engine()
-            .name_session(&id, &text)
+            .first_prompt(&self.drafts, &id, &text)
             .map_err(|e| RpcError::internal(e.to_string()))?;
         let shown_title = self.announce_title(untitled);
         // `/name args` naming a custom command runs it (the client lists them from

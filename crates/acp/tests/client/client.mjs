@@ -7,8 +7,12 @@
 //                                           the first chunk, or at the ask with $ACP_PERMISSION=cancel)
 //   node client.mjs load    SESSION_ID      load an earlier session
 //   node client.mjs modes   PROMPT          switch to mode plan, then model, then prompt
-//   node client.mjs list    COUNT PROMPT    COUNT new sessions, PROMPT in the first, then
-//                                           session/list of $ACP_CWD page by page, and of /
+//   node client.mjs list    COUNT PROMPT    COUNT new sessions, PROMPT in the first and
+//                                           `more` in the others (a session is stored at
+//                                           its first prompt), then session/list of
+//                                           $ACP_CWD page by page, and of /
+//   node client.mjs drafts  PROMPT          two new sessions, session/list, PROMPT in the
+//                                           first, session/list again
 //   node client.mjs refuse  FILE            what wrong cwds, empty prompts and a wrong
 //                                           list cursor are answered (FILE: a file's path)
 //
@@ -80,10 +84,13 @@ const result = await app.connectWith(stream, async (ctx) => {
       const s = await ctx.request("session/new", { cwd, mcpServers: [] });
       out.sessionIds.push(s.sessionId);
     }
-    out.stop = await ctx.request("session/prompt", {
-      sessionId: out.sessionIds[0],
-      prompt: [{ type: "text", text: marker }],
-    });
+    for (const [i, sessionId] of out.sessionIds.entries()) {
+      const stop = await ctx.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: i === 0 ? marker : "more" }],
+      });
+      if (i === 0) out.stop = stop;
+    }
     out.pages = [];
     let cursor;
     do {
@@ -92,6 +99,18 @@ const result = await app.connectWith(stream, async (ctx) => {
       cursor = page.nextCursor;
     } while (cursor && out.pages.length < 10);
     out.elsewhere = await ctx.request("session/list", { cwd: "/" });
+    return out;
+  }
+  if (scenario === "drafts") {
+    const first = await ctx.request("session/new", { cwd, mcpServers: [] });
+    const second = await ctx.request("session/new", { cwd, mcpServers: [] });
+    out.sessionIds = [first.sessionId, second.sessionId];
+    out.before = await ctx.request("session/list", { cwd });
+    out.stop = await ctx.request("session/prompt", {
+      sessionId: first.sessionId,
+      prompt: [{ type: "text", text: arg }],
+    });
+    out.after = await ctx.request("session/list", { cwd });
     return out;
   }
   if (scenario === "refuse") {

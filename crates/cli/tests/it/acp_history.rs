@@ -1,6 +1,7 @@
 //! What an editor's thread list and cards need from `podcode acp`, driven by the official
 //! ACP client library against the scripted model server: `session/list` (this directory's
-//! sessions with their titles and last activity, page by page), the title and
+//! sessions with their titles and last activity, page by page; a thread never prompted is
+//! not stored, so neither listed there nor by `podcode sessions`), the title and
 //! context-meter updates of a turn and of a loaded session, a loaded thread's cards titled
 //! as they were live, permission requests named by the action and its kind, and the
 //! requests refused with a reason (a `cwd` that is a file or missing, an empty prompt, a
@@ -58,7 +59,12 @@ fn a_turn_tells_the_editor_the_sessions_title_and_context_usage() {
 
 #[test]
 fn session_list_pages_this_directorys_sessions() {
-    let env = Env::new(vec![Reply::new().text("Listed.")]);
+    // Each session is prompted once: only a prompted session is stored and listed.
+    let env = Env::new(
+        (0..=PAGE_SIZE)
+            .map(|_| Reply::new().text("Listed."))
+            .collect(),
+    );
     let count = (PAGE_SIZE + 1).to_string();
     let v = client(
         &env,
@@ -192,6 +198,27 @@ fn a_wrong_cwd_an_empty_prompt_and_a_strange_cursor_are_refused_with_reasons() {
     refused("blank", empty.into());
     // The model was never asked.
     assert!(env.requests().is_empty());
+}
+
+/// Threads an editor opens and never writes in leave nothing behind: a new session is
+/// stored (and titled) by its first prompt, as in the TUI.
+#[test]
+fn a_session_never_prompted_is_neither_stored_nor_listed() {
+    let env = Env::new(vec![Reply::new().text("Tidied.")]);
+    let v = client(&env, &["drafts", "Tidy the parser"], "allow_once");
+    assert_eq!(v["stop"]["stopReason"], json!("end_turn"));
+    assert_eq!(v["before"]["sessions"], json!([]), "{:#}", v["before"]);
+    let after = v["after"]["sessions"].as_array().unwrap();
+    assert_eq!(after.len(), 1, "{after:#?}");
+    assert_eq!(after[0]["sessionId"], v["sessionIds"][0]);
+    assert_eq!(after[0]["title"], json!("Tidy the parser"));
+    // Once the agent has exited, the store holds the prompted session only.
+    let out = env.run(&["sessions", "--json"]);
+    let stored: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stored = stored.as_array().unwrap();
+    assert_eq!(stored.len(), 1, "{stored:#?}");
+    assert_eq!(stored[0]["id"], v["sessionIds"][0]);
+    assert_eq!(stored[0]["title"], json!("Tidy the parser"));
 }
 
 /// The session a prompt runs a command in and then answers, with usage and cost, and what
