@@ -2,9 +2,10 @@
 //! read through the tool pipeline's `read` tool, so the same permission rules, path checks
 //! and truncation apply as when the model reads it; what the read returned (or why it
 //! failed) joins the user's message as a `file` part, which `load_history` turns back into
-//! the text the model saw.
+//! the text the model saw. An image the read attached (for a model that takes images) goes
+//! with it as an image, now and when the history is rebuilt.
 
-use podcode_protocol::new_id;
+use podcode_protocol::{Attachment, new_id};
 use podcode_providers::Part;
 use podcode_store::StoreError;
 use podcode_tools::{CallIdentity, CallRequest, CallStatus, RawArgs};
@@ -68,6 +69,20 @@ pub(crate) async fn attach_files(
         };
         rec.part(message_id, PartKind::File, &data)?;
         parts.push(Part::Text { text });
+        if !failed {
+            parts.extend(image_parts(&out.result.attachments));
+        }
     }
     Ok(parts)
+}
+
+/// The images among a read's attachments, as the parts of a user message.
+pub(crate) fn image_parts(attachments: &[Attachment]) -> impl Iterator<Item = Part> + '_ {
+    attachments
+        .iter()
+        .filter(|a| a.mime.starts_with("image/"))
+        .map(|a| Part::Image {
+            mime: a.mime.clone(),
+            url: a.url.clone(),
+        })
 }

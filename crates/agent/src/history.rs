@@ -239,6 +239,19 @@ pub(crate) fn result_part(tool: &ToolData, row: Option<&ToolCallRow>) -> Part {
     }
 }
 
+/// An attached file as the model was sent it: the read's text, then the images it attached.
+fn user_file_parts(f: &crate::attach::FileData, call: Option<&ToolCallRow>) -> Vec<Part> {
+    let mut parts = vec![Part::Text {
+        text: f.text.clone(),
+    }];
+    if let Some(call) = call.filter(|_| !f.failed) {
+        let attached =
+            serde_json::from_value::<Vec<Attachment>>(call.attachments.clone()).unwrap_or_default();
+        parts.extend(crate::attach::image_parts(&attached));
+    }
+    parts
+}
+
 /// Rebuilds a session's conversation for the next request (`--continue`, `--session ID`),
 /// as the model was last sent it: compactions recorded in the store are replayed.
 pub fn load_history(store: &Store, session_id: &str) -> Result<Vec<Message>, StoreError> {
@@ -265,14 +278,12 @@ pub(crate) fn load_with_window(
             "user" => {
                 let texts = parts
                     .iter()
-                    .filter_map(|p| match p {
-                        StoredPart::Text(t) if !t.text.is_empty() => Some(Part::Text {
+                    .flat_map(|p| match p {
+                        StoredPart::Text(t) if !t.text.is_empty() => vec![Part::Text {
                             text: t.text.clone(),
-                        }),
-                        StoredPart::File(f) => Some(Part::Text {
-                            text: f.text.clone(),
-                        }),
-                        _ => None,
+                        }],
+                        StoredPart::File(f) => user_file_parts(f, calls.get(&f.call_id)),
+                        _ => Vec::new(),
                     })
                     .collect();
                 history.push(Role::User, texts);

@@ -445,6 +445,8 @@ impl Engine {
                 podcode_protocol::PermissionAction::Allow,
             ));
         }
+        // Files a front end uploaded for a prompt are read without an ask.
+        rules.push(self.attachment_rule());
         rules.extend(self.config.permission.iter().cloned());
         // What plugins' `config` hooks added, once the plugins have loaded.
         if let Some(plugins) = self.tools.get().and_then(|sets| sets.plugins().cloned()) {

@@ -11,6 +11,7 @@
 mod active;
 pub mod answer;
 mod asker;
+mod attachments;
 mod auth_login;
 pub mod call_text;
 pub mod change_text;
@@ -54,6 +55,7 @@ mod worktree;
 mod worktree_notes;
 mod worktree_state;
 
+pub use attachments::{MAX_ATTACHMENT_BYTES, attachment_name};
 pub use auth_login::{AuthAction, AuthListing, LoginPrompter, TerminalPrompter};
 pub use changes::{ChangeEntry, conflict_text, unified_diff};
 pub use choices::Choice;

@@ -44,10 +44,11 @@ impl Engine {
     }
 
     /// Deletes a stored session with its sub-agent sessions, messages, tool calls, change
-    /// journal and event log; the files it changed stay as they are. Close it first if it is
-    /// open.
+    /// journal, event log and uploaded attachments; the files it changed stay as they are.
+    /// Close it first if it is open.
     pub fn delete_session(&self, id: &str) -> Result<(), EngineError> {
         if self.store()?.delete_session(id)? {
+            self.remove_attachments(id);
             Ok(())
         } else {
             Err(EngineError::UnknownSession(id.to_string()))

@@ -24,6 +24,9 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     Internal(String),
+    /// A request body over its limit (413).
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 impl ApiError {
@@ -33,6 +36,7 @@ impl ApiError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
         }
     }
 }

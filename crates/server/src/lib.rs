@@ -11,6 +11,7 @@
 //! streams. The contract is docs/server-api.md; `/openapi.json` is generated from the
 //! handlers' annotations and the `dto` types by the same router that serves them.
 
+mod api_attach;
 mod api_catalog;
 mod api_changes;
 mod api_fork;
@@ -45,6 +46,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+pub use api_attach::TOO_LARGE_TEXT;
 pub use api_catalog::{MASK, mask};
 pub use api_sessions::{BUSY_TEXT, NO_COMMAND_NAME_TEXT, RESOLVED_TEXT, TITLE_TEXT};
 pub use assets::NO_PAGE;
@@ -175,6 +177,9 @@ fn api() -> (Router<Arc<AppState>>, utoipa::openapi::OpenApi) {
         .routes(routes!(api_fork::fork_session))
         .routes(routes!(api_sessions::prompt))
         .routes(routes!(api_sessions::command))
+        .routes(routes!(api_attach::upload))
+        .routes(routes!(api_attach::get_attachment))
+        .routes(routes!(api_attach::call_attachment))
         .routes(routes!(api_sessions::abort))
         .routes(routes!(api_sessions::set_model))
         .routes(routes!(api_sessions::set_agent))

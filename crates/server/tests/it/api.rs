@@ -112,6 +112,9 @@ const ROUTES: &[&str] = &[
     "POST /api/sessions/{id}/fork",
     "POST /api/sessions/{id}/prompt",
     "POST /api/sessions/{id}/command",
+    "POST /api/sessions/{id}/attachments",
+    "GET /api/sessions/{id}/attachments/{file}",
+    "GET /api/sessions/{id}/calls/{call_id}/attachments/{index}",
     "POST /api/sessions/{id}/abort",
     "POST /api/sessions/{id}/model",
     "POST /api/sessions/{id}/agent",
@@ -165,7 +168,10 @@ async fn the_openapi_document_has_every_route_and_every_documented_route_answers
         let path = path
             .replace("{id}", &id)
             .replace("{request_id}", "req_x")
-            .replace("{change_id}", "chg_x");
+            .replace("{change_id}", "chg_x")
+            .replace("{file}", "x.png")
+            .replace("{call_id}", "call_x")
+            .replace("{index}", "0");
         let req = match method {
             "GET" => server.client.get(server.at(&path)),
             "POST" => server.client.post(server.at(&path)).json(&json!({})),

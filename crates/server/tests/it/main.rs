@@ -8,12 +8,14 @@ mod browser;
 mod common;
 
 mod api;
+mod api_attach;
 mod api_fork;
 mod assets;
 mod commands;
 mod drive;
 mod security;
 mod web_asks;
+mod web_attach;
 mod web_cards;
 mod web_changes;
 mod web_commands;

@@ -59,6 +59,7 @@ fn every_openapi_parameter_is_where_its_route_takes_it() {
             "get /api/events last_event_id",
             "get /api/sessions all",
             "get /api/sessions/{id}/events last_event_id",
+            "post /api/sessions/{id}/attachments name",
         ]
     );
     // Signing in needs no credential; everything else does.

@@ -9,6 +9,7 @@ import { ChangesPanel } from "./changes.mjs";
 import { CommandMenu } from "./commands.mjs";
 import { TodoCard } from "./todo.mjs";
 import { ForkActions } from "./fork.mjs";
+import { ComposerAttachments } from "./attach.mjs";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -35,6 +36,7 @@ const changes = new ChangesPanel({
   revertAll: $("revert-session"), onError: showError,
 });
 new ForkActions($("transcript"), { current: () => state.current, onError: showError, onForked: (s) => { loadSessions(); openSession(s.id); } });
+const attachments = new ComposerAttachments(ui.composer, ui.prompt, showError);
 
 function showError(e) {
   if (e && e.status === 401) { signIn("The server refused the token. Paste the one `podcode serve` printed."); return; }
@@ -293,7 +295,12 @@ async function send() {
     const path = `/api/sessions/${encodeURIComponent(id)}`;
     if (command) await api("POST", `${path}/command`, command);
     // `@path` words naming files attach them, as in the terminal.
-    else await api("POST", `${path}/prompt`, { text, mentions: true });
+    else {
+      // Files the composer holds are uploaded first, then named in the prompt's `files`.
+      const files = attachments.count ? await attachments.upload(id) : [];
+      await api("POST", `${path}/prompt`, { text, mentions: true, files });
+      attachments.clear();
+    }
     // The server titled an untitled session from this prompt before it answered: the
     // header and the list show that title during the turn, not only after it.
     if (!state.sessions.find((s) => s.id === id)?.title) loadSessions();

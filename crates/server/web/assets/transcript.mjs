@@ -4,6 +4,7 @@
 // its finished Markdown blocks once, then only its unfinished tail, at most once a frame —
 // re-rendering the whole of a long answer every frame froze the page.
 import { el, markdownFragment, stableCut, diffView, setText, visibleNodes } from "./render.mjs";
+import { attachedNote, resultImages } from "./attach.mjs";
 
 export class Transcript {
   constructor(root) {
@@ -59,6 +60,7 @@ export class Transcript {
         const st = it.state === "running" || it.state === "pending" ? "running" : ok ? "done" : "failed";
         this.setState(c, st, it.state + (it.elapsed_ms != null ? ` · ${it.elapsed_ms} ms` : ""));
         this.setOutput(c, shownOutput(it.tool, it.output), it.diff);
+        this.images(c, resultImages(it.call_id, it.attachments));
       } else if (it.kind === "compaction") {
         // As the live `compacted` event showed it.
         this.note(compactedText(it.reason, it.tokens_before, it.tokens_after));
@@ -73,7 +75,7 @@ export class Transcript {
     const stick = this.atBottom();
     const box = el("div", { class: "msg user" }, text);
     if (messageId) this.named(box, messageId);
-    if (files && files.length) box.append(el("div", { class: "note" }, `attached: ${files.join(", ")}`));
+    if (files && files.length) box.append(attachedNote(files));
     this.root.append(box);
     this.follow(stick);
     return box;
@@ -82,7 +84,7 @@ export class Transcript {
   /** A prompt on screen now shows `text` (what the model was sent) and its attached files. */
   retext(box, text, files) {
     setText(box, text);
-    if (files && files.length) box.append(el("div", { class: "note" }, `attached: ${files.join(", ")}`));
+    if (files && files.length) box.append(attachedNote(files));
   }
 
   restart(messageId) {
@@ -158,6 +160,8 @@ export class Transcript {
     this.follow(stick);
     return c;
   }
+  /** A tool result's images under its output (`resultImages`). */
+  images(c, thumbs) { if (thumbs) c.body.append(thumbs); }
   setTitle(c, title) { if (title) setText(c.title, title); }
   setState(c, state, label) {
     c.box.classList.remove("running", "waiting", "done", "failed");
@@ -222,6 +226,7 @@ export class Transcript {
         let out = shownOutput(ev.tool, ev.result?.output || "");
         if (ev.spill_path) out += `\n\n(full output: ${ev.spill_path})`;
         this.setOutput(c, out, diff);
+        this.images(c, resultImages(ev.call_id, ev.result?.attachments));
         return true;
       }
       case "tool_failed": {
