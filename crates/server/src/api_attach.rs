@@ -10,9 +10,10 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
+use futures_util::StreamExt;
 use podcode_core::{MAX_ATTACHMENT_BYTES, attachment_name};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -56,20 +57,10 @@ pub async fn upload(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     Query(q): Query<UploadQuery>,
-    headers: HeaderMap,
     body: Body,
 ) -> ApiResult<(StatusCode, Json<Uploaded>)> {
     state.ensure_ours(&id)?;
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > MAX_ATTACHMENT_BYTES) {
-        return Err(ApiError::TooLarge(TOO_LARGE_TEXT.into()));
-    }
-    let bytes = axum::body::to_bytes(body, MAX_ATTACHMENT_BYTES)
-        .await
-        .map_err(|_| ApiError::TooLarge(TOO_LARGE_TEXT.into()))?;
+    let bytes = read_bounded(body).await?;
     if bytes.is_empty() {
         return Err(ApiError::BadRequest("the file is empty".into()));
     }
@@ -132,6 +123,32 @@ pub async fn call_attachment(
         .ok_or_else(missing)?;
     let name = attachment["filename"].as_str().unwrap_or("attachment");
     Ok(file_response(Bytes::from(data), &attachment_name(name)))
+}
+
+/// How much of an upload over the limit is still read (and dropped) so that the client,
+/// still sending, gets the 413 instead of a broken connection.
+const DRAIN_BYTES: usize = 4 * MAX_ATTACHMENT_BYTES;
+
+/// The body, when it is at most `MAX_ATTACHMENT_BYTES`; `TooLarge` otherwise, after reading
+/// (and dropping) the rest of it up to `DRAIN_BYTES`.
+async fn read_bounded(body: Body) -> ApiResult<Vec<u8>> {
+    let mut stream = body.into_data_stream();
+    let mut kept = Vec::new();
+    let mut total = 0usize;
+    while let Some(chunk) = stream.next().await {
+        let chunk =
+            chunk.map_err(|e| ApiError::BadRequest(format!("the upload broke off: {e}")))?;
+        total += chunk.len();
+        if total <= MAX_ATTACHMENT_BYTES {
+            kept.extend_from_slice(&chunk);
+        } else if total > DRAIN_BYTES {
+            break;
+        }
+    }
+    if total > MAX_ATTACHMENT_BYTES {
+        return Err(ApiError::TooLarge(TOO_LARGE_TEXT.into()));
+    }
+    Ok(kept)
 }
 
 /// A file as an answer: an image (by its bytes) as itself, anything else as a download.

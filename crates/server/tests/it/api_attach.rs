@@ -102,6 +102,29 @@ async fn uploaded_files_are_attached_to_a_prompt_and_given_back() {
         "{detail}"
     );
 
+    // A fork at that prompt rebuilds its history from the store: the image goes again.
+    model.push(Reply::new().text("seen again"));
+    let (status, fork) = server
+        .post(
+            &format!("/api/sessions/{id}/fork"),
+            json!({"messageId": user["message_id"]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{fork}");
+    let fork_id = fork["id"].as_str().unwrap();
+    let mut sse = Sse::connect(&server, &format!("/api/sessions/{fork_id}/events"), None).await;
+    server
+        .post(
+            &format!("/api/sessions/{fork_id}/prompt"),
+            json!({"text": "and again"}),
+        )
+        .await;
+    sse.until("turn_finished").await;
+    let sent = model.requests().last().unwrap()["messages"].to_string();
+    assert!(sent.contains("and again"), "{sent}");
+    assert!(sent.contains("the uploaded words"), "{sent}");
+    assert!(sent.contains("data:image/png;base64,"), "{sent}");
+
     // Refusals.
     let (status, body) = upload(&server, &id, "big.bin", vec![0u8; 10 * 1024 * 1024 + 1]).await;
     assert_eq!(
