@@ -275,5 +275,8 @@ fn unified_diff_has_git_style_headers() {
     );
     assert_eq!(unified_diff("x", "same\n", "same\n"), "");
     let abs = unified_diff("/w/src/x.rs", "a\n", "b\n");
-    assert!(abs.starts_with("--- /w/src/x.rs\n+++ /w/src/x.rs\n"), "{abs}");
+    assert!(
+        abs.starts_with("--- /w/src/x.rs\n+++ /w/src/x.rs\n"),
+        "{abs}"
+    );
 }
