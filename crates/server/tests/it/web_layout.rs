@@ -247,6 +247,27 @@ async fn on_a_phone_nothing_of_a_turn_is_cut_at_the_edge_and_tables_scroll_in_th
             "--shout:1"
         ])
     );
+    // "Fork from here" shows on a touch screen, and below the prompt's text, not over it.
+    wait_for(
+        &page,
+        "document.querySelector('.msg.user > button.fork')",
+        "the fork button",
+    )
+    .await;
+    let fork = eval(
+        &page,
+        "(() => { const m = document.querySelector('.msg.user'); const b = m.querySelector('button.fork'); \
+         const r = document.createRange(); r.selectNodeContents(m.firstChild); \
+         const text = [...r.getClientRects()]; const k = b.getBoundingClientRect(); \
+         const over = text.some((t) => t.left < k.right && k.left < t.right && t.top < k.bottom && k.top < t.bottom); \
+         return [over, getComputedStyle(b).opacity]; })()",
+    )
+    .await;
+    assert_eq!(
+        fork,
+        serde_json::json!([false, "1"]),
+        "covers the text, opacity"
+    );
     close(browser, pump).await;
     env.stop().await;
 }

@@ -1,7 +1,7 @@
 // "Fork from here" on each stored prompt of the transcript (`.msg.user[data-message]`): a new
 // session holding the conversation up to and including that prompt
 // (`POST /api/sessions/{id}/fork`), which the page then opens. The button carries no text of
-// its own (its glyph is drawn by app.css), so a prompt's text stays exactly what was sent.
+// its own (its label is drawn by extras.css), so a prompt's text stays exactly what was sent.
 import { api } from "./api.mjs";
 import { el } from "./render.mjs";
 
