@@ -782,3 +782,43 @@ async fn a_spent_sign_in_link_leads_to_the_form_which_takes_the_token() {
     close(browser, pump).await;
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_pressed_while_the_prompt_is_on_its_way_still_stops_the_turn() {
+    let env = Env::start(
+        vec![
+            Reply::new()
+                .text("too late")
+                .stall(Duration::from_secs(3600)),
+        ],
+        "",
+    )
+    .await;
+    let (browser, pump, _profile) = chromium().await;
+    let page = open_page(&browser, &env.open_url).await;
+    // The prompt's request takes its time (a slow network): the stop is pressed before
+    // the server has it, and must still stop the turn it starts.
+    eval(
+        &page,
+        "(() => { const f = window.fetch; window.fetch = async (url, opts) => { \
+         if (String(url).endsWith('/prompt')) await new Promise((r) => setTimeout(r, 1500)); \
+         return f(url, opts); }; return true; })()",
+    )
+    .await;
+    let prompt = send_prompt(&page, "wait for me").await;
+    wait_for(
+        &page,
+        "!document.getElementById('abort').hidden",
+        "the Stop button",
+    )
+    .await;
+    prompt.press_key("Escape").await.expect("Esc");
+    wait_for(
+        &page,
+        "document.getElementById('transcript').innerText.includes('⏹ stopped')",
+        "the stopped turn",
+    )
+    .await;
+    close(browser, pump).await;
+    env.stop().await;
+}

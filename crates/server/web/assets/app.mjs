@@ -26,7 +26,7 @@ const touch = matchMedia("(pointer: coarse)");
 const enterSends = () => !(phone.matches && touch.matches);
 
 // `sending`: the bubbles of prompts this page sent whose `user_message` has not come back yet.
-const state = { sessions: [], current: null, stream: null, busy: false, defaults: {}, sending: [] };
+const state = { sessions: [], current: null, stream: null, busy: false, defaults: {}, sending: [], prompting: null };
 const transcript = new Transcript($("transcript"));
 const permissions = new Permissions($("permissions"), showError, () => { if (!phone.matches) ui.prompt.focus(); });
 const todos = new TodoCard($("todos"));
@@ -293,14 +293,18 @@ async function send() {
     ui.prompt.value = "";
     autosize();
     const path = `/api/sessions/${encodeURIComponent(id)}`;
-    if (command) await api("POST", `${path}/command`, command);
-    // `@path` words naming files attach them, as in the terminal.
-    else {
-      // Files the composer holds are uploaded first, then named in the prompt's `files`.
+    // A stop pressed while this request is on its way waits for it (`abort`): sent first,
+    // it would reach a session with no turn yet and the turn would run on.
+    const request = (async () => {
+      if (command) return api("POST", `${path}/command`, command);
+      // `@path` words naming files attach them, as in the terminal. Files the composer
+      // holds are uploaded first, then named in the prompt's `files`.
       const files = attachments.count ? await attachments.upload(id) : [];
       await api("POST", `${path}/prompt`, { text, mentions: true, files });
       attachments.clear();
-    }
+    })();
+    state.prompting = request;
+    try { await request; } finally { if (state.prompting === request) state.prompting = null; }
     // The server titled an untitled session from this prompt before it answered: the
     // header and the list show that title during the turn, not only after it.
     if (!state.sessions.find((s) => s.id === id)?.title) loadSessions();
@@ -315,9 +319,11 @@ async function send() {
 
 async function abort() {
   if (!state.current) return;
+  const id = state.current;
   // An "Allow" clicked from now on would answer nothing: the cards stop taking answers.
-  permissions.stopping(state.current);
-  try { await api("POST", `/api/sessions/${encodeURIComponent(state.current)}/abort`); } catch (e) { showError(e); }
+  permissions.stopping(id);
+  if (state.prompting) await state.prompting.catch(() => {});
+  try { await api("POST", `/api/sessions/${encodeURIComponent(id)}/abort`); } catch (e) { showError(e); }
 }
 
 /** Shows `value` as the picker's choice, and remembers it as what the session uses. */
