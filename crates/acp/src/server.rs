@@ -8,8 +8,8 @@
 //! directory the client names (that directory's engine: its config layers, rules and
 //! tools), `session/load` opens a stored one in the directory it was started in, whatever
 //! `cwd` the client sends, and every other request looks its session up there. A new
-//! session is held back (`Drafts`) until its first prompt stores and titles it, as in the
-//! TUI: an editor opening threads it never writes in leaves nothing in the history. This agent
+//! session is held back (the engine's shared drafts) until its first prompt — from the
+//! editor or any other front end of the process — stores and titles it, as in the TUI: an editor opening threads it never writes in leaves nothing in the history. This agent
 //! keeps no sessions, busy flags or resume rules of its own, so a session another front end
 //! of this process drives answers a second prompt with the same busy text.
 
@@ -24,7 +24,7 @@ use agent_client_protocol_schema::v1::{
 };
 use agent_client_protocol_schema::{MethodDispatchError, ProtocolVersion};
 use podcode_core::{
-    ClientMcpServer, Drafts, LiveSession, Resume, SessionOptions, SessionPick, SessionRegistry,
+    ClientMcpServer, LiveSession, Resume, SessionOptions, SessionPick, SessionRegistry,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -53,8 +53,6 @@ pub struct AcpOptions {
 struct Agent {
     conn: Connection,
     opts: AcpOptions,
-    /// This connection's new sessions not prompted yet (not in the store).
-    drafts: Arc<Drafts>,
 }
 
 /// Serves one client on `input`/`output` until its input ends; then every session of the
@@ -68,7 +66,6 @@ where
     let agent = Arc::new(Agent {
         conn: conn.clone(),
         opts,
-        drafts: Arc::new(Drafts::new()),
     });
     let mut input = BufReader::new(input);
     let mut frame = Vec::new();
@@ -260,7 +257,7 @@ impl Agent {
     }
 
     fn view(&self, live: Arc<LiveSession>) -> AcpSession {
-        AcpSession::new(live, self.conn.clone(), self.drafts.clone())
+        AcpSession::new(live, self.conn.clone())
     }
 
     /// The registry's open session `id`.
@@ -292,7 +289,7 @@ impl Agent {
             .await
             .map_err(engine_error)?;
         live.engine
-            .hold_until_prompted(&self.drafts, live.session.id())
+            .hold_until_prompted(live.engine.shared_drafts(), live.session.id())
             .map_err(engine_error)?;
         Ok(self.view(live))
     }

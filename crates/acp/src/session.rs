@@ -15,7 +15,7 @@ use agent_client_protocol_schema::v1::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionInfoUpdate,
     SessionMode, SessionModeState, SessionUpdate,
 };
-use podcode_core::{Drafts, Engine, EngineError, LiveSession};
+use podcode_core::{Engine, EngineError, LiveSession};
 use podcode_protocol::{Event, Op, TurnEnd};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -44,13 +44,11 @@ pub fn engine_error(e: EngineError) -> RpcError {
 pub struct AcpSession {
     live: Arc<LiveSession>,
     conn: Connection,
-    /// The connection's held-back new sessions (`server.rs`).
-    drafts: Arc<Drafts>,
 }
 
 impl AcpSession {
-    pub fn new(live: Arc<LiveSession>, conn: Connection, drafts: Arc<Drafts>) -> Self {
-        Self { live, conn, drafts }
+    pub fn new(live: Arc<LiveSession>, conn: Connection) -> Self {
+        Self { live, conn }
     }
 
     pub fn id(&self) -> &str {
@@ -180,7 +178,7 @@ impl AcpSession {
         // and its history.
         let untitled = self.title();
         self.engine()
-            .first_prompt(&self.drafts, &id, &text)
+            .first_prompt(self.engine().shared_drafts(), &id, &text)
             .map_err(|e| RpcError::internal(e.to_string()))?;
         let shown_title = self.announce_title(untitled);
         // `/name args` naming a custom command runs it (the client lists them from

@@ -42,6 +42,13 @@ impl Drafts {
 }
 
 impl Engine {
+    /// The drafts every front end of this engine shares: a session held here (an editor's
+    /// new thread) is stored by whichever front end prompts it first, since every prompt
+    /// path names its session (`name_session`).
+    pub fn shared_drafts(&self) -> &Drafts {
+        &self.shared_drafts
+    }
+
     /// Holds back session `id`, just created and without messages: it leaves the store
     /// until `first_prompt`. A worktree session, or one that already has messages, stays.
     pub fn hold_until_prompted(&self, drafts: &Drafts, id: &str) -> Result<(), EngineError> {
@@ -60,10 +67,16 @@ impl Engine {
     /// Call before sending a prompt for session `id`: a held session is stored again, and
     /// an untitled one takes the prompt's first line as its title.
     pub fn first_prompt(&self, drafts: &Drafts, id: &str, prompt: &str) -> Result<(), EngineError> {
+        self.restore_held(drafts, id)?;
+        self.name_session(id, prompt)
+    }
+
+    /// Stores session `id` again if `drafts` holds it back.
+    pub(crate) fn restore_held(&self, drafts: &Drafts, id: &str) -> Result<(), EngineError> {
         let held = drafts.rows().remove(id);
         if let Some(row) = held {
             self.store()?.restore_session(&row)?;
         }
-        self.name_session(id, prompt)
+        Ok(())
     }
 }

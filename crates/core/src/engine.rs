@@ -47,6 +47,8 @@ pub struct Engine {
     pub(crate) lsp: OnceLock<Option<Arc<podcode_lsp::LspManager>>>,
     /// Models every session's agent has warned about (`AgentOptions::warned_models`).
     pub(crate) warned_models: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// New sessions held back for every front end of the process (`shared_drafts`).
+    pub(crate) shared_drafts: crate::Drafts,
 }
 
 /// What a session records about where it runs.
@@ -101,6 +103,7 @@ impl Engine {
             active: Arc::default(),
             lsp: OnceLock::new(),
             warned_models: Arc::default(),
+            shared_drafts: crate::Drafts::new(),
         })
     }
 

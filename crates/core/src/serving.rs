@@ -58,6 +58,8 @@ impl Engine {
     /// Names an untitled session after its first prompt (its first line, 60 characters at
     /// most), as `podcode run` does when it creates one.
     pub fn name_session(&self, id: &str, prompt: &str) -> Result<(), EngineError> {
+        // Held back by another front end of this process (an editor's new thread)?
+        self.restore_held(&self.shared_drafts, id)?;
         let title: String = prompt
             .lines()
             .map(str::trim)
