@@ -1,11 +1,10 @@
 //! Every model-facing text of the browser tools: descriptions and failures. Pinned by the
 //! `browser` test suite, so a change here is a deliberate change of what models read.
 
-pub(crate) const NAVIGATE: &str = "Opens a URL in a headless Chromium (one browser per session, with a fresh profile: no cookies or logins of the user) and returns the final URL, the HTTP status, the title and a snapshot of the page.
-Use the browser to check a web page you changed or serve: open it, act on it (browser_click, browser_type, browser_select, browser_scroll), read it (browser_snapshot), look at it (browser_screenshot, browser_look), measure the layout (browser_measure) and see what an action changed (browser_diff); those tools are offered once a page is open. For reading static documentation, webfetch is faster.
-- The snapshot lists the page's accessibility tree; each element you can act on carries a ref like `[ref=e12]`. Pass that ref to the other browser tools.
-- The user may be asked to allow each new host, and each origin on localhost or a private address (a dev server), also for navigations caused by a click or a redirect. file:// and chrome:// URLs are refused unless the user allowed them in the configuration.
-- The call waits until the page and its network requests settle (at most 10 s) and says when it stopped waiting.
+pub(crate) const NAVIGATE: &str = "Opens a URL in a headless Chromium (one per session, fresh profile: none of the user's cookies or logins) and returns the final URL, HTTP status, title and a snapshot of the page: its accessibility tree, where each element you can act on has a ref like `[ref=e12]` for the other browser_* tools (offered once a page is open: click, type, select, scroll, snapshot, screenshot, look, measure, diff).
+Use it to check a page you changed or serve; for static documentation webfetch is faster.
+- The user may be asked to allow each new host and each localhost or private-address origin, also when a click or redirect navigates. file:// and chrome:// URLs are refused unless allowed in the configuration.
+- Waits until the page and its requests settle (at most 10 s) and says when it stopped waiting.
 Example: {\"url\": \"http://localhost:3000/login\"}";
 
 pub(crate) const SNAPSHOT: &str = "Returns the current page as an accessibility-tree text: one line per element with its role, name and state, indented by nesting, e.g. `[ref=e12] button \"Save\"`. Refs stay the same for the same element until the page navigates. Long pages are cut with a note; act on what you need, scroll, and take a new snapshot.";

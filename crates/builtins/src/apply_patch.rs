@@ -32,10 +32,8 @@ use parse::FileOp;
 
 pub(crate) const APPLY_PATCH_DESCRIPTION: &str = "\
 Applies a patch that adds, updates, deletes or moves files in one step. Every hunk is checked \
-against the current files first; either the whole patch is applied or nothing is.
-
-When to use: for changes across several files, or several places in one file. For one small \
-change prefer `edit`; to create or rewrite a whole file `write` is simpler.
+against the current files first; either the whole patch is applied or nothing is. For \
+changes across files or at several places in one; one small change is an `edit`.
 
 Format (paths relative to the session directory):
 *** Begin Patch
@@ -49,10 +47,9 @@ Format (paths relative to the session directory):
 +added line
 *** End Patch
 
-Copy context and - lines exactly from the current file (without the line numbers read \
-shows), and keep the hunks of a file in file order. If a hunk does not match, nothing is \
-changed and the error names the file and the hunk: read that file again and fix the hunk.
-
+Copy context and - lines exactly from the file (without the line numbers read shows); keep \
+a file's hunks in file order. If a hunk does not match, nothing changes and the error names \
+it: read that file again and fix the hunk.
 Example:
 *** Begin Patch
 *** Update File: src/config.rs

@@ -48,17 +48,14 @@ pub const MAX_TIMEOUT_MS: u64 = 600_000;
 const PIPELINE_TIMEOUT_MS: u64 = 11 * 60 * 1000;
 
 pub const DESCRIPTION: &str = r#"Runs a shell command and returns its combined stdout and stderr, followed by "(exit code N)" when the command fails.
-
-Use it for terminal work: builds, tests, git, package managers, running programs and scripts. Do not use it for file work that has a dedicated tool: read files with read (not cat/head/tail), find files with glob (not find/ls -R), search contents with grep (not grep/rg), change files with edit, write or apply_patch (not sed/awk/echo >).
-
-- The command runs with `$SHELL -c` (a non-interactive shell; /bin/bash or /bin/sh when $SHELL is not a POSIX-style shell) in the session directory. To run it elsewhere, set `workdir` instead of using `cd dir && ...`. Quote paths that contain spaces.
-- stdin is closed: commands that wait for input fail instead of hanging, so pass flags such as --yes or -y.
-- `timeout` is in milliseconds: default 120000 (2 minutes), maximum 600000 (10 minutes); larger values are clamped to the maximum. On timeout the command and every process it started are terminated, and you get the output printed so far.
-- Long output is truncated from the start: you see its last lines, and a note gives the path of a file with the full output.
-- The call returns when the shell exits; background jobs (`cmd &`) are not waited for and their later output is lost (a job that keeps printing may be stopped), so redirect it: `cmd > log.txt 2>&1 &`.
-- Commands usually run in a sandbox: writing outside the workspace and $TMPDIR (a temp dir of this session; use it for scratch files), and network access, may be refused with "Permission denied". The user is then asked whether to run the command again outside the sandbox; do not work around a refusal another way.
+Use it for builds, tests, git, package managers and running programs, not for file work a dedicated tool does: read (not cat/head/tail), glob (not find/ls -R), grep (not grep/rg), edit, write or apply_patch (not sed/awk/echo >).
+- Runs with `$SHELL -c` (non-interactive; /bin/bash or /bin/sh if $SHELL is not POSIX-style) in the session directory; set `workdir` rather than `cd dir && ...`. Quote paths with spaces.
+- stdin is closed: pass flags such as --yes or -y.
+- On timeout the command and every process it started are killed; you get the output so far.
+- Long output is cut from the start: you see the last lines and the path of a file with all of it.
+- Background jobs (`cmd &`) are not waited for and their later output is lost: redirect it, `cmd > log.txt 2>&1 &`.
+- Commands usually run in a sandbox: writing outside the workspace and $TMPDIR (this session's temp dir, for scratch files), and network access, may fail with "Permission denied". The user is then asked whether to run the command outside the sandbox; do not work around a refusal another way.
 - Give a short `description` (5-10 words) of what the command does; the user sees it.
-
 Example: {"command": "cargo test -p core", "description": "Run the core crate's tests"}"#;
 
 /// The arguments, as the model sends them.
@@ -66,16 +63,13 @@ Example: {"command": "cargo test -p core", "description": "Run the core crate's 
 struct Args {
     /// The shell command to run.
     command: String,
-    /// Timeout in milliseconds; default 120000 (2 minutes), maximum 600000 (10 minutes).
-    /// Larger values are clamped to the maximum.
+    /// Milliseconds; default 120000 (2 minutes), at most 600000 (10 minutes).
     #[serde(default)]
     timeout: Option<u64>,
-    /// The directory to run the command in, absolute or relative to the session
-    /// directory. Defaults to the session directory.
+    /// Where to run it, absolute or relative to the session directory (the default).
     #[serde(default)]
     workdir: Option<String>,
-    /// A short description (5-10 words) of what the command does, shown to the user,
-    /// e.g. "Run the unit tests".
+    /// What the command does in 5-10 words, shown to the user, e.g. "Run the unit tests".
     #[serde(default)]
     description: Option<String>,
 }

@@ -32,20 +32,18 @@ use crate::workspace::{ResolvedPath, Workspace};
 /// At most this many paths are returned.
 pub(crate) const MAX_RESULTS: usize = 100;
 
-const DESCRIPTION: &str = "Finds files by name with a glob pattern and returns their paths, most recently modified first.
-Use it to locate files when you know (part of) a name or extension; use grep to search file contents.
-- A pattern without `/` matches file names at any depth (`*.rs`, `Cargo.toml`); a pattern with `/` matches the path relative to the search folder (`src/**/*.ts`, `docs/*.md`), where `*` stays within one folder and `**` crosses folders. `{a,b}` alternatives and `[abc]` classes work.
+const DESCRIPTION: &str = "Finds files by name with a glob pattern and returns their paths, most recently modified first; grep searches file contents.
+- A pattern without `/` matches file names at any depth (`*.rs`, `Cargo.toml`); one with `/` matches the path relative to the search folder (`src/**/*.ts`), where `*` stays within one folder and `**` crosses folders. `{a,b}` and `[abc]` work.
 - Files ignored by .gitignore or .ignore and the .git folder are skipped; hidden files are included.
 - At most 100 paths are returned; a note says how many more matched.
-- `path` is the folder to search (default: the working directory).
 Example: {\"pattern\": \"src/**/*.test.ts\"}";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct GlobArgs {
-    /// The glob to match, e.g. `*.rs` (file names at any depth) or `src/**/*.ts` (paths relative to the search folder).
+    /// The glob to match, e.g. `*.rs` or `src/**/*.ts`.
     pattern: String,
-    /// The folder to search, relative to the working directory or absolute. Defaults to the working directory.
+    /// The folder to search (default: the working directory).
     #[serde(default)]
     path: Option<String>,
 }

@@ -35,23 +35,22 @@ const MAX_LINE_CHARS: usize = 500;
 /// A file whose lines need more buffer than this is skipped rather than loaded.
 const HEAP_LIMIT: usize = 64 * 1024 * 1024;
 
-const DESCRIPTION: &str = "Searches file contents with a regular expression and returns the matching lines with their line numbers, grouped by file, most recently modified files first.
-Use it to find where something is defined or used; use glob to find files by name and read to see a whole file.
-- The pattern is a Rust/ripgrep regular expression, matched case-sensitively line by line: escape special characters (`\\(`, `\\.`, `\\{`), add `(?i)` for case-insensitive search. It cannot match across lines.
-- `include` filters the files searched with a glob: `*.rs` matches file names, `src/**/*.ts` paths relative to the search folder.
+const DESCRIPTION: &str = "Searches file contents with a regular expression and returns the matching lines with their line numbers, grouped by file, most recently modified files first. glob finds files by name.
+- The pattern is a Rust/ripgrep regular expression, matched case-sensitively line by line (never across lines): escape special characters (`\\(`, `\\.`, `\\{`); `(?i)` ignores case.
+- `include` filters the files with a glob: `*.rs` matches file names, `src/**/*.ts` paths relative to the search folder.
 - Files ignored by .gitignore or .ignore, the .git folder and binary files are skipped.
-- At most 100 matching lines are returned; a note says how many more there were. Lines longer than 500 characters are cut.
+- At most 100 matching lines are returned; a note says how many more there were. Lines over 500 characters are cut.
 Example: {\"pattern\": \"fn\\\\s+parse_\\\\w+\", \"include\": \"*.rs\"}";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct GrepArgs {
-    /// The regular expression to search for (Rust regex syntax, as in ripgrep), e.g. `fn main` or `TODO|FIXME`.
+    /// The regular expression, e.g. `fn main` or `TODO|FIXME`.
     pattern: String,
-    /// The folder (or single file) to search, relative to the working directory or absolute. Defaults to the working directory.
+    /// The folder or file to search (default: the working directory).
     #[serde(default)]
     path: Option<String>,
-    /// Only search files matching this glob, e.g. `*.rs`, `*.{ts,tsx}` or `src/**/*.py`.
+    /// Only search files matching this glob, e.g. `*.{ts,tsx}`.
     #[serde(default)]
     include: Option<String>,
 }

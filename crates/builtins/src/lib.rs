@@ -52,14 +52,21 @@ pub fn register_all(registry: &mut ToolRegistry) {
 /// The JSON Schema of a built-in's arguments, from its `schemars`-derived struct. Doc
 /// comments on the fields become the `description`s the model reads; what only costs it
 /// tokens is left out (it is sent with every request): the struct's own doc comment
-/// ("Arguments of `write`."), `"default": null` on optional fields (absent says the same)
-/// and the number `format`s schemars adds (`uint64`, `double`: the `type` says enough).
+/// ("Arguments of `write`.") and its enums', `"default": null` on optional fields (absent
+/// says the same) and the number `format`s schemars adds (`uint64`, `double`: the `type`
+/// says enough).
 pub fn params_schema<T: schemars::JsonSchema>() -> serde_json::Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("$schema");
         obj.remove("title");
         obj.remove("description");
+        // An enum's doc comment says what the type is; the field using it says that already.
+        if let Some(defs) = obj.get_mut("$defs").and_then(|d| d.as_object_mut()) {
+            defs.values_mut()
+                .filter_map(serde_json::Value::as_object_mut)
+                .for_each(|d| drop(d.remove("description")));
+        }
     }
     trim_schema(&mut schema);
     schema

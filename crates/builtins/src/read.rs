@@ -42,12 +42,10 @@ const MAX_OUTPUT_BYTES: usize = 50 * 1024 - 512;
 const MAX_IMAGE_BYTES: u64 = 10 * 1024 * 1024;
 const SNIFF_BYTES: usize = 4096;
 
-const DESCRIPTION: &str = "Reads a file from the local filesystem and returns its lines numbered like `cat -n` (line number, tab, text).
-Use it to look at a file before editing it, or to read the rest of a truncated tool output.
-- By default it returns up to 2000 lines from the start; for long files pass `offset` (1-based line to start at) and `limit` (number of lines), and follow the footer, which says which offset to continue from.
-- Lines longer than 2000 characters are cut. Output is capped at about 50 KB per call.
-- png, jpeg, gif and webp images are returned as attachments; other binary files are refused. A folder path lists its entries.
-- `filePath` may be relative to the working directory or absolute.
+const DESCRIPTION: &str = "Reads a file and returns its lines numbered like `cat -n` (line number, tab, text). Read a file before editing it; read also gets the rest of a truncated tool output.
+- Returns up to 2000 lines from the start; for long files pass `offset` (1-based first line) and `limit`, and follow the footer, which says where to continue.
+- Lines over 2000 characters are cut; output is capped at about 50 KB per call.
+- png, jpeg, gif and webp images come back as attachments; other binary files are refused. A folder path lists its entries.
 Example: {\"filePath\": \"src/main.rs\", \"offset\": 120, \"limit\": 80}";
 
 fn default_limit() -> u64 {
@@ -59,7 +57,7 @@ fn default_limit() -> u64 {
 struct ReadArgs {
     /// The file to read, relative to the working directory or absolute.
     file_path: String,
-    /// The 1-based line number to start reading from. Omit it to start at the first line.
+    /// The 1-based line to start at (default: the first).
     #[serde(default)]
     offset: Option<u64>,
     /// How many lines to read.

@@ -35,13 +35,12 @@ use net::{Fetched, Gate};
 const DEFAULT_TIMEOUT: u64 = 30;
 const MAX_TIMEOUT: u64 = 120;
 
-const DESCRIPTION: &str = "Fetches a URL over HTTP(S) and returns its content: a web page as clean Markdown (or plain text, or raw HTML), a text or JSON file as it is, a png, jpeg, gif or webp image as an attachment.
-Use it to read documentation, an issue, an API reference or any page the user points to; it does not run JavaScript, so pages that only render in a browser come back (nearly) empty.
-- `format`: `markdown` (default) keeps headings, links, lists, code and tables and drops scripts, styles and navigation; `text` keeps only the words; `html` returns the page source.
-- Redirects are followed (at most 5). Responses over 5 MiB are refused. `timeout` is in seconds (default 30, at most 120).
-- The user may be asked to allow each new host, and each origin on localhost or a private address (a dev server), also for redirects. file:// URLs are refused unless the user allowed them in the configuration; other non-HTTP URLs always.
-- Long pages are truncated like any tool output; the rest is saved to a file you can read.
-Example: {\"url\": \"https://docs.rs/serde/latest/serde/\", \"format\": \"markdown\"}";
+const DESCRIPTION: &str = "Fetches a URL over HTTP(S): a web page comes back as Markdown (or text, or raw HTML), a text or JSON file as it is, a png, jpeg, gif or webp image as an attachment.
+Use it to read documentation or any page the user points to. It does not run JavaScript: pages that render only in a browser come back (nearly) empty.
+- Follows up to 5 redirects; responses over 5 MiB are refused.
+- The user may be asked to allow each new host and each localhost or private-address origin, redirects included. file:// URLs are refused unless allowed in the configuration; other non-HTTP URLs always.
+- Long pages are truncated; the rest is saved to a file you can read.
+Example: {\"url\": \"https://docs.rs/serde/latest/serde/\"}";
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -83,10 +82,10 @@ fn default_timeout() -> u64 {
 struct WebfetchArgs {
     /// The URL to fetch, starting with http:// or https://, e.g. `https://docs.rs/serde`.
     url: String,
-    /// How to return an HTML page: `markdown` (clean Markdown, the default), `text` (words only) or `html` (the raw source). Other content is returned as it is.
+    /// For HTML pages: `markdown` (headings, links, lists, code, tables), `text` (the words) or `html` (the source).
     #[serde(default)]
     format: Format,
-    /// Seconds to wait for the whole download: 30 by default, at most 120.
+    /// Seconds to wait for the whole download (at most 120).
     #[serde(default = "default_timeout")]
     #[schemars(range(min = 1, max = 120))]
     timeout: u64,

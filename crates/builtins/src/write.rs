@@ -29,18 +29,12 @@ pub(crate) use podcode_tools::unified_diff;
 pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
 pub(crate) const WRITE_DESCRIPTION: &str = "\
-Writes a file: creates it (and any missing parent folders) or replaces its whole content.
-
-When to use: to create a new file, or to rewrite a file almost entirely. For a small change \
-to an existing file use `edit` (it only needs the lines that change); for changes across \
-several files use `apply_patch`.
-
-- `filePath` is relative to the session directory (or absolute).
-- `content` is the complete new file text; nothing of the old file is kept.
-- If you read the file earlier and it changed on disk since, the write is refused: read it \
-again first. Writing inside `.git/` is refused.
+Writes a file: creates it (and missing parent folders) or replaces its whole content. For a \
+new file or a rewrite; a small change is an `edit`, changes across files an `apply_patch`.
+- `content` is the complete new text; nothing of the old file is kept.
+- If you read the file and it changed on disk since, the write is refused: read it again. \
+Writing inside `.git/` is refused.
 - The user may be asked to approve the change; they see the diff.
-
 Example: {\"filePath\": \"src/util/math.rs\", \"content\": \"pub fn add(a: i32, b: i32) -> i32 {\\n    a + b\\n}\\n\"}";
 
 /// Arguments of `write`.

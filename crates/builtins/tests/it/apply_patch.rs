@@ -77,9 +77,7 @@ fn description_and_schema_are_pinned() {
     assert!(!tool.spec().idempotent);
     assert_eq!(
         tool.spec().description,
-        "Applies a patch that adds, updates, deletes or moves files in one step. Every hunk is checked against the current files first; either the whole patch is applied or nothing is.
-
-When to use: for changes across several files, or several places in one file. For one small change prefer `edit`; to create or rewrite a whole file `write` is simpler.
+        "Applies a patch that adds, updates, deletes or moves files in one step. Every hunk is checked against the current files first; either the whole patch is applied or nothing is. For changes across files or at several places in one; one small change is an `edit`.
 
 Format (paths relative to the session directory):
 *** Begin Patch
@@ -93,8 +91,7 @@ Format (paths relative to the session directory):
 +added line
 *** End Patch
 
-Copy context and - lines exactly from the current file (without the line numbers read shows), and keep the hunks of a file in file order. If a hunk does not match, nothing is changed and the error names the file and the hunk: read that file again and fix the hunk.
-
+Copy context and - lines exactly from the file (without the line numbers read shows); keep a file's hunks in file order. If a hunk does not match, nothing changes and the error names it: read that file again and fix the hunk.
 Example:
 *** Begin Patch
 *** Update File: src/config.rs

@@ -54,16 +54,11 @@ fn description_and_schema_are_pinned() {
     assert!(!spec.idempotent);
     assert_eq!(
         spec.description,
-        "Replaces text in an existing file: finds `oldString` and puts `newString` in its place.
-
-When to use: for small, targeted changes to one file. To create a file or rewrite most of it use `write`; for changes across several files use `apply_patch`.
-
-- `oldString` must match exactly one place. Copy it from the file (read the file first), with its indentation, and without the line numbers `read` shows. If it matches several places the edit is refused with their line numbers: add surrounding lines until it is unique, or set `replaceAll: true` to change every occurrence (e.g. renaming a variable).
-- If nothing matches exactly, whole lines are matched ignoring differences in indentation and trailing whitespace, and `newString` is re-indented to fit.
-- `oldString` and `newString` must differ. An empty `oldString` creates a new file containing `newString` (only when the file does not exist yet).
+        "Replaces text in an existing file: finds `oldString` and puts `newString` in its place. For small, targeted changes to one file; `write` creates or rewrites a file, `apply_patch` changes several files.
+- `oldString` must match exactly one place: copy it from the file (read it first) with its indentation, without the line numbers `read` shows. If it matches several places the edit is refused with their line numbers: add surrounding lines, or set `replaceAll: true` to change every occurrence.
+- If nothing matches exactly, whole lines are matched ignoring indentation and trailing whitespace, and `newString` is re-indented to fit.
+- An empty `oldString` creates a file that does not exist yet.
 - If the file changed on disk since you read it, the edit is refused: read it again.
-- The result shows the diff of the change.
-
 Example: {\"filePath\": \"src/main.rs\", \"oldString\": \"let retries = 3;\", \"newString\": \"let retries = 5;\"}"
     );
     let p = &spec.parameters;

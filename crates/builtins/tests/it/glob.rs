@@ -36,12 +36,10 @@ fn description_and_schema_are_pinned() {
     assert!(spec.idempotent);
     assert_eq!(
         spec.description,
-        "Finds files by name with a glob pattern and returns their paths, most recently modified first.
-Use it to locate files when you know (part of) a name or extension; use grep to search file contents.
-- A pattern without `/` matches file names at any depth (`*.rs`, `Cargo.toml`); a pattern with `/` matches the path relative to the search folder (`src/**/*.ts`, `docs/*.md`), where `*` stays within one folder and `**` crosses folders. `{a,b}` alternatives and `[abc]` classes work.
+        "Finds files by name with a glob pattern and returns their paths, most recently modified first; grep searches file contents.
+- A pattern without `/` matches file names at any depth (`*.rs`, `Cargo.toml`); one with `/` matches the path relative to the search folder (`src/**/*.ts`), where `*` stays within one folder and `**` crosses folders. `{a,b}` and `[abc]` work.
 - Files ignored by .gitignore or .ignore and the .git folder are skipped; hidden files are included.
 - At most 100 paths are returned; a note says how many more matched.
-- `path` is the folder to search (default: the working directory).
 Example: {\"pattern\": \"src/**/*.test.ts\"}"
     );
     assert_eq!(spec.parameters["required"], json!(["pattern"]));

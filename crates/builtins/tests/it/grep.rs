@@ -37,18 +37,17 @@ fn description_and_schema_are_pinned() {
     assert!(spec.idempotent);
     assert_eq!(
         spec.description,
-        "Searches file contents with a regular expression and returns the matching lines with their line numbers, grouped by file, most recently modified files first.
-Use it to find where something is defined or used; use glob to find files by name and read to see a whole file.
-- The pattern is a Rust/ripgrep regular expression, matched case-sensitively line by line: escape special characters (`\\(`, `\\.`, `\\{`), add `(?i)` for case-insensitive search. It cannot match across lines.
-- `include` filters the files searched with a glob: `*.rs` matches file names, `src/**/*.ts` paths relative to the search folder.
+        "Searches file contents with a regular expression and returns the matching lines with their line numbers, grouped by file, most recently modified files first. glob finds files by name.
+- The pattern is a Rust/ripgrep regular expression, matched case-sensitively line by line (never across lines): escape special characters (`\\(`, `\\.`, `\\{`); `(?i)` ignores case.
+- `include` filters the files with a glob: `*.rs` matches file names, `src/**/*.ts` paths relative to the search folder.
 - Files ignored by .gitignore or .ignore, the .git folder and binary files are skipped.
-- At most 100 matching lines are returned; a note says how many more there were. Lines longer than 500 characters are cut.
+- At most 100 matching lines are returned; a note says how many more there were. Lines over 500 characters are cut.
 Example: {\"pattern\": \"fn\\\\s+parse_\\\\w+\", \"include\": \"*.rs\"}"
     );
     assert_eq!(spec.parameters["required"], json!(["pattern"]));
     assert_eq!(
         spec.parameters["properties"]["include"]["description"],
-        "Only search files matching this glob, e.g. `*.rs`, `*.{ts,tsx}` or `src/**/*.py`."
+        "Only search files matching this glob, e.g. `*.{ts,tsx}`."
     );
 }
 

@@ -36,10 +36,9 @@ fn description_and_schema_are_pinned() {
     assert_eq!(
         spec.description,
         "Lists a folder as an indented tree (folders first, marked with a trailing `/`), walking into subfolders.
-Use it to get an overview of a project or folder; use glob to find files by name and grep to search their contents.
-- Files ignored by .gitignore or .ignore and the .git folder are left out; hidden files are shown. `ignore` takes extra globs to leave out, e.g. [\"node_modules\", \"*.log\"].
-- At most 1000 entries are shown, shallowest first; folders whose entries were left out say how many, and a note gives the total.
-- `path` is the folder to list (default: the working directory).
+Use it for an overview of a project or folder; glob finds files by name, grep searches their contents.
+- Files ignored by .gitignore or .ignore and the .git folder are left out; hidden files are shown.
+- At most 1000 entries are shown, shallowest first; folders whose entries were left out say how many.
 Example: {\"path\": \"src\", \"ignore\": [\"*.snap\"]}"
     );
     assert!(

@@ -66,12 +66,11 @@ fn description_and_schema_are_pinned() {
     assert!(spec.idempotent);
     assert_eq!(
         spec.description,
-        "Lists the definitions in source code (functions, methods, classes, structs, enums, traits, interfaces, type aliases, constants, modules and macros) with their file, line and signature (the line that names them).
-Use it to get a map of a file or folder before reading it, or to find where something is defined by name; use grep for any other text and read to see the code itself.
-- `path` a file: that file's definitions in order. `path` a folder (default: the working directory): every definition under it, grouped by file.
-- `query` finds definitions by name, case-insensitively and fuzzily: exact names first, then names that start with the query, names that contain it, and names that contain its letters in order.
-- `kind` keeps one kind: function, method, class, struct, enum, trait, interface, type, constant, module or macro.
-- Reads Rust, TypeScript/TSX, JavaScript, Python, Go, Java, C and C++; other files are skipped (a note counts them), as are files ignored by .gitignore or .ignore and files over 1 MiB.
+        "Lists the definitions in source code (functions, methods, classes, structs, enums, traits, interfaces, types, constants, modules, macros) with file, line and signature.
+Use it to map a file or folder before reading it, or to find where something is defined; use grep for other text.
+- `path` a file: its definitions in order; a folder (default: the working directory): every definition under it, by file.
+- `query` matches names case-insensitively and fuzzily, best matches first; `kind` keeps one kind.
+- Reads Rust, TypeScript/TSX, JavaScript, Python, Go, Java, C and C++; other files (a note counts them), ignored files and files over 1 MiB are skipped.
 - At most 200 definitions are returned; a note says how many more there were.
 Example: {\"query\": \"parse_config\", \"kind\": \"function\"}"
     );

@@ -209,13 +209,12 @@ fn description_and_schema_are_pinned() {
     assert!(spec.idempotent);
     assert_eq!(
         spec.description,
-        "Fetches a URL over HTTP(S) and returns its content: a web page as clean Markdown (or plain text, or raw HTML), a text or JSON file as it is, a png, jpeg, gif or webp image as an attachment.
-Use it to read documentation, an issue, an API reference or any page the user points to; it does not run JavaScript, so pages that only render in a browser come back (nearly) empty.
-- `format`: `markdown` (default) keeps headings, links, lists, code and tables and drops scripts, styles and navigation; `text` keeps only the words; `html` returns the page source.
-- Redirects are followed (at most 5). Responses over 5 MiB are refused. `timeout` is in seconds (default 30, at most 120).
-- The user may be asked to allow each new host, and each origin on localhost or a private address (a dev server), also for redirects. file:// URLs are refused unless the user allowed them in the configuration; other non-HTTP URLs always.
-- Long pages are truncated like any tool output; the rest is saved to a file you can read.
-Example: {\"url\": \"https://docs.rs/serde/latest/serde/\", \"format\": \"markdown\"}"
+        "Fetches a URL over HTTP(S): a web page comes back as Markdown (or text, or raw HTML), a text or JSON file as it is, a png, jpeg, gif or webp image as an attachment.
+Use it to read documentation or any page the user points to. It does not run JavaScript: pages that render only in a browser come back (nearly) empty.
+- Follows up to 5 redirects; responses over 5 MiB are refused.
+- The user may be asked to allow each new host and each localhost or private-address origin, redirects included. file:// URLs are refused unless allowed in the configuration; other non-HTTP URLs always.
+- Long pages are truncated; the rest is saved to a file you can read.
+Example: {\"url\": \"https://docs.rs/serde/latest/serde/\"}"
     );
     let p = &spec.parameters;
     assert_eq!(p["required"], json!(["url"]));
