@@ -74,11 +74,28 @@ pub fn estimate_fixed(system: &str, tools: &[ToolSpec]) -> u64 {
     let tools: u64 = tools
         .iter()
         .map(|t| {
-            let schema = serde_json::to_string(&t.parameters).map_or(0, |s| s.len());
+            let schema = json_len(&t.parameters);
             (t.id.len() + t.description.len() + schema) as u64
         })
         .sum();
     (system.len() as u64 + tools).div_ceil(CHARS_PER_TOKEN) + PER_MESSAGE
+}
+
+/// The length of `value` as compact JSON, counted as it is written rather than built as a
+/// string: this runs for every tool before every request.
+fn json_len(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).map_or(0, |()| count.0)
 }
 
 /// The budget of one model in one session.
@@ -223,6 +240,15 @@ fn leading_number(s: &str) -> Option<u64> {
 mod tests {
     use super::*;
     use podcode_providers::Role;
+
+    #[test]
+    fn a_schema_is_counted_as_long_as_its_compact_json() {
+        let schema = serde_json::json!({"type": "object", "properties": {"a": {"type": "string", "description": "é \"q\""}}});
+        assert_eq!(
+            json_len(&schema),
+            serde_json::to_string(&schema).unwrap().len()
+        );
+    }
 
     fn info(context: u64, output: u64) -> ModelInfo {
         ModelInfo {

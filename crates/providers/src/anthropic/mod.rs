@@ -12,7 +12,7 @@ use crate::endpoint::http_client;
 use crate::stream::{self, Prepared};
 use crate::{ChatRequest, Endpoint, EventStream, ModelClient, ModelRef, ProviderError};
 
-pub(crate) use request::request_body;
+pub(crate) use request::wire_body;
 
 /// The API's default base URL.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -55,7 +55,7 @@ impl ModelClient for AnthropicClient {
         abort: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
         let provider = &self.model.provider;
-        let body = request_body(&self.model, &request);
+        let body = wire_body(&self.model, &request);
         let mut protocol_headers = vec![("anthropic-version", "2023-06-01".to_string())];
         if let Some(key) = &self.endpoint.api_key {
             protocol_headers.push(("x-api-key", key.clone()));

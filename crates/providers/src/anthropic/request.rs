@@ -5,14 +5,16 @@
 //! answers the calls, thinking blocks go back only with their signature, and `tool_use.input`
 //! is a JSON object (parsed from the call's argument text).
 
-use podcode_protocol::Attachment;
+use podcode_protocol::{Attachment, ToolSpec};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::DEFAULT_MAX_TOKENS;
 use crate::openai::model_id;
 use crate::{ChatRequest, Message, ModelRef, Part, Role};
 
-pub(crate) fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
+pub(crate) fn wire_body<'a>(model: &ModelRef, req: &'a ChatRequest) -> Body<'a> {
     let mut messages: Vec<(Role, Vec<Value>)> = Vec::new();
     for m in &req.messages {
         let blocks = content(m);
@@ -58,17 +60,6 @@ pub(crate) fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
         );
     }
     body.insert("messages".into(), Value::Array(messages));
-    if !req.tools.is_empty() {
-        let mut tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.id, "description": t.description, "input_schema": t.parameters}))
-            .collect();
-        if let Some(last) = tools.last_mut() {
-            last["cache_control"] = ephemeral();
-        }
-        body.insert("tools".into(), Value::Array(tools));
-    }
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), json!(t));
     }
@@ -79,7 +70,48 @@ pub(crate) fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
         body.insert("top_k".into(), json!(k));
     }
     crate::options::merge(&mut body, &req.options, crate::options::Wire::Anthropic);
-    Value::Object(body)
+    Body {
+        head: body,
+        tools: &req.tools,
+    }
+}
+
+/// A Messages request body: the tool schemas are written from the request itself rather
+/// than copied into a JSON tree at every step.
+pub(crate) struct Body<'a> {
+    head: Map<String, Value>,
+    tools: &'a [ToolSpec],
+}
+
+impl Serialize for Body<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tool<'a> {
+            name: &'a str,
+            description: &'a str,
+            input_schema: &'a Value,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            cache_control: Option<Value>,
+        }
+        let mut map = s.serialize_map(None)?;
+        for (key, value) in &self.head {
+            map.serialize_entry(key, value)?;
+        }
+        if !self.tools.is_empty() {
+            // The last tool carries a cache breakpoint: the tools are cached with the system.
+            let last = self.tools.len() - 1;
+            let tools: Vec<Tool<'_>> = (self.tools.iter().enumerate())
+                .map(|(i, t)| Tool {
+                    name: &t.id,
+                    description: &t.description,
+                    input_schema: &t.parameters,
+                    cache_control: (i == last).then(ephemeral),
+                })
+                .collect();
+            map.serialize_entry("tools", &tools)?;
+        }
+        map.end()
+    }
 }
 
 fn ephemeral() -> Value {
@@ -191,6 +223,10 @@ fn source(mime: &str, url: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
+        serde_json::to_value(wire_body(model, req)).unwrap()
+    }
 
     fn msg(role: Role, parts: Vec<Part>) -> Message {
         Message { role, parts }

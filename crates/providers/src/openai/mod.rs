@@ -12,7 +12,7 @@ use crate::endpoint::http_client;
 use crate::stream::{self, Prepared};
 use crate::{ChatRequest, Endpoint, EventStream, ModelClient, ModelRef, ProviderError};
 
-pub(crate) use request::{model_id, request_body, unsupported_attachment};
+pub(crate) use request::{model_id, unsupported_attachment, wire_body};
 
 /// A streaming client for OpenAI-compatible chat completions.
 #[derive(Debug, Clone)]
@@ -50,7 +50,7 @@ impl ModelClient for OpenAiClient {
         abort: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
         let provider = &self.model.provider;
-        let body = request_body(&self.model, &request);
+        let body = wire_body(&self.model, &request);
         let auth: Vec<(&str, String)> = self
             .endpoint
             .api_key

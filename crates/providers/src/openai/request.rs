@@ -5,7 +5,11 @@
 //! message (before the user's own parts of that turn). Reasoning is not sent back: several
 //! compatible servers reject it.
 
-use podcode_protocol::Attachment;
+use std::borrow::Cow;
+
+use podcode_protocol::{Attachment, ToolSpec};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 use crate::{ChatRequest, Message, ModelRef, Part, Role};
@@ -24,29 +28,15 @@ pub(crate) fn unsupported_attachment(a: &Attachment) -> String {
     )
 }
 
-pub(crate) fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
-    let mut messages = Vec::new();
-    if !req.system.is_empty() {
-        messages.push(json!({"role": "system", "content": req.system}));
-    }
-    for m in &req.messages {
-        match m.role {
-            Role::User => user_messages(m, &mut messages),
-            Role::Assistant => messages.extend(assistant_message(m)),
-        }
-    }
+/// The body for `req`, serialized straight from it: the conversation and the tool schemas
+/// are written from where they are, with no JSON tree of the whole request built (and
+/// dropped) at every step.
+pub(crate) fn wire_body<'a>(model: &ModelRef, req: &'a ChatRequest) -> Body<'a> {
     let id = model_id(model, &req.model);
-    let mut body = Map::new();
-    body.insert("model".into(), json!(id));
-    body.insert("messages".into(), Value::Array(messages));
-    body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({"include_usage": true}));
-    if !req.tools.is_empty() {
-        let tools = req.tools.iter().map(|t| {
-            json!({"type": "function", "function": {"name": t.id, "description": t.description, "parameters": t.parameters}})
-        });
-        body.insert("tools".into(), Value::Array(tools.collect()));
-    }
+    let mut head = Map::new();
+    head.insert("model".into(), json!(id));
+    head.insert("stream".into(), json!(true));
+    head.insert("stream_options".into(), json!({"include_usage": true}));
     if let Some(max) = req.max_tokens {
         // OpenAI's own API replaced `max_tokens` (rejected by its reasoning models); the
         // compatible servers still read `max_tokens`.
@@ -55,23 +45,140 @@ pub(crate) fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
         } else {
             "max_tokens"
         };
-        body.insert(key.into(), json!(max));
+        head.insert(key.into(), json!(max));
     }
     if let Some(t) = req.temperature {
-        body.insert("temperature".into(), json!(t));
+        head.insert("temperature".into(), json!(t));
     }
     if let Some(p) = req.top_p {
-        body.insert("top_p".into(), json!(p));
+        head.insert("top_p".into(), json!(p));
     }
-    crate::options::merge(&mut body, &req.options, crate::options::Wire::OpenAi);
+    crate::options::merge(&mut head, &req.options, crate::options::Wire::OpenAi);
     // OpenAI routes requests sharing a key to the same prompt cache; other compatible
     // servers may refuse unknown fields, so only OpenAI's own API gets it.
     if let Some(key) = &req.cache_key
         && model.provider == "openai"
     {
-        body.insert("prompt_cache_key".into(), json!(key));
+        head.insert("prompt_cache_key".into(), json!(key));
     }
-    Value::Object(body)
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        messages.push(Item::Text {
+            role: "system",
+            content: Cow::Borrowed(&req.system),
+        });
+    }
+    for m in &req.messages {
+        match m.role {
+            Role::User => user_messages(m, &mut messages),
+            Role::Assistant => messages.extend(assistant_message(m)),
+        }
+    }
+    Body {
+        head,
+        messages,
+        tools: &req.tools,
+    }
+}
+
+/// A chat completions request body (see `wire_body`).
+pub(crate) struct Body<'a> {
+    /// `model`, `stream` and the sampling fields and options: small, built per request.
+    head: Map<String, Value>,
+    messages: Vec<Item<'a>>,
+    tools: &'a [ToolSpec],
+}
+
+impl Serialize for Body<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for (key, value) in &self.head {
+            map.serialize_entry(key, value)?;
+        }
+        map.serialize_entry("messages", &self.messages)?;
+        if !self.tools.is_empty() {
+            map.serialize_entry("tools", &Tools(self.tools))?;
+        }
+        map.end()
+    }
+}
+
+/// One chat message.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Item<'a> {
+    Text {
+        role: &'static str,
+        content: Cow<'a, str>,
+    },
+    Parts {
+        role: &'static str,
+        content: Vec<Content<'a>>,
+    },
+    Tool {
+        role: &'static str,
+        tool_call_id: &'a str,
+        content: Cow<'a, str>,
+    },
+    Assistant {
+        role: &'static str,
+        content: Option<Cow<'a, str>>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<Call<'a>>,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Content<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: Url<'a> },
+}
+
+#[derive(Serialize)]
+struct Url<'a> {
+    url: &'a str,
+}
+
+#[derive(Serialize)]
+struct Call<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: CallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct CallFunction<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+struct Tools<'a>(&'a [ToolSpec]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tool<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            function: Function<'a>,
+        }
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            description: &'a str,
+            parameters: &'a Value,
+        }
+        s.collect_seq(self.0.iter().map(|t| Tool {
+            kind: "function",
+            function: Function {
+                name: &t.id,
+                description: &t.description,
+                parameters: &t.parameters,
+            },
+        }))
+    }
 }
 
 /// The model id to send: the request's, without a `provider/` prefix naming this provider,
@@ -87,8 +194,8 @@ pub(crate) fn model_id<'a>(model: &'a ModelRef, requested: &'a str) -> &'a str {
     }
 }
 
-fn user_messages(m: &Message, out: &mut Vec<Value>) {
-    let mut content: Vec<Value> = Vec::new();
+fn user_messages<'a>(m: &'a Message, out: &mut Vec<Item<'a>>) {
+    let mut content: Vec<Content<'a>> = Vec::new();
     let mut has_image = false;
     for part in &m.parts {
         if let Part::ToolResult {
@@ -98,19 +205,28 @@ fn user_messages(m: &Message, out: &mut Vec<Value>) {
             ..
         } = part
         {
-            let mut text = output.clone();
+            let mut text = Cow::Borrowed(output.as_str());
             let mut images = Vec::new();
             for a in attachments {
                 if a.mime.starts_with("image/") {
-                    images.push(json!({"type": "image_url", "image_url": {"url": a.url}}));
+                    images.push(Content::ImageUrl {
+                        image_url: Url { url: &a.url },
+                    });
                 } else {
+                    let text = text.to_mut();
                     text.push_str(if text.is_empty() { "" } else { "\n" });
                     text.push_str(&unsupported_attachment(a));
                 }
             }
-            out.push(json!({"role": "tool", "tool_call_id": call_id, "content": text}));
+            out.push(Item::Tool {
+                role: "tool",
+                tool_call_id: call_id,
+                content: text,
+            });
             if !images.is_empty() {
-                content.push(json!({"type": "text", "text": attachment_intro(call_id)}));
+                content.push(Content::Text {
+                    text: Cow::Owned(attachment_intro(call_id)),
+                });
                 content.extend(images);
                 has_image = true;
             }
@@ -118,9 +234,13 @@ fn user_messages(m: &Message, out: &mut Vec<Value>) {
     }
     for part in &m.parts {
         match part {
-            Part::Text { text } => content.push(json!({"type": "text", "text": text})),
+            Part::Text { text } => content.push(Content::Text {
+                text: Cow::Borrowed(text),
+            }),
             Part::Image { url, .. } => {
-                content.push(json!({"type": "image_url", "image_url": {"url": url}}));
+                content.push(Content::ImageUrl {
+                    image_url: Url { url },
+                });
                 has_image = true;
             }
             _ => {}
@@ -130,20 +250,39 @@ fn user_messages(m: &Message, out: &mut Vec<Value>) {
         return;
     }
     if has_image {
-        out.push(json!({"role": "user", "content": content}));
-    } else {
-        // Text only: a plain string, which every compatible server accepts.
-        let texts: Vec<&str> = content.iter().filter_map(|c| c["text"].as_str()).collect();
-        out.push(json!({"role": "user", "content": texts.join("\n\n")}));
+        out.push(Item::Parts {
+            role: "user",
+            content,
+        });
+        return;
     }
+    // Text only: a plain string, which every compatible server accepts.
+    let mut texts = content.into_iter().filter_map(|c| match c {
+        Content::Text { text } => Some(text),
+        Content::ImageUrl { .. } => None,
+    });
+    let first = texts.next().unwrap_or_default();
+    let content = texts.fold(first, |mut all, t| {
+        let all_text = all.to_mut();
+        all_text.push_str("\n\n");
+        all_text.push_str(&t);
+        all
+    });
+    out.push(Item::Text {
+        role: "user",
+        content,
+    });
 }
 
-fn assistant_message(m: &Message) -> Option<Value> {
-    let mut text = String::new();
-    let mut calls = Vec::new();
+fn assistant_message(m: &Message) -> Option<Item<'_>> {
+    let mut text: Option<Cow<'_, str>> = None;
+    let mut tool_calls = Vec::new();
     for part in &m.parts {
         match part {
-            Part::Text { text: t } => text.push_str(t),
+            Part::Text { text: t } => match &mut text {
+                None => text = Some(Cow::Borrowed(t)),
+                Some(all) => all.to_mut().push_str(t),
+            },
             Part::ToolCall {
                 id,
                 name,
@@ -154,25 +293,33 @@ fn assistant_message(m: &Message) -> Option<Value> {
                 } else {
                     arguments
                 };
-                calls.push(json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}));
+                tool_calls.push(Call {
+                    id,
+                    kind: "function",
+                    function: CallFunction { name, arguments },
+                });
             }
             _ => {}
         }
     }
-    if text.is_empty() && calls.is_empty() {
+    let text = text.filter(|t| !t.is_empty());
+    if text.is_none() && tool_calls.is_empty() {
         return None;
     }
-    let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
-    if !calls.is_empty() {
-        msg["tool_calls"] = Value::Array(calls);
-    }
-    Some(msg)
+    Some(Item::Assistant {
+        role: "assistant",
+        content: text,
+        tool_calls,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use podcode_protocol::ToolSpec;
+
+    fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
+        serde_json::to_value(wire_body(model, req)).unwrap()
+    }
 
     fn req(messages: Vec<Message>) -> ChatRequest {
         ChatRequest {
