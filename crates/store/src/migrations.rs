@@ -1,6 +1,8 @@
 //! Schema migrations, keyed by `PRAGMA user_version`: migration N (1-based) brings the schema
-//! from version N-1 to N inside one immediate transaction, so a crash never leaves it half done
-//! and two processes opening the same file at once never both apply it.
+//! from version N-1 to N. The pending ones are applied together inside one immediate
+//! transaction, so a crash never leaves them half done, two processes opening the same file
+//! at once never both apply them, and a new file is written once (one commit, not one per
+//! migration: a first start writes a third of the pages).
 
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -147,27 +149,29 @@ fn user_version(conn: &Connection) -> Result<i64, StoreError> {
 /// Applies every pending migration; a no-op on an up-to-date file.
 pub(crate) fn run(conn: &mut Connection) -> Result<(), StoreError> {
     let supported = latest();
-    loop {
-        let current = user_version(conn)?;
-        if current > supported {
-            return Err(StoreError::TooNew {
-                found: current,
-                supported,
-            });
-        }
-        if current == supported {
-            return Ok(());
-        }
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        // Re-read under the write lock: another process may have migrated meanwhile.
-        let version = user_version(&tx)?;
-        if version == current {
-            let sql = MIGRATIONS[current as usize];
-            tx.execute_batch(sql)?;
-            tx.pragma_update(None, "user_version", current + 1)?;
-        }
-        tx.commit()?;
+    let too_new = |found| StoreError::TooNew { found, supported };
+    let current = user_version(conn)?;
+    if current > supported {
+        return Err(too_new(current));
     }
+    if current == supported {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Re-read under the write lock: another process may have migrated meanwhile.
+    let mut version = user_version(&tx)?;
+    if version > supported {
+        return Err(too_new(version));
+    }
+    if version < supported {
+        while version < supported {
+            tx.execute_batch(MIGRATIONS[version as usize])?;
+            version += 1;
+        }
+        tx.pragma_update(None, "user_version", version)?;
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -186,6 +190,26 @@ mod tests {
         assert_eq!(user_version(&conn).unwrap(), latest());
         run(&mut conn).unwrap();
         assert_eq!(user_version(&conn).unwrap(), latest());
+    }
+
+    #[test]
+    fn a_file_part_way_up_gets_the_rest_and_a_failed_one_leaves_it_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = file_conn(&dir);
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        run(&mut conn).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), latest());
+
+        // A file at 1 whose next migration fails (its table already exists): nothing of the
+        // pending ones stays, the version included.
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = file_conn(&dir);
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(MIGRATIONS[1]).unwrap();
+        assert!(run(&mut conn).is_err());
+        assert_eq!(user_version(&conn).unwrap(), 1);
     }
 
     #[test]
