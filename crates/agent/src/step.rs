@@ -230,25 +230,22 @@ impl<'a> Streaming<'a> {
     ) -> Result<StepOutput, StoreError> {
         self.close(status != StepStatus::Completed).await?;
         let mut calls = Vec::new();
+        // The tool calls, the `step` part and the session's new totals are written in one
+        // transaction, before anything announces the step.
+        let mut rows = Vec::new();
         if status == StepStatus::Completed {
             self.pending.sort_by_key(|p| p.index);
             for p in self.pending.drain(..) {
-                self.rec.part(&self.message_id, PartKind::Tool, &p.data)?;
+                rows.push((PartKind::Tool.as_str(), serde_json::to_value(&p.data)?));
                 if let Some(part) = assistant_part(&StoredPart::Tool(p.data.clone())) {
                     self.parts.push(part);
                 }
                 calls.push(p.data);
             }
         }
-        // Accounting: a price from the catalog when the provider reports none, and the
-        // session's totals, before anything announces the step.
+        // Accounting: a price from the catalog when the provider reports none.
         if self.usage.cost.is_none() {
             self.usage.cost = self.info.cost_of(&self.usage);
-        }
-        if self.usage != StepUsage::default() {
-            self.rec
-                .store
-                .add_session_usage(&self.rec.session, &self.usage)?;
         }
         let data = StepData {
             step,
@@ -257,7 +254,11 @@ impl<'a> Streaming<'a> {
             usage: self.usage,
             error,
         };
-        self.rec.part(&self.message_id, PartKind::Step, &data)?;
+        rows.push((PartKind::Step.as_str(), serde_json::to_value(&data)?));
+        let used = (self.usage != StepUsage::default()).then_some(&self.usage);
+        self.rec
+            .store
+            .end_step(&self.message_id, &self.rec.session, &rows, used)?;
         self.rec.emit(Event::StepFinished {
             session_id: self.rec.session.clone(),
             message_id: self.message_id.clone(),

@@ -2,9 +2,9 @@
 //! message) and the typed pieces of each message (text, reasoning, tool, step) the agent loop
 //! streams.
 
-use podcode_protocol::{new_id, now_millis};
+use podcode_protocol::{StepUsage, new_id, now_millis};
 use podcode_records::MessageRow;
-use rusqlite::{Row, params};
+use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -124,23 +124,31 @@ impl Store {
         kind: &str,
         data: &Value,
     ) -> Result<String, StoreError> {
-        let id = new_id("prt");
-        let data = to_json(data)?;
         let conn = self.conn()?;
-        conn.prepare_cached(
-            "INSERT INTO parts (id, message_id, session_id, kind, data, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?
-        .execute(params![
-            id,
-            message_id,
-            session_id,
-            kind,
-            data,
-            now_millis()
-        ])
-        .map_err(|e| StoreError::missing_parent(e, "message", message_id))?;
-        Ok(id)
+        insert_part(&conn, message_id, session_id, kind, data)
+    }
+
+    /// What a model request writes as it ends, in one transaction: `parts` of its message in
+    /// order (its tool calls, then its `step` part) and, when it reported any, its `usage`
+    /// added to the session's totals. One commit instead of one per row: they are complete
+    /// at the same moment, so a crash keeps all or none of them.
+    pub fn end_step(
+        &self,
+        message_id: &str,
+        session_id: &str,
+        parts: &[(&str, Value)],
+        usage: Option<&StepUsage>,
+    ) -> Result<(), StoreError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction()?;
+        if let Some(u) = usage {
+            crate::usage::add_usage(&tx, session_id, u)?;
+        }
+        for (kind, data) in parts {
+            insert_part(&tx, message_id, session_id, kind, data)?;
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// A message's parts, oldest first.
@@ -155,4 +163,29 @@ impl Store {
             .collect::<Result<_, _>>()?;
         Ok(rows)
     }
+}
+
+fn insert_part(
+    conn: &Connection,
+    message_id: &str,
+    session_id: &str,
+    kind: &str,
+    data: &Value,
+) -> Result<String, StoreError> {
+    let id = new_id("prt");
+    let data = to_json(data)?;
+    conn.prepare_cached(
+        "INSERT INTO parts (id, message_id, session_id, kind, data, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        id,
+        message_id,
+        session_id,
+        kind,
+        data,
+        now_millis()
+    ])
+    .map_err(|e| StoreError::missing_parent(e, "message", message_id))?;
+    Ok(id)
 }

@@ -4,7 +4,7 @@
 //! Per-message usage lives in each assistant message's `step` part.
 
 use podcode_protocol::StepUsage;
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{Store, StoreError};
 
@@ -12,32 +12,7 @@ impl Store {
     /// Adds one request's usage to its session's totals.
     pub fn add_session_usage(&self, session_id: &str, u: &StepUsage) -> Result<(), StoreError> {
         let conn = self.conn()?;
-        let touched = conn
-            .prepare_cached(
-                "UPDATE sessions SET input_tokens = input_tokens + ?2, \
-                 output_tokens = output_tokens + ?3, \
-                 cache_read_tokens = cache_read_tokens + ?4, \
-                 cache_write_tokens = cache_write_tokens + ?5, \
-                 reasoning_tokens = reasoning_tokens + ?6, \
-                 cost = CASE WHEN ?7 IS NULL THEN cost ELSE coalesce(cost, 0) + ?7 END \
-                 WHERE id = ?1",
-            )?
-            .execute(params![
-                session_id,
-                u.input_tokens as i64,
-                u.output_tokens as i64,
-                u.cache_read_tokens as i64,
-                u.cache_write_tokens as i64,
-                u.reasoning_tokens as i64,
-                u.cost,
-            ])?;
-        if touched == 0 {
-            return Err(StoreError::NotFound {
-                kind: "session",
-                id: session_id.to_string(),
-            });
-        }
-        Ok(())
+        add_usage(&conn, session_id, u)
     }
 
     /// A session's totals (zero for a session that made no request); `None` when there is
@@ -98,4 +73,38 @@ impl Store {
             })?;
         Ok(row)
     }
+}
+
+/// `add_session_usage` on `conn` (a transaction's, when the caller groups it with more).
+pub(crate) fn add_usage(
+    conn: &Connection,
+    session_id: &str,
+    u: &StepUsage,
+) -> Result<(), StoreError> {
+    let touched = conn
+        .prepare_cached(
+            "UPDATE sessions SET input_tokens = input_tokens + ?2, \
+             output_tokens = output_tokens + ?3, \
+             cache_read_tokens = cache_read_tokens + ?4, \
+             cache_write_tokens = cache_write_tokens + ?5, \
+             reasoning_tokens = reasoning_tokens + ?6, \
+             cost = CASE WHEN ?7 IS NULL THEN cost ELSE coalesce(cost, 0) + ?7 END \
+             WHERE id = ?1",
+        )?
+        .execute(params![
+            session_id,
+            u.input_tokens as i64,
+            u.output_tokens as i64,
+            u.cache_read_tokens as i64,
+            u.cache_write_tokens as i64,
+            u.reasoning_tokens as i64,
+            u.cost,
+        ])?;
+    if touched == 0 {
+        return Err(StoreError::NotFound {
+            kind: "session",
+            id: session_id.to_string(),
+        });
+    }
+    Ok(())
 }

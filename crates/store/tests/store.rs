@@ -414,3 +414,42 @@ fn session_usage_totals_add_up_and_survive_a_reopen() {
         Err(StoreError::NotFound { .. })
     ));
 }
+
+#[test]
+fn a_step_ends_with_its_parts_and_usage_in_one_transaction() {
+    use podcode_protocol::StepUsage;
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir);
+    let s = store.create_session(&new_session("step")).unwrap();
+    let m = store
+        .add_message(&s.id, "assistant", &json!({"agent": "build"}))
+        .unwrap();
+    let usage = StepUsage {
+        input_tokens: 7,
+        output_tokens: 3,
+        cost: Some(0.5),
+        ..StepUsage::default()
+    };
+    let rows = [("tool", json!({"id": "c1"})), ("step", json!({"step": 1}))];
+    store.end_step(&m, &s.id, &rows, Some(&usage)).unwrap();
+    let kinds: Vec<String> = store
+        .parts(&m)
+        .unwrap()
+        .into_iter()
+        .map(|p| format!("{} {}", p.kind, p.data))
+        .collect();
+    assert_eq!(kinds, [r#"tool {"id":"c1"}"#, r#"step {"step":1}"#]);
+    assert_eq!(store.session_usage(&s.id).unwrap(), Some(usage));
+
+    // A message that is not there: nothing is written, the usage included.
+    assert!(
+        store
+            .end_step("msg_missing", &s.id, &rows, Some(&usage))
+            .is_err()
+    );
+    assert_eq!(store.session_usage(&s.id).unwrap(), Some(usage));
+    // No usage reported: the totals stay as they are.
+    store.end_step(&m, &s.id, &rows[1..], None).unwrap();
+    assert_eq!(store.parts(&m).unwrap().len(), 3);
+    assert_eq!(store.session_usage(&s.id).unwrap(), Some(usage));
+}
