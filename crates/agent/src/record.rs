@@ -1,5 +1,7 @@
-//! Writing the conversation as it happens: one committed row per message or part, so a
-//! killed process loses at most the part that was being streamed.
+//! Writing the conversation as it happens: each message or part is committed as soon as it
+//! is complete (what completes at once, a step's tool calls and `step` part, in one
+//! transaction: `Store::end_step`), so a killed process loses at most the part that was
+//! being streamed.
 
 use std::sync::Arc;
 

@@ -1,5 +1,5 @@
 //! Token and cost totals per session: the loop adds each model request's usage as it ends
-//! (one committed update), and the front ends read the totals (`podcode sessions`, the
+//! (in the transaction that writes the request's last parts), and the front ends read the totals (`podcode sessions`, the
 //! TUI status line), for one session or for a session with its sub-agents (`tree_usage`).
 //! Per-message usage lives in each assistant message's `step` part.
 
