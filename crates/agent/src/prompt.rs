@@ -76,9 +76,11 @@ const GIT_MAX_FILES: usize = 20;
 
 /// `git status --porcelain -b`, shortened: the branch line, then up to 20 changed paths.
 /// "not a git repository" when git fails, is missing, or takes more than a second.
+/// `--no-optional-locks`: reading the status never rewrites the index (nor takes its lock,
+/// which would fail a `git commit` the user runs at that moment).
 pub async fn git_summary(cwd: &Path) -> String {
     let run = tokio::process::Command::new("git")
-        .args(["status", "--porcelain", "-b"])
+        .args(["--no-optional-locks", "status", "--porcelain", "-b"])
         .current_dir(cwd)
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -207,6 +209,41 @@ mod tests {
         assert!(
             prompt.contains("Git status:\n  not a git repository") || prompt.contains("branch:")
         );
+    }
+
+    #[tokio::test]
+    async fn reading_the_git_status_leaves_the_index_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q", "-b", "main"]);
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        git(&["add", "a.txt"]);
+        git(&["commit", "-q", "-m", "one"]);
+        // Same content, new time stamp: a plain `git status` refreshes the index and writes
+        // it back (taking `index.lock` meanwhile).
+        let file = std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("a.txt"))
+            .unwrap();
+        file.set_modified(SystemTime::now() + Duration::from_secs(5))
+            .unwrap();
+        let index = dir.path().join(".git/index");
+        let before = std::fs::read(&index).unwrap();
+        assert_eq!(
+            git_summary(dir.path()).await,
+            "branch: main\nworking tree clean"
+        );
+        assert_eq!(std::fs::read(&index).unwrap(), before);
     }
 
     #[test]
