@@ -561,7 +561,7 @@ impl Agent {
                 rec,
                 history,
                 system,
-                (&tools, with_tools),
+                (tools, with_tools),
                 fixed,
                 step,
                 abort,

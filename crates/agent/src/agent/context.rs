@@ -85,7 +85,7 @@ impl Agent {
         rec: &Recorder,
         history: &mut History,
         system: &str,
-        (tools, with_tools): (&[ToolSpec], bool),
+        (tools, with_tools): (Vec<ToolSpec>, bool),
         fixed: u64,
         step: u32,
         abort: &CancellationToken,
@@ -98,6 +98,9 @@ impl Agent {
         let system = self.system_transform_hook(&rec.session, system).await;
         let system = system.as_str();
         let mut attempt = 0;
+        // The first request takes the step's tool list; a retry (rare) builds it again
+        // rather than every request paying for a copy.
+        let mut tools = Some(tools);
         loop {
             attempt += 1;
             let raw = fixed + estimate_messages(&history.messages);
@@ -116,7 +119,13 @@ impl Agent {
                 model: self.model.model().model.clone(),
                 system: system.to_string(),
                 messages,
-                tools: tools.to_vec(),
+                tools: match tools.take() {
+                    Some(tools) => tools,
+                    None => {
+                        self.tool_definition_hook(self.tool_specs(with_tools, history))
+                            .await
+                    }
+                },
                 max_tokens: params.max_tokens,
                 temperature: params.temperature,
                 top_p: params.top_p,
