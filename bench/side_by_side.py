@@ -31,6 +31,9 @@ Every result of rows 2 and 4 is checked in the next request. Prints a Markdown t
 (p90); ratios opencode/Podcode and each Podcode over the first) and the load average. Timings
 are printed, never asserted; exits 1 when a run or a check failed.
 
+The page cache is dropped first when run as root (a freshly copied binary's pages sit in the
+cache differently and its RSS reads up to 0.8 MiB higher for the same code).
+
 Run: python3 bench/side_by_side.py [--rounds 10] [--tool-rounds 5 (rows 2, 4, 6)]
        [--podcode LABEL=PATH ...] [--opencode PATH | --skip-opencode]
      e.g. --podcode base=/tmp/podcode-old --podcode cur=target/release/podcode
@@ -153,6 +156,18 @@ class Sampler(threading.Thread):
     def stop(self):
         self.done.set(), self.join()
         return self.peak / 1024, sum(self.hwm.values()) / 1024
+
+
+def drop_page_cache():
+    """Empties the page cache (root only), so every binary's pages come from the disk alike:
+    a binary copied or built moments ago sits in the cache in other-sized pieces than one read
+    back from the disk, and its peak RSS differs by up to 0.8 MiB for the same code."""
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return "page cache dropped first"
+    except OSError:
+        return "page cache NOT dropped (not root): compare binaries read from the disk alike"
 
 
 def dead_registry():
@@ -344,6 +359,7 @@ def main():
     model, fails = Model(), []
     res = {key: {x.label: [] for x in agents} for key, *_ in ROWS}
     every, tool_jobs = jobs(model, fails, res)
+    ba.log(drop_page_cache())
     ba.log("\n".join(f"{x.label}: {x.path}" for x in agents) + f"\n{a.rounds} rounds ({tool_rounds}"
            f" with rows 2, 4, 6), {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
     try:
