@@ -28,6 +28,7 @@ mod history;
 mod language_servers;
 pub mod list_text;
 mod listing;
+mod mentions;
 pub mod one_turn;
 mod plugin_auth;
 mod plugin_client;
@@ -79,6 +80,7 @@ pub mod sandbox_helper {
 }
 pub use child::busy_child_text;
 pub use listing::{ToolInfo, ToolListing};
+pub use mentions::mentioned_files;
 pub use plugin_client::SESSION_NOT_OPEN;
 pub use registry::{EngineFactory, LiveSession, Resume, SessionRegistry};
 pub use revert_note::revert_note_line;

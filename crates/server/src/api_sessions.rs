@@ -226,7 +226,7 @@ pub async fn prompt(
     live.engine.name_session(&id, &body.text)?;
     let mut files = body.files;
     if body.mentions {
-        for file in crate::mentions::mentioned_files(&body.text, live.session.directory()) {
+        for file in podcode_core::mentioned_files(&body.text, live.session.directory()) {
             if !files.contains(&file) {
                 files.push(file);
             }

@@ -27,7 +27,6 @@ pub mod launch;
 mod limit;
 mod listen;
 mod login;
-mod mentions;
 mod state;
 mod token;
 

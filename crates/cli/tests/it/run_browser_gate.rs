@@ -166,16 +166,7 @@ fn a_local_dev_server_is_asked_about_and_a_refusal_starts_no_browser_and_names_t
         "Refused to open {url}: 127.0.0.1 is a private or loopback address (127.0.0.1). A permission rule in the user's configuration denies it. To allow it, the user can add to their config.toml:\n\n{rule}"
     );
     assert_eq!(result(3), refusal);
-    let shown: String = refusal
-        .lines()
-        .map(|l| {
-            if l.is_empty() {
-                "\n".to_string()
-            } else {
-                format!("  {l}\n")
-            }
-        })
-        .collect();
+    let shown = as_printed(&refusal);
     assert!(
         stderr.contains(&shown),
         "the whole refusal, as printed:\n{stderr}"

@@ -57,16 +57,7 @@ fn a_local_dev_server_is_asked_about_and_a_refusal_names_the_rule_to_paste() {
         "{url} was not fetched: 127.0.0.1 is a private, loopback or link-local address (127.0.0.1). A permission rule in the user's configuration denies it. To allow it, the user can add to their config.toml:\n\n{rule}"
     );
     assert_eq!(result(3), refusal);
-    let shown: String = refusal
-        .lines()
-        .map(|l| {
-            if l.is_empty() {
-                "\n".to_string()
-            } else {
-                format!("  {l}\n")
-            }
-        })
-        .collect();
+    let shown = as_printed(&refusal);
     assert!(
         stderr.contains(&shown),
         "the whole refusal, as printed:\n{stderr}"

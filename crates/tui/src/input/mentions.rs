@@ -10,7 +10,7 @@ mod index;
 mod popup;
 
 use std::ops::Range;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
@@ -182,79 +182,9 @@ fn accept(state: &mut Input, cwd: &str) {
 }
 
 /// The mentions in a prompt that name existing files, as absolute paths, each once and in
-/// order. Relative paths resolve against `cwd`; `@"quoted path"` may contain spaces.
-/// Mentions that are not files (an e-mail address, `@someone`, a directory) are ignored.
+/// order (`podcode_core::mentioned_files`, relative to `cwd`).
 pub fn attached_files(text: &str, cwd: &str) -> Vec<String> {
-    let mut found: Vec<String> = Vec::new();
-    for raw in mention_words(text) {
-        let Some(path) = resolve_file(&raw, cwd) else {
-            continue;
-        };
-        if !found.contains(&path) {
-            found.push(path);
-        }
-    }
-    found
-}
-
-/// The path text of every `@` word: `@path` up to whitespace, or `@"…"` up to the quote.
-fn mention_words(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    for (i, _) in text.match_indices('@') {
-        if !text[..i]
-            .chars()
-            .next_back()
-            .is_none_or(char::is_whitespace)
-        {
-            continue;
-        }
-        let rest = &text[i + 1..];
-        if let Some(quoted) = rest.strip_prefix('"') {
-            if let Some(end) = quoted
-                .find(['"', '\n'])
-                .filter(|&e| quoted[e..].starts_with('"'))
-            {
-                words.push(quoted[..end].to_string());
-            }
-        } else {
-            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-            words.push(rest[..end].to_string());
-        }
-    }
-    words
-}
-
-/// `raw` as an absolute, lexically normalised path when it names a file; trailing sentence
-/// punctuation (`@a.rs,`) is dropped when the text with it is not a file.
-fn resolve_file(raw: &str, cwd: &str) -> Option<String> {
-    let mut candidate = raw;
-    loop {
-        if !candidate.is_empty() {
-            let joined = Path::new(cwd).join(candidate);
-            if joined.is_file() {
-                return Some(normalise(&joined).to_string_lossy().into_owned());
-            }
-        }
-        let trimmed = candidate.strip_suffix([',', '.', ';', ':', '!', '?', ')', '\'', '`'])?;
-        candidate = trimmed;
-    }
-}
-
-/// Removes `.` components and folds `..` into its parent, without touching the disk.
-fn normalise(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push(c);
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    out
+    podcode_core::mentioned_files(text, Path::new(cwd))
 }
 
 #[cfg(test)]

@@ -115,6 +115,21 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// A multi-line tool result as `podcode run` prints it under the call: each line indented
+/// two spaces, blank lines left blank.
+pub fn as_printed(result: &str) -> String {
+    result
+        .lines()
+        .map(|l| {
+            if l.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("  {l}\n")
+            }
+        })
+        .collect()
+}
+
 /// The `tool` messages of an OpenAI-protocol request, in order: (tool_call_id, content).
 pub fn tool_messages(body: &Value) -> Vec<(String, String)> {
     body["messages"]

@@ -1,9 +1,10 @@
-//! `@path` file mentions in a prompt the web page sends (`"mentions": true`): each `@word`
-//! at the start of the text or after whitespace (`@"…"` for a path with spaces) that names
-//! a file, relative to the session's directory, becomes an attachment — read through the
-//! `read` tool and its permission rules, as the terminal's prompt box attaches mentions.
-//! Sentence punctuation after a mention (`@a.rs,`) is dropped when the word with it is
-//! not a file; words that name no file stay plain text.
+//! `@path` file mentions in a prompt, for every front end that attaches them (the TUI's
+//! prompt box, the web page's `"mentions": true`): each `@word` at the start of the text or
+//! after whitespace (`@"…"` for a path with spaces) that names a file, relative to the
+//! session's directory, becomes an attachment (the front end reads it through the `read`
+//! tool and its permission rules). Sentence punctuation after a mention (`@a.rs,`) is
+//! dropped when the word with it is not a file; words that name no file (an e-mail address,
+//! `@someone`, a folder) stay plain text.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -61,14 +62,17 @@ fn resolve_file(raw: &str, dir: &Path) -> Option<String> {
     }
 }
 
-/// `a/./b/../c` as `a/c`, without touching the file system (links stay as written).
+/// `a/./b/../c` as `a/c`, without touching the file system (links stay as written); a
+/// `..` with nothing left to fold stays.
 fn normalise(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for part in path.components() {
         match part {
             Component::CurDir => {}
             Component::ParentDir => {
-                out.pop();
+                if !out.pop() {
+                    out.push(part);
+                }
             }
             other => out.push(other.as_os_str()),
         }
