@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Regenerates crates/cli/symbol-order.txt: the functions podcode runs, in the order its
+release build lays them out (see crates/cli/build.rs for why).
+
+    CARGO_PROFILE_RELEASE_STRIP=false cargo build --release -p podcode
+    python3 scripts/symbol-order.py [--binary target/release/podcode]
+    cargo build --release -p podcode        # links with the new list
+
+It runs the binary under valgrind's callgrind (`apt-get install valgrind`) through the
+scenarios below, against bench/side_by_side.py's scripted model server in scratch projects,
+and lists each function of the binary that ran: first those of `--version` (what every
+process, the sandbox helper included, runs), then the new ones of each later scenario, each
+scenario's by the instructions they cost. The binary must keep its symbols (hence
+STRIP=false); the names are the linker's (mangled), so the list fits the source it was
+made from, and drifts slowly as the code changes (a missing name is skipped, an unlisted
+function goes after the listed ones): regenerate it after large changes.
+
+Scenarios: `--version`; `run` with a text answer (launch); three `read` calls; six calls
+of the bench's three opencode plugin tools (the Bun sidecar itself is not traced); write,
+edit, grep, glob, list and bash calls (the sandbox helper traced too); `tools`.
+Exits 1 if a scenario's run failed.
+"""
+import argparse, collections, glob, os, re, subprocess, sys, tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import before_after as ba  # noqa: E402
+import side_by_side as sbs  # noqa: E402
+
+OUT = ROOT / "crates/cli/symbol-order.txt"
+
+
+def callgrind(out_dir, name):
+    return ["valgrind", "--tool=callgrind", "--compress-strings=no", "--demangle=no",
+            "--trace-children=yes", "--trace-children-skip=*git*,*bun*,*node*,/bin/*,/usr/*,*sh",
+            f"--callgrind-out-file={out_dir}/{name}.%p.out"]
+
+
+def scenarios(binary, out_dir):
+    """Runs each scenario under callgrind; the names sort in the order they matter."""
+    class Traced(sbs.Agent):
+        def argv(self, prompt, steps, yes):
+            return callgrind(out_dir, self.name) + super().argv(prompt, steps, yes)
+
+    model, fails = sbs.Model(), []
+
+    def agent_run(name, prompt, script, plugins=False):
+        agent = Traced("podcode", binary, False, sbs.MODULES)
+        agent.name = name
+        sbs.run(model, agent, prompt, script + [[ba.text("done")]], plugins, fails, name,
+                sample=False)
+
+    subprocess.run(callgrind(out_dir, "a_version") + [binary, "--version"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    agent_run("b_launch", "hello", [])
+    read = {"filePath": "a.txt", "offset": 1, "limit": 5}
+    agent_run("c_reads", "read a.txt", [[ba.call(f"r{i}", "read", read)] for i in range(3)])
+    names = list(sbs.TOOLS)
+    agent_run("d_plugins", "use the tools",
+              [[ba.call(f"p{i}", names[i % 3], {"text": f"Text{i}"})] for i in range(6)], True)
+    agent_run("e_tools", "work", [
+        [ba.call("w", "write", {"filePath": "b.txt", "content": "one\ntwo\n"})],
+        [ba.call("e", "edit", {"filePath": "b.txt", "oldString": "two", "newString": "2"})],
+        [ba.call("g", "grep", {"pattern": "alpha"})],
+        [ba.call("f", "glob", {"pattern": "*.txt"})],
+        [ba.call("l", "list", {})],
+        [ba.call("b", "bash", {"command": "echo hi", "description": "Says hi"})],
+    ])
+    s = ba.Scratch(model)
+    try:
+        subprocess.run(["git", "init", "-q", str(s.repo)], check=True)
+        subprocess.run(callgrind(out_dir, "f_tools") + [binary, "tools"], cwd=s.repo,
+                       env=s.env, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    finally:
+        s.close()
+    return fails
+
+
+def executed(path, binary):
+    """{function name: instructions} of `binary`'s functions in one callgrind output."""
+    cost, fn = collections.Counter(), None
+    ob = None
+    for line in open(path, errors="replace"):
+        if line.startswith("ob="):
+            ob = line[3:].strip()
+        elif line.startswith("fn="):
+            # callgrind marks recursion depth as name'2
+            fn = re.sub(r"'\d+$", "", line[3:].strip()) if ob == binary else None
+        elif line.startswith(("cob=", "cfn=", "cfi=", "cfl=", "calls=")):
+            continue
+        elif fn and line[:1].isdigit():
+            parts = line.split()
+            if len(parts) >= 2:
+                cost[fn] += int(parts[1])
+    return cost
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--binary", default=str(ROOT / "target/release/podcode"))
+    binary = str(Path(ap.parse_args().binary).resolve())
+    symbols = subprocess.run(["nm", binary], capture_output=True, text=True).stdout
+    known = {p[2] for p in (line.split() for line in symbols.splitlines())
+             if len(p) == 3 and p[1] in "tTwW"}
+    if not known:
+        sys.exit(f"{binary} has no symbols: build it with CARGO_PROFILE_RELEASE_STRIP=false")
+    with tempfile.TemporaryDirectory(prefix="podcode-symbol-order-") as out_dir:
+        fails = scenarios(binary, out_dir)
+        order, seen = [], set()
+        for path in sorted(glob.glob(f"{out_dir}/*.out")):
+            cost = executed(path, binary)
+            new = [f for f, _ in cost.most_common() if f in known and f not in seen]
+            seen.update(new)
+            order.extend(new)
+    OUT.write_text("".join(f"{name}\n" for name in order))
+    print(f"{OUT.relative_to(ROOT)}: {len(order)} functions")
+    for fail in fails:
+        print("failed:", fail, file=sys.stderr)
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
