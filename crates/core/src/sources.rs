@@ -268,6 +268,12 @@ impl ToolSource for Plugins {
 
     async fn load(&self) -> SourceLoad {
         let s = &self.settings;
+        // The files' part of the stamp is taken before they are read (an edit during the
+        // load shows at the next refresh); what they import is only known after the load,
+        // so that part is taken then. The set's builder, stamping before the load, could
+        // not include imports not yet made: the first refresh loaded every plugin again
+        // and restarted the sidecar.
+        let files_stamp = podcode_plugins::files_fingerprint(&s.tool_dirs());
         let host = PluginHost::new(
             podcode_plugins::detect_runtime(),
             HostOptions {
@@ -304,6 +310,10 @@ impl ToolSource for Plugins {
         let mut out = SourceLoad {
             groups: plugins.sources,
             problems: plugins.problems,
+            stamp: Some(podcode_plugins::combine_fingerprints(
+                files_stamp,
+                podcode_plugins::watched_fingerprint(&plugins.watched),
+            )),
             ..SourceLoad::default()
         };
         for (name, message) in npm_errors {
@@ -369,6 +379,10 @@ impl ToolSource for Plugins {
         let none = std::collections::BTreeSet::new();
         let watched = state.as_ref().map_or(&none, |s| &s.watched);
         podcode_plugins::fingerprint(&self.settings.tool_dirs(), watched)
+    }
+
+    fn stamps_its_loads(&self) -> bool {
+        true
     }
 
     async fn retire(&self) {

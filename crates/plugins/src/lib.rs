@@ -42,8 +42,8 @@ pub use npm_install::{
 };
 pub use opencode_events::{DiffLookup, OpencodeEvents};
 pub use plugin_files::{
-    PluginDirs, PluginFile, PluginFormat, find_plugin_files, fingerprint, plugin_dirs,
-    resolve_npm_plugins,
+    PluginDirs, PluginFile, PluginFormat, combine_fingerprints, files_fingerprint,
+    find_plugin_files, fingerprint, plugin_dirs, resolve_npm_plugins, watched_fingerprint,
 };
 pub use plugin_input::{SERVER_URL, project};
 pub use plugin_source::{FileReport, FileStatus, PluginTools, load_plugin_tools};

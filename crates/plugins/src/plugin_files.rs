@@ -207,8 +207,14 @@ pub(crate) fn package_entry(dir: &Path) -> Option<PathBuf> {
 /// given folders, and of everything a plugin load depended on (`watched`: imported helpers,
 /// package.json files, node_modules folders on their resolution paths, as
 /// `PluginTools::watched` lists them): when it changes, the tool set is rebuilt before the
-/// next model turn.
+/// next model turn. `files_fingerprint(dirs)` and `watched_fingerprint(watched)` combined,
+/// so a load can take each part at its own moment.
 pub fn fingerprint(dirs: &[PathBuf], watched: &std::collections::BTreeSet<PathBuf>) -> u64 {
+    combine_fingerprints(files_fingerprint(dirs), watched_fingerprint(watched))
+}
+
+/// `fingerprint`'s part for the tool and plugin files in `dirs`.
+pub fn files_fingerprint(dirs: &[PathBuf]) -> u64 {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let mut h = DefaultHasher::new();
     for dir in dirs {
@@ -222,9 +228,20 @@ pub fn fingerprint(dirs: &[PathBuf], watched: &std::collections::BTreeSet<PathBu
             crate::host::file_stamp(&f).hash(&mut h);
         }
     }
-    // Helpers the plugins import and the node_modules they resolve from count too.
+    h.finish()
+}
+
+/// `fingerprint`'s part for what the plugins' loads depended on.
+pub fn watched_fingerprint(watched: &std::collections::BTreeSet<PathBuf>) -> u64 {
+    use std::hash::{DefaultHasher, Hasher};
+    let mut h = DefaultHasher::new();
     crate::plugin_deps::hash_watched(watched, &mut h);
     h.finish()
+}
+
+/// The two parts as `fingerprint` joins them.
+pub fn combine_fingerprints(files: u64, watched: u64) -> u64 {
+    files ^ watched.rotate_left(29)
 }
 
 #[cfg(test)]

@@ -112,3 +112,37 @@ async fn sources_merge_in_order_with_every_replacement_and_refusal_reported() {
     assert!(problems.contains(&"first.ts loaded".into()));
     assert!(problems.contains(&"second.ts loaded".into()));
 }
+
+/// A plugin whose tool imports a helper module of its own.
+const GREETER: &str = r#"import { word } from "./lib/word.mjs";
+export const Greeter = async () => ({
+  tool: { greet: { description: "Says the word", args: {}, async execute() { return word } } },
+});
+"#;
+
+/// The first refresh after the first load keeps the set: the load's stamp covers the
+/// helpers its plugins imported (the set's builder, stamping before the load, could not
+/// know them, so every plugin was loaded again and the sidecar restarted before the first
+/// model request). An edit to the helper still rebuilds the set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_refresh_keeps_plugins_that_import_helpers_and_an_edit_to_one_rebuilds() {
+    let ws = podcode_core::testing::ScratchWorkspace::new("http://127.0.0.1:9", "").unwrap();
+    let dir = ws.root().join("config/plugins");
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(dir.join("lib/word.mjs"), "export const word = \"one\";\n").unwrap();
+    std::fs::write(dir.join("greeter.mjs"), GREETER).unwrap();
+    let engine = ws.engine().unwrap();
+    let sets = engine.tool_sets().await;
+    assert!(
+        sets.latest().registry.get("greet").is_some(),
+        "the plugin tool loaded"
+    );
+    assert_eq!(
+        sets.refresh().await.generation,
+        0,
+        "nothing changed: no second load"
+    );
+    std::fs::write(dir.join("lib/word.mjs"), "export const word = \"three\";\n").unwrap();
+    assert_eq!(sets.refresh().await.generation, 1, "the helper changed");
+    engine.shutdown().await;
+}
