@@ -7,7 +7,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use podcode_core::Port;
-use podcode_core::answer::{answer_choices, ask_text};
+use podcode_core::answer::{NO_TERMINAL_FEEDBACK, NO_TERMINAL_NOTE, answer_choices, ask_text};
 use podcode_protocol::{PermissionReply, PermissionRequest};
 
 /// How this command answers asks.
@@ -67,20 +67,16 @@ fn ask_terminal(tool: &str, req: &PermissionRequest) -> PermissionReply {
 
 /// Answers every ask of `port` the way `answerer` says, until the session's stream ends.
 pub fn answer_asks(port: Port, answerer: Answerer) {
-    port.answer_asks(std::sync::Arc::new(move |tool: &str, request: &PermissionRequest| match answerer {
-        Answerer::Yes => PermissionReply::Once,
-        Answerer::Terminal => ask_terminal(tool, request),
-        Answerer::NoTerminal => {
-            eprint!("{}", ask_text(tool, request));
-            eprintln!(
-                "  rejected: no terminal to answer this prompt (pass --yes to allow asks; deny rules still hold)"
-            );
-            PermissionReply::Reject {
-                feedback: Some(
-                    "nobody could answer the permission prompt (non-interactive run without --yes)"
-                        .into(),
-                ),
+    port.answer_asks(std::sync::Arc::new(
+        move |tool: &str, request: &PermissionRequest| match answerer {
+            Answerer::Yes => PermissionReply::Once,
+            Answerer::Terminal => ask_terminal(tool, request),
+            Answerer::NoTerminal => {
+                eprintln!("{}{NO_TERMINAL_NOTE}", ask_text(tool, request));
+                PermissionReply::Reject {
+                    feedback: Some(NO_TERMINAL_FEEDBACK.into()),
+                }
             }
-        }
-    }));
+        },
+    ));
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use podcode_core::{Dirs, Engine};
+use podcode_core::{Dirs, Engine, PendingWarnings};
 use podcode_protocol::sanitize_for_terminal;
 
 pub fn engine(cwd: Option<PathBuf>) -> Result<Engine> {
@@ -19,15 +19,16 @@ pub fn engine(cwd: Option<PathBuf>) -> Result<Engine> {
 /// environment once: `podcode acp`).
 pub fn engine_in(cwd: Option<PathBuf>, dirs: Dirs) -> Result<Engine> {
     let mut engine = quiet(cwd, dirs)?;
-    // The small helper installed beside this binary, or this binary itself
-    // (`podcode __sandbox-exec`).
-    if let Ok(exe) = std::env::current_exe() {
-        engine.use_sandbox_helper(podcode_core::sandbox_helper::helper_beside(&exe));
-    }
-    for warning in engine.sandbox_warnings() {
+    engine.use_own_sandbox_helper();
+    warn(engine.sandbox_warnings());
+    Ok(engine)
+}
+
+/// Prints each on stderr after `warning: `.
+pub fn warn(warnings: Vec<String>) {
+    for warning in warnings {
         eprintln!("warning: {}", sanitize_for_terminal(&warning));
     }
-    Ok(engine)
 }
 
 /// The engine with its config warnings printed, without the sandbox's start-up note.
@@ -37,28 +38,32 @@ pub fn engine_quiet(cwd: Option<PathBuf>) -> Result<Engine> {
 
 fn quiet(cwd: Option<PathBuf>, dirs: Dirs) -> Result<Engine> {
     let engine = Engine::load_in(cwd, dirs)?;
-    for warning in engine.warnings() {
-        eprintln!("warning: {}", sanitize_for_terminal(warning));
-    }
+    warn(engine.warnings().to_vec());
     Ok(engine)
 }
 
 /// `engine`, after asking on a terminal whether to trust a workspace that ships its own
 /// tool or plugin files.
 pub fn trusted_engine(cwd: Option<PathBuf>) -> Result<Arc<Engine>> {
-    let mut engine = engine(cwd)?;
+    let (engine, mut warnings) = trusted_engine_probing(cwd)?;
+    warn(warnings.take());
+    Ok(engine)
+}
+
+/// `trusted_engine` whose sandbox warnings are for the caller to `warn` (`take` waits for
+/// the sandbox's probe, which meanwhile runs beside the command).
+pub fn trusted_engine_probing(cwd: Option<PathBuf>) -> Result<(Arc<Engine>, PendingWarnings)> {
+    let mut engine = quiet(cwd, Dirs::from_env())?;
+    engine.use_own_sandbox_helper();
+    let warnings = engine.sandbox_warnings_later();
     crate::trust_prompt::ask_to_trust(&mut engine);
-    Ok(Arc::new(engine))
+    Ok((Arc::new(engine), warnings))
 }
 
 /// Says which tools could not load: the command still runs with what did load.
 pub async fn warn_tool_errors(engine: &Engine) {
-    for (message, source) in engine.tool_errors().await {
-        eprintln!(
-            "warning: {}",
-            sanitize_for_terminal(&format!("{message} ({source})"))
-        );
-    }
+    let errors = engine.tool_errors().await.into_iter();
+    warn(errors.map(|(m, s)| format!("{m} ({s})")).collect());
 }
 
 /// A multi-threaded runtime for commands that run tools.

@@ -102,6 +102,13 @@ pub fn answer_choices(tool: &str, req: &PermissionRequest) -> String {
     sanitize_for_terminal(&text).into_owned()
 }
 
+/// What `podcode run` and `tool call` print under an ask when nobody can answer it.
+pub const NO_TERMINAL_NOTE: &str = "  rejected: no terminal to answer this prompt (pass --yes to allow asks; deny rules still hold)";
+
+/// What the model reads for an ask nobody could answer (a run without a terminal or --yes).
+pub const NO_TERMINAL_FEEDBACK: &str =
+    "nobody could answer the permission prompt (non-interactive run without --yes)";
+
 /// What a client's model reads when a call needed an ask no `--allow` rule opened.
 pub const SERVE_REJECT_FEEDBACK: &str = "podcode mcp serve rejects permission asks that no --allow rule opened; ask the user to restart the server with --allow for this permission";
 

@@ -68,6 +68,7 @@ pub use error::EngineError;
 pub use event_log::{EventLog, LoggedEvent, ResumePoint, event_type};
 pub use history::format_time;
 pub use sandbox::{SandboxReport, SandboxRun};
+pub use sandbox_status::PendingWarnings;
 /// The sandbox helper and kernel probe, for the binary's hidden `__sandbox-exec` and
 /// `podcode sandbox status`.
 pub mod sandbox_helper {

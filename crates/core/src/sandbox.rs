@@ -102,7 +102,15 @@ impl Engine {
         self.sandbox_helper = Some(helper);
     }
 
-    fn sandbox_config(&self) -> &SandboxConfig {
+    /// `use_sandbox_helper` with the small helper installed beside this process's binary,
+    /// or the binary itself (`podcode __sandbox-exec`).
+    pub fn use_own_sandbox_helper(&mut self) {
+        if let Ok(exe) = std::env::current_exe() {
+            self.use_sandbox_helper(podcode_sandbox::helper_beside(&exe));
+        }
+    }
+
+    pub(crate) fn sandbox_config(&self) -> &SandboxConfig {
         &self.config().sandbox
     }
 
@@ -234,24 +242,10 @@ impl Engine {
         }
     }
 
-    /// Said once at start: the protection this kernel cannot give (nothing in `full`).
-    pub fn sandbox_warnings(&self) -> Vec<String> {
-        if self.sandbox_config().mode == SandboxMode::Full {
-            return Vec::new();
-        }
-        if self.sandbox_helper.is_none() {
-            return vec![
-                "sandbox: no sandbox helper is set for this engine, so commands and plugins run unsandboxed".to_string(),
-            ];
-        }
-        self.kernel_support(false).missing_protection()
-    }
-
     /// What the kernel supports; namespaces as last probed this boot unless `fresh`.
     fn kernel_support(&self, fresh: bool) -> KernelSupport {
-        let cache = self.dirs().data_dir.join("cache/sandbox-probe");
         match &self.sandbox_helper {
-            Some(helper) => KernelSupport::detect_cached(helper, &cache, fresh),
+            Some(helper) => KernelSupport::detect_cached(helper, &self.probe_cache(), fresh),
             None => KernelSupport::detect(),
         }
     }

@@ -1,13 +1,65 @@
 //! `podcode sandbox status` as text and JSON: what this kernel enforces and what each kind
 //! of spawned process gets under the current `[sandbox]` settings (what it may write and
 //! read, `/proc`, the protected paths, the network, the hidden variables). The front end
-//! prints what this returns.
+//! prints what this returns. Also the warnings front ends print at start (what this kernel
+//! cannot enforce), which may wait for the namespace probe.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::sandbox::{LandlockSupport, NamespaceSupport, PROTECTED_NAMES, SandboxReport};
+use podcode_config::SandboxMode;
+
+use crate::engine::Engine;
+use crate::sandbox::{
+    KernelSupport, LandlockSupport, NamespaceSupport, PROTECTED_NAMES, SandboxReport,
+};
+
+impl Engine {
+    /// Said once at start: the protection this kernel cannot give (nothing in `full`).
+    pub fn sandbox_warnings(&self) -> Vec<String> {
+        self.sandbox_warnings_job()()
+    }
+
+    /// `sandbox_warnings` worked out on another thread: the namespace probe starts a
+    /// process (a few ms once per boot), which `podcode run` keeps off its way to the
+    /// first model request.
+    pub fn sandbox_warnings_later(&self) -> PendingWarnings {
+        PendingWarnings(Some(std::thread::spawn(self.sandbox_warnings_job())))
+    }
+
+    fn sandbox_warnings_job(&self) -> impl FnOnce() -> Vec<String> + Send + 'static {
+        let full = self.sandbox_config().mode == SandboxMode::Full;
+        let helper = self.sandbox_helper.clone();
+        let cache = self.probe_cache();
+        move || {
+            match helper {
+            _ if full => Vec::new(),
+            None => vec![
+                "sandbox: no sandbox helper is set for this engine, so commands and plugins run unsandboxed".to_string(),
+            ],
+            Some(helper) => KernelSupport::detect_cached(&helper, &cache, false).missing_protection(),
+        }
+        }
+    }
+
+    pub(crate) fn probe_cache(&self) -> PathBuf {
+        self.dirs().data_dir.join("cache/sandbox-probe")
+    }
+}
+
+/// The sandbox's start-up warnings while its probe runs (`Engine::sandbox_warnings_later`).
+pub struct PendingWarnings(Option<std::thread::JoinHandle<Vec<String>>>);
+
+impl PendingWarnings {
+    /// The warnings, waiting for the probe; empty after the first call.
+    pub fn take(&mut self) -> Vec<String> {
+        self.0
+            .take()
+            .and_then(|job| job.join().ok())
+            .unwrap_or_default()
+    }
+}
 
 /// What the report says in words, shared by the text and the JSON.
 struct Rules {

@@ -20,7 +20,7 @@ use podcode_protocol::{Event, TurnSummary, sanitize_for_terminal as clean};
 use tokio::sync::broadcast;
 
 use crate::asker::{Answerer, answer_asks};
-use crate::start::{engine_quiet, tokio_runtime, trusted_engine};
+use crate::start::{engine_quiet, tokio_runtime, trusted_engine_probing};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -57,18 +57,18 @@ pub struct RunArgs {
 }
 
 pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
-    let engine = match &args.target.session {
-        // A stored session goes on in the workspace of its own directory (its checkout,
-        // config layers, rules and tools), wherever `run` is started.
-        Some(id) => trusted_engine(Some(engine_quiet(cwd)?.session_home(id)?))?,
-        None => trusted_engine(cwd)?,
+    // A stored session goes on in the workspace of its own directory (its checkout, config,
+    // rules and tools), wherever `run` is started. The sandbox probe runs beside the opening.
+    let (engine, mut warnings) = match &args.target.session {
+        Some(id) => trusted_engine_probing(Some(engine_quiet(cwd)?.session_home(id)?))?,
+        None => trusted_engine_probing(cwd)?,
     };
     let rt = tokio_runtime()?;
     rt.block_on(async move {
         let words = stdin_if_dash(&args.prompt)?;
         let (prompt, title) = prompt_and_title(&words, args.command.as_deref());
         let pick = args.target.pick(&title);
-        let session = match engine
+        let session = engine
             .open_session(SessionOptions {
                 pick,
                 agent: args.target.agent.clone(),
@@ -76,8 +76,9 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
                 max_steps: args.max_steps,
                 worktree: args.worktree,
             })
-            .await
-        {
+            .await;
+        crate::start::warn(warnings.take());
+        let session = match session {
             Ok(s) => s,
             Err(EngineError::NoModel(message)) => {
                 eprintln!("{message}");

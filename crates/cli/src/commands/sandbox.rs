@@ -62,9 +62,7 @@ fn run_command(
     agent: Option<&str>,
     words: &[std::ffi::OsString],
 ) -> Result<ExitCode> {
-    for warning in engine.sandbox_warnings() {
-        eprintln!("warning: {warning}");
-    }
+    crate::start::warn(engine.sandbox_warnings());
     let mut prepared = engine.sandbox_run(agent, words)?;
     let status = prepared
         .command

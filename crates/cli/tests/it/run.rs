@@ -686,3 +686,23 @@ fn on_a_terminal_run_tells_each_call_as_it_starts_then_its_card() {
     assert!(!err.contains("· running"), "{err}");
     assert!(err.contains("✓ bash — "), "{err}");
 }
+
+/// The sandbox's start-up warnings are worked out beside the session's opening (the
+/// namespace probe starts a process) and still printed, once, before the answer.
+#[test]
+fn run_prints_the_sandbox_warnings_it_worked_out_beside_the_opening() {
+    let env = Env::new(vec![Reply::new().text("one"), Reply::new().text("two")]);
+    assert!(env.run(&["run", "hi"]).status.success());
+    let cache = env.root.path().join("data/cache/sandbox-probe");
+    let probed = std::fs::read_to_string(&cache).expect("the probe's answer is kept");
+    let (key, _) = probed.rsplit_once('\n').unwrap();
+    // As if this kernel could not mount /proc in a namespace.
+    std::fs::write(&cache, format!("{key}\nno-proc")).unwrap();
+    let out = env.run(&["run", "hi again"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout, "two\n");
+    let warning = "warning: sandbox: namespaces are available, but /proc cannot be mounted in them, so sandboxed commands can see your other processes";
+    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+    assert!(stderr.starts_with(warning), "{stderr}");
+}
