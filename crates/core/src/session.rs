@@ -335,6 +335,10 @@ impl Engine {
         self: &Arc<Self>,
         opts: SessionOptions,
     ) -> Result<Session, EngineError> {
+        // The store (a new one is made on first use) opens beside the tool set's load; an
+        // error it meets is met again, and returned, where the session row is written.
+        let store = self.clone();
+        let opening = tokio::task::spawn_blocking(move || store.store().map(drop));
         // A sub-agent's session (a `task` call's child) opened by a client goes on as that
         // sub-agent, with its own tools and rules; any other session needs a primary agent.
         let child = match &opts.pick {
@@ -357,6 +361,7 @@ impl Engine {
         // The tool set (and with it plugins' `event` hooks) first: a new session's
         // `SessionCreated` then reaches them.
         let sets = self.tool_sets().await;
+        let _ = opening.await;
         let (id, title) = self.pick_session(&opts.pick, &profile.name, &model_name)?;
         let (place, worktree) = self.session_place(&id, fresh_worktree)?;
         let (events, _) = broadcast::channel(SESSION_EVENTS);
