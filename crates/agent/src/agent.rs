@@ -89,6 +89,8 @@ pub struct AgentOptions {
     /// Models the "not in the catalog" warning was given for, shared by every session of
     /// an engine: the user reads it once, not in every new session.
     pub warned_models: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// A git status read ahead of the turn (`GitPrefetch`), shared by an engine's sessions.
+    pub git_prefetch: crate::prompt::GitPrefetch,
 }
 
 impl AgentOptions {
@@ -110,6 +112,7 @@ impl AgentOptions {
             parent_id: None,
             root_id: None,
             warned_models: Arc::default(),
+            git_prefetch: Default::default(),
         }
     }
 }

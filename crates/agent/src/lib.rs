@@ -44,5 +44,7 @@ pub use history::{
 };
 pub use podcode_config::AgentMode;
 pub use profile::{AgentProfile, EXPLORE_TOOLS, PLAN_TOOLS, filter_registry, resolve_profile};
-pub use prompt::{BASE_PROMPT, SystemContext, environment_facts, git_summary, system_prompt};
+pub use prompt::{
+    BASE_PROMPT, GitPrefetch, SystemContext, environment_facts, git_summary, system_prompt,
+};
 pub use texts::*;

@@ -4,7 +4,8 @@
 //! from the workspace root down to the working directory, each headed by its path.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
 /// The base prompt every profile starts from.
 pub const BASE_PROMPT: &str = "You are Podcode, a coding agent working in the user's terminal, on the user's workspace. You act through the tools you are given: read and search before you change anything, make focused edits, and run commands when they help you check your work.
@@ -32,13 +33,25 @@ pub struct SystemContext {
 }
 
 /// Everything before the conversation: base prompt, profile prompt, environment, AGENTS.md.
-pub async fn system_prompt(ctx: &SystemContext, profile_prompt: Option<&str>) -> String {
+/// The git status is `prefetch`'s when it has a fresh one for this directory.
+pub async fn system_prompt(
+    ctx: &SystemContext,
+    profile_prompt: Option<&str>,
+    prefetch: Option<&GitPrefetch>,
+) -> String {
     let mut out = String::from(BASE_PROMPT);
     if let Some(p) = profile_prompt.filter(|p| !p.trim().is_empty()) {
         out.push_str("\n\n");
         out.push_str(p.trim());
     }
-    let git = git_summary(&ctx.cwd).await;
+    let prefetched = match prefetch {
+        Some(p) => p.take(&ctx.cwd).await,
+        None => None,
+    };
+    let git = match prefetched {
+        Some(git) => git,
+        None => git_summary(&ctx.cwd).await,
+    };
     out.push_str("\n\n");
     out.push_str(&environment_facts(&ctx.cwd, &git, SystemTime::now()));
     for (path, text) in agents_files(ctx) {
@@ -69,6 +82,60 @@ fn indent(text: &str) -> String {
         .map(|l| format!("  {l}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A `git_summary` started before the turn that needs it: a session's opening starts one
+/// beside its tool set's load (the git process costs more than a millisecond on the way to
+/// the first model request), and the turn's system prompt takes it if it is for the same
+/// directory and at most `PREFETCH_FRESH` old; otherwise the turn reads the status itself.
+#[derive(Clone, Default)]
+pub struct GitPrefetch(Arc<Mutex<Option<Prefetched>>>);
+
+struct Prefetched {
+    cwd: PathBuf,
+    started: Instant,
+    summary: tokio::task::JoinHandle<String>,
+}
+
+/// How old a prefetched status may be when a turn takes it.
+const PREFETCH_FRESH: Duration = Duration::from_secs(1);
+
+impl GitPrefetch {
+    /// Starts reading `cwd`'s status on the current Tokio runtime (replacing an earlier one).
+    pub fn start(&self, cwd: PathBuf) {
+        let dir = cwd.clone();
+        let summary = tokio::spawn(async move { git_summary(&dir).await });
+        let started = Instant::now();
+        let old = self.slot().replace(Prefetched {
+            cwd,
+            started,
+            summary,
+        });
+        if let Some(old) = old {
+            old.summary.abort();
+        }
+    }
+
+    /// The status started for `cwd`, if fresh; taken (a second turn reads its own).
+    async fn take(&self, cwd: &Path) -> Option<String> {
+        let p = self.slot().take()?;
+        if p.cwd != cwd || p.started.elapsed() > PREFETCH_FRESH {
+            p.summary.abort();
+            return None;
+        }
+        p.summary.await.ok()
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Prefetched>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl std::fmt::Debug for GitPrefetch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cwd = self.slot().as_ref().map(|p| p.cwd.clone());
+        f.debug_tuple("GitPrefetch").field(&cwd).finish()
+    }
 }
 
 /// At most this many changed paths are listed; the rest are counted.
@@ -149,6 +216,44 @@ fn agents_files(ctx: &SystemContext) -> Vec<(PathBuf, String)> {
 mod tests {
     use super::*;
 
+    fn prefetched(cwd: &Path, age: Duration, text: &'static str) -> GitPrefetch {
+        let p = GitPrefetch::default();
+        *p.slot() = Some(Prefetched {
+            cwd: cwd.to_path_buf(),
+            started: Instant::now().checked_sub(age).unwrap(),
+            summary: tokio::spawn(async move { text.to_string() }),
+        });
+        p
+    }
+
+    #[tokio::test]
+    async fn a_fresh_prefetched_status_for_the_directory_is_used_once_a_stale_or_other_one_never() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = SystemContext {
+            cwd: dir.path().to_path_buf(),
+            project_root: dir.path().to_path_buf(),
+            config_dir: None,
+        };
+        let own = git_summary(dir.path()).await;
+        let fresh = prefetched(dir.path(), Duration::ZERO, "branch: prefetched");
+        let prompt = system_prompt(&ctx, None, Some(&fresh)).await;
+        assert!(
+            prompt.contains("Git status:\n  branch: prefetched\n"),
+            "{prompt}"
+        );
+        let again = system_prompt(&ctx, None, Some(&fresh)).await;
+        assert!(
+            again.contains(&format!("Git status:\n  {own}\n")),
+            "{again}"
+        );
+        let stale = prefetched(dir.path(), PREFETCH_FRESH * 2, "branch: stale");
+        let prompt = system_prompt(&ctx, None, Some(&stale)).await;
+        assert!(!prompt.contains("branch: stale"), "{prompt}");
+        let other = prefetched(Path::new("/elsewhere"), Duration::ZERO, "branch: other");
+        let prompt = system_prompt(&ctx, None, Some(&other)).await;
+        assert!(!prompt.contains("branch: other"), "{prompt}");
+    }
+
     #[test]
     fn porcelain_is_summarized() {
         assert_eq!(
@@ -194,7 +299,7 @@ mod tests {
             project_root: root.clone(),
             config_dir: Some(dir.path().join("cfg")),
         };
-        let prompt = system_prompt(&ctx, Some("Profile says hi.")).await;
+        let prompt = system_prompt(&ctx, Some("Profile says hi."), None).await;
         assert!(prompt.starts_with(BASE_PROMPT));
         let g = prompt.find("global rule").unwrap();
         let r = prompt.find("root rule").unwrap();

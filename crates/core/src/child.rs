@@ -146,6 +146,7 @@ impl TaskHost {
         let cwd = PathBuf::from(&parent.cwd);
         let mut opts = AgentOptions::new(cwd.clone(), podcode_config::project_root(&cwd));
         opts.warned_models = engine.warned_models.clone();
+        opts.git_prefetch = engine.git_prefetch.clone();
         opts.main_cwd = PathBuf::from(&parent.main_cwd);
         opts.config_dir = Some(engine.dirs().config_dir.clone());
         opts.parent_id = Some(spec.parent_id);

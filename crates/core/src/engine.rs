@@ -47,6 +47,8 @@ pub struct Engine {
     pub(crate) lsp: OnceLock<Option<Arc<podcode_lsp::LspManager>>>,
     /// Models every session's agent has warned about (`AgentOptions::warned_models`).
     pub(crate) warned_models: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// The git status a session's opening starts reading for its first turn.
+    pub(crate) git_prefetch: podcode_agent::GitPrefetch,
     /// New sessions held back for every front end of the process (`shared_drafts`).
     pub(crate) shared_drafts: crate::Drafts,
 }
@@ -103,6 +105,7 @@ impl Engine {
             active: Arc::default(),
             lsp: OnceLock::new(),
             warned_models: Arc::default(),
+            git_prefetch: Default::default(),
             shared_drafts: crate::Drafts::new(),
         })
     }

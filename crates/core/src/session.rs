@@ -339,6 +339,8 @@ impl Engine {
         // error it meets is met again, and returned, where the session row is written.
         let store = self.clone();
         let opening = tokio::task::spawn_blocking(move || store.store().map(drop));
+        // And the git status the first turn's system prompt shows (a process).
+        self.git_prefetch.start(self.cwd().to_path_buf());
         // A sub-agent's session (a `task` call's child) opened by a client goes on as that
         // sub-agent, with its own tools and rules; any other session needs a primary agent.
         let child = match &opts.pick {
@@ -849,6 +851,7 @@ impl Driver {
         let engine = &self.engine;
         let mut opts = AgentOptions::new(place.directory.clone(), place.root.clone());
         opts.warned_models = engine.warned_models.clone();
+        opts.git_prefetch = engine.git_prefetch.clone();
         opts.main_cwd = place.main_cwd.clone();
         opts.config_dir = Some(engine.dirs().config_dir.clone());
         opts.model_info = podcode_providers::model_info(engine.config(), model.model());

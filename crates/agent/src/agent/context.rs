@@ -43,7 +43,8 @@ impl Agent {
             project_root: self.opts.worktree.clone(),
             config_dir: self.opts.config_dir.clone(),
         };
-        let system = system_prompt(&ctx, self.profile.prompt.as_deref()).await;
+        let prefetch = Some(&self.opts.git_prefetch);
+        let system = system_prompt(&ctx, self.profile.prompt.as_deref(), prefetch).await;
         Ok((rec, history, system))
     }
 
