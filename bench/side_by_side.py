@@ -11,7 +11,10 @@ PWD, a dead `npm_config_registry` and OPENCODE_DISABLE_AUTOUPDATE=1, as
 crates/cli/tests/it/opencode_crosscheck.rs runs it.
 
   1. launch -> first model request (ms): `podcode run hello --max-steps 5` / `opencode run
-     hello`, from Popen to the first request with tools arriving at the model server.
+     hello`, from Popen to the first request with tools arriving at the model server. A
+     fresh project each time: the agent's first run there (its data made, opencode's
+     install, Podcode's store and sandbox probe). Then the same again in one kept project
+     after a first run there (not counted): what every later run costs.
   2. agent time between model calls (ms): the model asks for 20 `read` calls (a.txt, offset 1,
      limit 5), one per reply, then answers; gaps from the end of each reply with a call to the
      arrival of the next request, pooled over the rounds.
@@ -208,13 +211,16 @@ class Agent:
                                              ["--max-steps", str(steps)] + ["--yes"] * yes)
 
 
-def run(model, agent, prompt, script, plugins, fails, what, sample=True):
+def run(model, agent, prompt, script, plugins, fails, what, sample=True, kept=None):
     """One `run` against `script`: (ms to the first request, ms from each reply to the next
-    request, (peak RSS, sum of VmHWM) in MiB if sampled, request bodies); None if it failed."""
+    request, (peak RSS, sum of VmHWM) in MiB if sampled, request bodies); None if it failed.
+    In the Scratch `kept` when given (prepared once, left for the caller to close)."""
     model.reset(script)
-    s = ba.Scratch(model)
+    s = kept or ba.Scratch(model)
     try:
-        agent.prepare(s, model, plugins)
+        if not getattr(s, "prepared", False):
+            agent.prepare(s, model, plugins)
+            s.prepared = kept is not None
         t0 = time.perf_counter()
         p = subprocess.Popen(agent.argv(prompt, len(script) + 5, len(script) > 1), cwd=s.repo,
                              env=s.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -227,7 +233,8 @@ def run(model, agent, prompt, script, plugins, fails, what, sample=True):
             err = p.communicate()[1].decode(errors="replace") + "\n(killed after 300 s)"
         mem = sampler.stop() if sample else None
     finally:
-        s.close()
+        if kept is None:
+            s.close()
     arrivals, ends = list(model.arrivals), list(model.ends)
     if p.returncode != 0 or len(arrivals) != len(script):
         fails.append(f"{agent.label} {what}: exit {p.returncode}, {len(arrivals)} requests of "
@@ -262,7 +269,8 @@ def version_rss(agent, model):
 
 
 def jobs(model, fails, res):
-    """(every round's measures, the tool rows' measures): functions of the agent."""
+    """(every round's measures, the tool rows' measures: functions of the agent; a function
+    closing the projects kept for row 1's second line)."""
     def add(x, row, v):
         res[row][x.label].extend(v if isinstance(v, list) else [v])
 
@@ -270,6 +278,16 @@ def jobs(model, fails, res):
         r = run(model, x, "hello", [[ba.text("hi")]], False, fails, "launch")
         if r:
             add(x, "launch", r[0]), add(x, "rss0", r[2][0]), add(x, "hwm0", r[2][1])
+
+    def launch_again(x):
+        hi = [[ba.text("hi")]]
+        if x.label not in kept:
+            kept[x.label] = ba.Scratch(model)
+            run(model, x, "hello", hi, False, fails, "first run", sample=False, kept=kept[x.label])
+        r = run(model, x, "hello", hi, False, fails, "launch again", sample=False,
+                kept=kept[x.label])
+        if r:
+            add(x, "launch2", r[0])
 
     def reads(x):
         script = [[ba.call(f"r{i}", "read", {"filePath": "a.txt", "offset": 1, "limit": 5})]
@@ -293,11 +311,15 @@ def jobs(model, fails, res):
         if missing := set(TOOLS) - {t.get("function", t).get("name") for t in tools}:
             fails.append(f"{x.label}: the first request lacks the tools {missing}")
 
-    return [launch, lambda x: add(x, "version", version_rss(x, model))], [reads, plugins]
+    kept = {}
+    close = lambda: [k.close() for k in kept.values()]
+    every = [launch, launch_again, lambda x: add(x, "version", version_rss(x, model))]
+    return every, [reads, plugins], close
 
 
 ROWS = [  # key, metric, decimals, p90 shown
     ("launch", "1. launch → first model request (ms)", 1, True),
+    ("launch2", "1. same, a later run in that project (ms)", 1, True),
     ("gap", f"2. agent time between model calls, {CALLS} `read` calls (ms)", 2, True),
     ("rss0", "3. peak RSS of the process tree, no tool calls (MiB)", 1, True),
     ("hwm0", "3. same, sum of per-process VmHWM (upper bound, MiB)", 1, True),
@@ -358,7 +380,7 @@ def main():
         sys.exit("--podcode labels must differ")
     model, fails = Model(), []
     res = {key: {x.label: [] for x in agents} for key, *_ in ROWS}
-    every, tool_jobs = jobs(model, fails, res)
+    every, tool_jobs, close_kept = jobs(model, fails, res)
     ba.log(drop_page_cache())
     ba.log("\n".join(f"{x.label}: {x.path}" for x in agents) + f"\n{a.rounds} rounds ({tool_rounds}"
            f" with rows 2, 4, 6), {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
@@ -369,6 +391,7 @@ def main():
                     job(x)
             ba.log(f"  round {i + 1}/{a.rounds} done")
     finally:
+        close_kept()
         tmp.cleanup()
     print("\n" + table(res, agents))
     print(f"\nmedian (p90); row 2 pools the {CALLS} gaps of every run. Load average after: "

@@ -10,7 +10,7 @@ It runs the binary under valgrind's callgrind (`apt-get install valgrind`) throu
 scenarios below, against bench/side_by_side.py's scripted model server in scratch projects,
 and lists each function of the binary that ran: first those of `--version` (what every
 process, the sandbox helper included, runs), then the new ones of each later scenario, each
-scenario's by the instructions they cost. The binary must keep its symbols (hence
+scenario's sorted by name (so a regenerated list differs only where the code did). The binary must keep its symbols (hence
 STRIP=false); the names are the linker's (mangled), so the list fits the source it was
 made from, and drifts slowly as the code changes (a missing name is skipped, an unlisted
 function goes after the listed ones): regenerate it after large changes.
@@ -79,7 +79,8 @@ def scenarios(binary, out_dir):
 
 
 def executed(path, binary):
-    """{function name: instructions} of `binary`'s functions in one callgrind output."""
+    """{function name: instructions} of `binary`'s functions that ran, in one callgrind
+    output."""
     cost, fn = collections.Counter(), None
     ob = None
     for line in open(path, errors="replace"):
@@ -111,7 +112,7 @@ def main():
         order, seen = [], set()
         for path in sorted(glob.glob(f"{out_dir}/*.out")):
             cost = executed(path, binary)
-            new = [f for f, _ in cost.most_common() if f in known and f not in seen]
+            new = sorted(f for f in cost if f in known and f not in seen)
             seen.update(new)
             order.extend(new)
     OUT.write_text("".join(f"{name}\n" for name in order))
