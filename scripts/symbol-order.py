@@ -17,10 +17,12 @@ function goes after the listed ones): regenerate it after large changes.
 
 Scenarios: `--version`; `run` with a text answer (launch); three `read` calls; six calls
 of the bench's three opencode plugin tools (the Bun sidecar itself is not traced); write,
-edit, grep, glob, list and bash calls (the sandbox helper traced too); `tools`.
+edit, grep, glob, list and bash calls (the sandbox helper traced too); `tools`; `tui` on a
+pseudo-terminal through one prompt and its answer.
 Exits 1 if a scenario's run failed.
 """
-import argparse, collections, glob, os, re, subprocess, sys, tempfile
+import argparse, collections, fcntl, glob, os, pty, re, select, shutil, signal, struct
+import subprocess, sys, tempfile, termios, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,9 +75,56 @@ def scenarios(binary, out_dir):
         subprocess.run(callgrind(out_dir, "f_tools") + [binary, "tools"], cwd=s.repo,
                        env=s.env, check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
+        model.reset([[ba.text("hi")]])
+        if not tui_turn(callgrind(out_dir, "g_tui") + [binary, "tui"], s, model):
+            fails.append("g_tui: the TUI's turn did not reach the model")
     finally:
         s.close()
     return fails
+
+
+def tui_turn(argv, s, model, limit=120):
+    """`podcode tui` on a pseudo-terminal: waits for its first screen, sends a prompt, waits
+    for the answer's request and the screen to settle, quits with ctrl-c twice."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.chdir(s.repo)
+            os.execve(shutil.which(argv[0]), argv, dict(s.env, TERM="xterm-256color"))
+        finally:
+            os._exit(127)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    end = time.time() + limit
+
+    def quiet_for(seconds):
+        last = time.time()
+        while time.time() < end and time.time() - last < seconds:
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    if not os.read(fd, 65536):
+                        return False
+                except OSError:
+                    return False
+                last = time.time()
+        return time.time() < end
+
+    ok = quiet_for(3)
+    os.write(fd, b"hello\r")
+    while ok and time.time() < end and not model.arrivals:
+        ok = quiet_for(0.5)
+    reached = bool(model.arrivals)
+    quiet_for(3)
+    os.write(fd, b"\x03\x03")
+    done = False
+    while time.time() < end and not done:
+        done = os.waitpid(pid, os.WNOHANG) != (0, 0)
+        if not done:
+            quiet_for(0.2)
+    if not done:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+    os.close(fd)
+    return reached
 
 
 def executed(path, binary):
