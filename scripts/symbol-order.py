@@ -2,18 +2,20 @@
 """Regenerates crates/cli/symbol-order.txt: the functions podcode runs, in the order its
 release build lays them out (see crates/cli/build.rs for why).
 
-    CARGO_PROFILE_RELEASE_STRIP=false cargo build --release -p podcode
+    PODCODE_KEEP_SYMBOLS=1 cargo build --release -p podcode
     python3 scripts/symbol-order.py [--binary target/release/podcode]
-    cargo build --release -p podcode        # links with the new list
+    cargo build --release -p podcode        # links with the new list, stripped
 
 It runs the binary under valgrind's callgrind (`apt-get install valgrind`) through the
 scenarios below, against bench/side_by_side.py's scripted model server in scratch projects,
 and lists each function of the binary that ran: first those of `--version` (what every
 process, the sandbox helper included, runs), then the new ones of each later scenario, each
-scenario's sorted by name (so a regenerated list differs only where the code did). The binary must keep its symbols (hence
-STRIP=false); the names are the linker's (mangled), so the list fits the source it was
-made from, and drifts slowly as the code changes (a missing name is skipped, an unlisted
-function goes after the listed ones): regenerate it after large changes.
+scenario's sorted by name (so a regenerated list differs only where the code did). The
+binary must keep its symbols and be built as the installed one otherwise (hence
+PODCODE_KEEP_SYMBOLS, not the profile's `strip`, which renames every symbol). The names are
+the linker's (mangled): the list fits the source it was made from and drifts as the code
+changes (a missing name is skipped, an unlisted function goes after the listed ones, among
+the cold code): regenerate it after changes on these paths.
 
 Scenarios: `--version`; `run` with a text answer (launch); three `read` calls; six calls
 of the bench's three opencode plugin tools (the Bun sidecar itself is not traced); write,
@@ -155,7 +157,7 @@ def main():
     known = {p[2] for p in (line.split() for line in symbols.splitlines())
              if len(p) == 3 and p[1] in "tTwW"}
     if not known:
-        sys.exit(f"{binary} has no symbols: build it with CARGO_PROFILE_RELEASE_STRIP=false")
+        sys.exit(f"{binary} has no symbols: build it with PODCODE_KEEP_SYMBOLS=1")
     with tempfile.TemporaryDirectory(prefix="podcode-symbol-order-") as out_dir:
         fails = scenarios(binary, out_dir)
         order, seen = [], set()
