@@ -37,8 +37,14 @@ fn main() {
     }
     let list = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("symbol-order.txt");
     if list.is_file() {
+        // -Xlinker, not -Wl: a comma in the path must not split it.
         let list = list.display();
-        println!("cargo:rustc-link-arg-bin=podcode=-Wl,--symbol-ordering-file={list}");
-        println!("cargo:rustc-link-arg-bin=podcode=-Wl,--no-warn-symbol-ordering");
+        for arg in [
+            &format!("--symbol-ordering-file={list}"),
+            "--no-warn-symbol-ordering",
+        ] {
+            println!("cargo:rustc-link-arg-bin=podcode=-Xlinker");
+            println!("cargo:rustc-link-arg-bin=podcode={arg}");
+        }
     }
 }
