@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use podcode_core::one_turn::{exit_status, prompt_and_title, stdin_if_dash, until_turn_end};
 use podcode_core::turn_text::{AnswerText, TurnNotes, summary_lines};
@@ -20,7 +20,7 @@ use podcode_protocol::{Event, TurnSummary, sanitize_for_terminal as clean};
 use tokio::sync::broadcast;
 
 use crate::asker::{Answerer, answer_asks};
-use crate::start::{engine_quiet, tokio_runtime, trusted_engine_probing};
+use crate::start::{engine_quiet, trusted_engine_probing};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -63,7 +63,7 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
         Some(id) => trusted_engine_probing(Some(engine_quiet(cwd)?.session_home(id)?))?,
         None => trusted_engine_probing(cwd)?,
     };
-    let rt = tokio_runtime()?;
+    let rt = podcode_core::one_turn::runtime().context("cannot start the async runtime")?;
     rt.block_on(async move {
         let words = stdin_if_dash(&args.prompt)?;
         let (prompt, title) = prompt_and_title(&words, args.command.as_deref());
