@@ -15,6 +15,10 @@ use crate::sandbox::{
     KernelSupport, LandlockSupport, NamespaceSupport, PROTECTED_NAMES, SandboxReport,
 };
 
+/// The start-up warning of an engine no sandbox helper was given.
+const NO_HELPER_TEXT: &str =
+    "sandbox: no sandbox helper is set for this engine, so commands and plugins run unsandboxed";
+
 impl Engine {
     /// Said once at start: the protection this kernel cannot give (nothing in `full`).
     pub fn sandbox_warnings(&self) -> Vec<String> {
@@ -32,14 +36,12 @@ impl Engine {
         let full = self.sandbox_config().mode == SandboxMode::Full;
         let helper = self.sandbox_helper.clone();
         let cache = self.probe_cache();
-        move || {
-            match helper {
+        move || match helper {
             _ if full => Vec::new(),
-            None => vec![
-                "sandbox: no sandbox helper is set for this engine, so commands and plugins run unsandboxed".to_string(),
-            ],
-            Some(helper) => KernelSupport::detect_cached(&helper, &cache, false).missing_protection(),
-        }
+            None => vec![NO_HELPER_TEXT.to_string()],
+            Some(helper) => {
+                KernelSupport::detect_cached(&helper, &cache, false).missing_protection()
+            }
         }
     }
 
