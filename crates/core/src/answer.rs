@@ -1,8 +1,10 @@
 //! Answering a session's permission asks by a policy, for front ends without a UI of their
 //! own (`podcode run`, `podcode tool call`, `podcode mcp serve`): every
 //! `Event::PermissionAsked` of a port — those already open when the answerer starts, then
-//! each new one — is answered once with `Op::PermissionReply`, until the stream ends. The
-//! policy may block (a terminal prompt); it runs off the async threads. The texts of the
+//! each new one — is answered once with `Op::PermissionReply`, until the stream ends. A
+//! policy that may block (a terminal prompt) runs off the async threads; one that decides at
+//! once (`--yes`, no terminal) answers in place, without a hop to another thread and back
+//! on every ask (a repeated call's `doom_loop` ask comes at every step). The texts of the
 //! command line's prompt are here too. Also the policy of
 //! `podcode mcp serve`: `--allow` rules, and the text a client's model reads for an ask no
 //! rule opened.
@@ -21,8 +23,17 @@ use crate::error::EngineError;
 use crate::session::Port;
 use crate::tool_session::ToolSession;
 
-/// Decides an ask: the tool that asks and what it asks.
-pub type AskPolicy = Arc<dyn Fn(&str, &PermissionRequest) -> PermissionReply + Send + Sync>;
+/// Decides an ask from the tool that asks and what it asks.
+pub type Decide = Arc<dyn Fn(&str, &PermissionRequest) -> PermissionReply + Send + Sync>;
+
+/// How a port's asks are decided.
+#[derive(Clone)]
+pub enum AskPolicy {
+    /// Decides at once, never waiting on anything: run where the ask is read.
+    Immediate(Decide),
+    /// May wait (for a person at a terminal): run on a blocking thread.
+    Blocking(Decide),
+}
 
 impl Port {
     /// Answers every ask of this port with `policy`, in a task of its own, until the
@@ -60,10 +71,15 @@ impl Port {
                 if !answered.insert(request_id.clone()) {
                     continue;
                 }
-                let decide = policy.clone();
-                let reply = tokio::task::spawn_blocking(move || decide(&tool, &request))
-                    .await
-                    .unwrap_or(PermissionReply::Reject { feedback: None });
+                let reply = match &policy {
+                    AskPolicy::Immediate(decide) => decide(&tool, &request),
+                    AskPolicy::Blocking(decide) => {
+                        let decide = decide.clone();
+                        tokio::task::spawn_blocking(move || decide(&tool, &request))
+                            .await
+                            .unwrap_or(PermissionReply::Reject { feedback: None })
+                    }
+                };
                 port.send(Op::PermissionReply { request_id, reply });
             }
         });
@@ -140,13 +156,11 @@ impl Engine {
         let tools = self
             .open_tool_session("mcp", "MCP client connection", &allow_rules(allow))
             .await?;
-        tools
-            .port()
-            .answer_asks(Arc::new(|tool: &str, request: &PermissionRequest| {
-                PermissionReply::Reject {
-                    feedback: Some(serve_rejection(tool, request)),
-                }
-            }));
+        tools.port().answer_asks(AskPolicy::Immediate(Arc::new(
+            |tool: &str, request: &PermissionRequest| PermissionReply::Reject {
+                feedback: Some(serve_rejection(tool, request)),
+            },
+        )));
         Ok(tools)
     }
 }

@@ -71,7 +71,7 @@ impl Engine {
 /// thread beside the caller's. Tokio's default, a worker per core, hands each step's work
 /// between threads: between a tool's result and the next model request it measured 1.02 ms
 /// with two workers, 0.81 ms with one (bench/side_by_side.py's 20 `read` calls, 2 cores).
-/// Asks are answered on blocking threads (`Port::answer_asks`), so a prompt on the terminal
+/// A prompt on the terminal is answered on a blocking thread (`AskPolicy::Blocking`), so it
 /// never holds the worker.
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
