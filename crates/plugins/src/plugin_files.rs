@@ -217,8 +217,17 @@ pub fn fingerprint(dirs: &[PathBuf], watched: &std::collections::BTreeSet<PathBu
 pub fn files_fingerprint(dirs: &[PathBuf]) -> u64 {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let mut h = DefaultHasher::new();
+    // The folders come in fours under one parent (`tool`, `tools`, `plugin`, `plugins`),
+    // usually missing: a missing parent is looked at once, not its four children. This
+    // runs before every model request.
+    let mut missing: Option<&Path> = None;
     for dir in dirs {
+        let parent = dir.parent();
+        if parent.is_some() && parent == missing {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(dir) else {
+            missing = parent.filter(|p| !p.exists());
             continue;
         };
         let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();

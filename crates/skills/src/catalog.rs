@@ -86,9 +86,11 @@ enum Visit<'a> {
 /// Every folder under `roots` that may hold skills, in precedence order, up to three deep:
 /// one `stat` per folder and one per `SKILL.md` looked for. The same walk serves discovery
 /// and the stamp, so the stamp of what a load found equals the stamp computed before it.
-fn walk(roots: &Roots, visit: &mut dyn FnMut(Visit)) {
+/// Walks the roots `present` says exist (the stamp looked at each already: a missing one
+/// is not opened a second time, at every model request).
+fn walk(roots: &Roots, present: &[bool], visit: &mut dyn FnMut(Visit)) {
     let mut budget = MAX_FOLDERS;
-    for root in roots.roots() {
+    for (root, _) in roots.roots().iter().zip(present).filter(|(_, p)| **p) {
         walk_dir(&root.dir, root.scope, 1, &mut budget, visit);
     }
 }
@@ -136,7 +138,8 @@ impl SkillCatalog {
     pub fn discover_stamped(roots: &Roots) -> (Self, u64) {
         let mut cat = Self::default();
         let mut stamp = Stamp::new(roots);
-        walk(roots, &mut |v| {
+        let present = stamp.present.clone();
+        walk(roots, &present, &mut |v| {
             stamp.visit(&v);
             if let Visit::Skill(folder, file, scope, _) = v {
                 cat.add(folder, file, scope);
@@ -180,27 +183,36 @@ impl SkillCatalog {
     /// (folders and files are only listed and looked at, not read).
     pub fn stamp(roots: &Roots) -> u64 {
         let mut stamp = Stamp::new(roots);
-        walk(roots, &mut |v| stamp.visit(&v));
+        let present = stamp.present.clone();
+        walk(roots, &present, &mut |v| stamp.visit(&v));
         stamp.finish()
     }
 }
 
 /// The hash a stamp is: the roots' modification times, then every folder's and
-/// `SKILL.md`'s the walk meets, in its order.
-struct Stamp(DefaultHasher);
+/// `SKILL.md`'s the walk meets, in its order. `present`: which roots exist.
+struct Stamp {
+    hash: DefaultHasher,
+    present: Vec<bool>,
+}
 
 impl Stamp {
     fn new(roots: &Roots) -> Self {
-        let mut stamp = Self(DefaultHasher::new());
+        let mut stamp = Self {
+            hash: DefaultHasher::new(),
+            present: Vec::new(),
+        };
         for root in roots.roots() {
-            stamp.mark(std::fs::metadata(&root.dir).ok().as_ref());
+            let meta = std::fs::metadata(&root.dir).ok();
+            stamp.present.push(meta.is_some());
+            stamp.mark(meta.as_ref());
         }
         stamp
     }
 
     fn mark(&mut self, m: Option<&std::fs::Metadata>) {
         m.and_then(|m| Some((m.modified().ok()?, m.len())))
-            .hash(&mut self.0);
+            .hash(&mut self.hash);
     }
 
     fn visit(&mut self, v: &Visit) {
@@ -210,7 +222,7 @@ impl Stamp {
     }
 
     fn finish(self) -> u64 {
-        self.0.finish()
+        self.hash.finish()
     }
 }
 
