@@ -51,7 +51,7 @@ pub use registry::{
     LoadProblem, PROTECTED_TOOL_IDS, ProblemLevel, RegisteredTool, SourceKind, SwitchedOff,
     ToolOrigin, ToolRegistry, is_protected,
 };
-pub use schema::{ArgIssue, apply_defaults, validate_args};
+pub use schema::{ArgIssue, apply_defaults, validate_args, warm_validation};
 pub use texts::*;
 pub use tool::{Tool, ToolError};
 pub use truncate::{OutputSink, SpillInfo, Truncated, clean_spill_dir};
