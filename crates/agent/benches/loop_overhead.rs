@@ -44,7 +44,7 @@ impl ModelClient for Timed {
     }
     async fn stream(
         &self,
-        request: ChatRequest,
+        request: &ChatRequest,
         abort: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
         if let Ok(mut s) = self.sent.lock() {

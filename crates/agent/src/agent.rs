@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use podcode_config::CompactionConfig;
-use podcode_protocol::{Event, StepUsage, ToolSpec, TurnEnd, TurnSummary};
+use podcode_protocol::{Event, StepUsage, TurnEnd, TurnSummary};
 use podcode_providers::{ModelClient, ModelInfo, Part, Role, unknown_model_warning};
 use podcode_store::Store;
 use podcode_tools::{CallIdentity, CallStatus, ToolHook, ToolRegistry, ToolRuntime};
@@ -18,7 +18,7 @@ use crate::budget::{Budget, estimate_fixed};
 use crate::calls::{CallDone, Calls, DoomTracker};
 use crate::compaction::Reason;
 use crate::error::AgentError;
-use crate::history::{History, PartKind, StepStatus, TextData, called_tools};
+use crate::history::{History, PartKind, StepStatus, TextData};
 use crate::profile::{AgentProfile, filter_registry};
 use crate::record::Recorder;
 use crate::step::StepOutput;
@@ -28,6 +28,7 @@ mod chat_hooks;
 mod command;
 mod context;
 mod messages_hook;
+mod offered;
 
 /// A custom command's turn.
 #[derive(Debug, Clone, Copy)]
@@ -135,6 +136,8 @@ pub struct Agent {
     turn_message: Mutex<Option<(String, i64)>>,
     /// What plugins' `tool.definition` made of each tool definition.
     tool_definitions: Mutex<chat_hooks::Definitions>,
+    /// The tools the last step offered (see `offered`).
+    offered: offered::OfferedCache,
 }
 
 impl Agent {
@@ -160,6 +163,7 @@ impl Agent {
             warned: AtomicBool::new(false),
             turn_message: Mutex::new(None),
             tool_definitions: Mutex::new(chat_hooks::Definitions::new()),
+            offered: Mutex::new(None),
         }
     }
 
@@ -505,31 +509,6 @@ impl Agent {
         }
     }
 
-    fn tool_specs(&self, with_tools: bool, history: &History) -> Vec<ToolSpec> {
-        if !with_tools {
-            return Vec::new();
-        }
-        // A tool the rules deny outright is not offered, as opencode does; it stays in the
-        // registry, so a model that calls it anyway is told which rule denies it. The same
-        // for one offered after another tool's first call that the conversation lacks.
-        let registry = self.runtime.registry();
-        // The conversation is read once per step, and only when some tool waits for a call.
-        let mut called = None;
-        registry
-            .tools()
-            .iter()
-            .filter(|t| !self.runtime.denies_outright(t.id()))
-            .filter(|t| {
-                t.tool.spec().offered_after.as_deref().is_none_or(|first| {
-                    called
-                        .get_or_insert_with(|| called_tools(history))
-                        .contains(first)
-                })
-            })
-            .map(|t| t.tool.spec().clone())
-            .collect()
-    }
-
     /// One step, retried when its stream is cut. Before it, the conversation is compacted
     /// when it would pass the context budget; a provider's overflow error compacts and
     /// retries once. `Ok(Err(text))` ends the turn in error.
@@ -545,7 +524,7 @@ impl Agent {
         let tools = self
             .tool_definition_hook(self.tool_specs(with_tools, history))
             .await;
-        let fixed = estimate_fixed(system, &tools);
+        let fixed = estimate_fixed(system, self.tools_chars(&tools));
         let mut extra = StepUsage::default();
         if self.opts.compaction.auto {
             let out = self

@@ -69,16 +69,19 @@ pub fn estimate_messages(messages: &[Message]) -> u64 {
     total
 }
 
-/// Estimated tokens of what every request repeats: the system prompt and the tool specs.
-pub fn estimate_fixed(system: &str, tools: &[ToolSpec]) -> u64 {
-    let tools: u64 = tools
+/// Estimated tokens of what every request repeats: the system prompt and the tool specs
+/// (`tools_chars`, from `estimate_tools`).
+pub fn estimate_fixed(system: &str, tools_chars: u64) -> u64 {
+    (system.len() as u64 + tools_chars).div_ceil(CHARS_PER_TOKEN) + PER_MESSAGE
+}
+
+/// The characters of `tools` that count toward every request: names, descriptions and
+/// schemas as compact JSON.
+pub fn estimate_tools(tools: &[ToolSpec]) -> u64 {
+    tools
         .iter()
-        .map(|t| {
-            let schema = json_len(&t.parameters);
-            (t.id.len() + t.description.len() + schema) as u64
-        })
-        .sum();
-    (system.len() as u64 + tools).div_ceil(CHARS_PER_TOKEN) + PER_MESSAGE
+        .map(|t| (t.id.len() + t.description.len() + json_len(&t.parameters)) as u64)
+        .sum()
 }
 
 /// The length of `value` as compact JSON, counted as it is written rather than built as a

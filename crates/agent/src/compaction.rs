@@ -428,7 +428,7 @@ impl Compactor<'_> {
             model: self.model.model().model.clone(),
             system: COMPACTION_PROMPT.to_string(),
             messages: conversation.messages,
-            tools: Vec::new(),
+            tools: Default::default(),
             max_tokens: Some(budget.reply_reserve().clamp(256, 8_192) as u32),
             temperature: None,
             top_p: None,
@@ -439,7 +439,7 @@ impl Compactor<'_> {
         };
         let mut rx = tokio::select! {
             _ = abort.cancelled() => return Err("aborted".into()),
-            r = self.model.stream(request, abort.clone()) => r.map_err(|e| e.to_string())?,
+            r = self.model.stream(&request, abort.clone()) => r.map_err(|e| e.to_string())?,
         };
         let mut text = String::new();
         let mut usage = StepUsage::default();

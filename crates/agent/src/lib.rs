@@ -34,7 +34,7 @@ mod texts;
 pub use agent::{Agent, AgentOptions, CommandTurn, ReloadedTools, ToolReloader};
 pub use agent_files::{AgentFile, parse as parse_agent_file};
 pub use attach::FileData;
-pub use budget::{Budget, estimate_fixed, estimate_messages, estimate_part};
+pub use budget::{Budget, estimate_fixed, estimate_messages, estimate_part, estimate_tools};
 pub use catalog::{AgentCatalog, AgentDirs, AgentProblem, CatalogEntry};
 pub use compaction::{PROTECTED_MESSAGES, Reason as CompactionReason};
 pub use error::AgentError;

@@ -357,7 +357,7 @@ pub(crate) async fn run_step(
     model: &Arc<dyn ModelClient>,
     agent: &str,
     step: u32,
-    request: ChatRequest,
+    request: &ChatRequest,
     abort: &CancellationToken,
 ) -> Result<Result<StepOutput, StepFailure>, StoreError> {
     let mut st = Streaming::open(rec, info, Some(runtime), model, agent, step)?;
@@ -366,6 +366,9 @@ pub(crate) async fn run_step(
         _ = abort.cancelled() => Err(ProviderError::Aborted),
         r = model.stream(request, abort.clone()) => r,
     };
+    if started.is_ok() {
+        podcode_tools::warm_validation();
+    }
     let stop = match started {
         Err(e) => classify(e),
         Ok(mut rx) => loop {

@@ -332,3 +332,54 @@ async fn anthropic_runs_keep_thinking_blocks_and_pair_tool_results() {
         matches!(&history[1].parts[0], Part::Reasoning { signature: Some(s), .. } if s == "sig-1")
     );
 }
+
+/// The names of the tools a request offered.
+fn offered(req: &serde_json::Value) -> Vec<String> {
+    req["tools"].as_array().map_or(Vec::new(), |tools| {
+        tools
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_offered_tools_change_when_a_call_opens_one_and_stay_while_nothing_changes() {
+    let page = FnTool::new(
+        ToolSpec::new("page", "Reads the open page.", json!({"type": "object"}))
+            .offered_after("open"),
+        |_, _| async { Ok(ToolResult::text("the page")) },
+    )
+    .self_gated()
+    .arc();
+    let w = world(
+        vec![
+            Reply::new().tool_call("c1", "noop", "{}"),
+            Reply::new().tool_call("c2", "open", "{}"),
+            Reply::new().tool_call("c3", "page", "{}"),
+            Reply::new().tool_call("c4", "noop", "{}"),
+            Reply::new().text("Done."),
+        ],
+        Opts {
+            tools: vec![noop("noop"), noop("open"), page],
+            ..Default::default()
+        },
+    );
+    let agent = w.agent(AgentProfile::build(), |_| {});
+    let summary = agent
+        .run_turn(&w.session, "browse", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(summary.end, TurnEnd::Answered);
+    let reqs = w.requests();
+    let lists: Vec<Vec<String>> = reqs.iter().map(offered).collect();
+    assert_eq!(lists[0], ["noop", "open"]);
+    assert_eq!(lists[1], ["noop", "open"]);
+    // Once `open` was called, `page` is offered in every later request.
+    for list in &lists[2..] {
+        assert_eq!(list, &["noop", "open", "page"]);
+    }
+    // The same definitions each time, written the same way.
+    assert_eq!(reqs[2]["tools"], reqs[4]["tools"]);
+    assert_eq!(tool_messages(&reqs[4]).len(), 4);
+}

@@ -158,7 +158,7 @@ impl ModelClient for PluginSignedClient {
 
     async fn stream(
         &self,
-        request: ChatRequest,
+        request: &ChatRequest,
         abort: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
         self.client().await?.stream(request, abort).await

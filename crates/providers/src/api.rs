@@ -1,10 +1,12 @@
 //! The provider-neutral conversation and streaming types, and the `ModelClient` trait.
 
 use async_trait::async_trait;
-use podcode_protocol::{Attachment, ToolSpec};
+use podcode_protocol::Attachment;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+use crate::ToolList;
 
 /// `provider/model-id`, e.g. `openai/gpt-4.1` or `anthropic/claude-sonnet-4-5`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,7 +109,7 @@ pub struct ChatRequest {
     /// The conversation, oldest first.
     pub messages: Vec<Message>,
     /// The tools the model may call.
-    pub tools: Vec<ToolSpec>,
+    pub tools: ToolList,
     /// Most tokens the reply may have; `None`: the client's default.
     pub max_tokens: Option<u32>,
     /// Sampling temperature; `None`: the provider's default. `f64`, so the value a
@@ -310,7 +312,7 @@ pub trait ModelClient: Send + Sync {
     /// stops the request and ends the stream with `ProviderError::Aborted`.
     async fn stream(
         &self,
-        request: ChatRequest,
+        request: &ChatRequest,
         abort: CancellationToken,
     ) -> Result<EventStream, ProviderError>;
 }

@@ -28,6 +28,7 @@ mod sse;
 mod stream;
 #[cfg(feature = "test-support")]
 pub mod testing;
+mod tool_list;
 mod transport;
 
 pub use anthropic::{ANTHROPIC_BASE_URL, AnthropicClient, DEFAULT_MAX_TOKENS};
@@ -42,4 +43,5 @@ pub use resolve::{
     resolve_model, resolve_model_with,
 };
 pub use retry::RetryPolicy;
+pub use tool_list::ToolList;
 pub use transport::{HttpTransport, Transport, TransportResponse};

@@ -5,6 +5,7 @@
 //! taken back; after that any break is a `StreamCut`. A stream that ends without its
 //! protocol's terminal event is a cut too, never a finished turn.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::HeaderMap;
@@ -30,6 +31,11 @@ pub(crate) trait Decoder: Send + 'static {
     /// when what arrived is nevertheless a complete turn.
     fn end(&mut self, out: &mut Vec<StreamEvent>) -> bool;
 }
+
+/// The size of the last request body written (any client's): the next one's capacity.
+static LAST_BODY: AtomicUsize = AtomicUsize::new(0);
+/// Most a body's buffer is sized for before it is written.
+const MAX_BODY_HINT: usize = 8 << 20;
 
 /// One request, ready to be sent as often as retries need.
 pub(crate) struct Prepared {
@@ -62,13 +68,19 @@ impl Prepared {
             let value = reqwest::header::HeaderValue::from_str(value).map_err(|_| bad())?;
             headers.insert(name, value);
         }
+        // Sized like the last body plus a little: a session's bodies grow a step at a time,
+        // and growing a 50 KB buffer by doubling copied it over and over.
+        let hint = LAST_BODY.load(Ordering::Relaxed);
+        let mut bytes = Vec::with_capacity((hint + hint / 8).min(MAX_BODY_HINT));
+        serde_json::to_writer(&mut bytes, body).map_err(|e| ProviderError::Protocol {
+            provider: provider.to_string(),
+            message: e.to_string(),
+        })?;
+        LAST_BODY.store(bytes.len(), Ordering::Relaxed);
         Ok(Prepared {
             url: endpoint.url(path),
             headers,
-            body: serde_json::to_vec(body).map_err(|e| ProviderError::Protocol {
-                provider: provider.to_string(),
-                message: e.to_string(),
-            })?,
+            body: bytes,
             provider: provider.to_string(),
         })
     }

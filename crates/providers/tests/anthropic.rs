@@ -264,7 +264,7 @@ async fn abort_mid_stream_ends_with_aborted() {
     let server = ScriptedModel::start(vec![slow]).await;
     let abort = CancellationToken::new();
     let mut rx = client(&server)
-        .stream(request(vec![user("q")]), abort.clone())
+        .stream(&request(vec![user("q")]), abort.clone())
         .await
         .unwrap();
     assert!(matches!(

@@ -316,7 +316,7 @@ async fn abort_mid_stream_ends_with_aborted() {
     let server = ScriptedModel::start(vec![slow]).await;
     let abort = CancellationToken::new();
     let mut rx = client(&server)
-        .stream(request(vec![user("q")]), abort.clone())
+        .stream(&request(vec![user("q")]), abort.clone())
         .await
         .unwrap();
     assert!(matches!(
@@ -341,7 +341,8 @@ async fn abort_while_waiting_for_the_response() {
     .await;
     let abort = CancellationToken::new();
     let c = client(&server);
-    let pending = c.stream(request(vec![user("q")]), abort.clone());
+    let req = request(vec![user("q")]);
+    let pending = c.stream(&req, abort.clone());
     let canceller = async {
         assert!(server.wait_for_requests(1, Duration::from_secs(120)).await);
         abort.cancel();

@@ -12,8 +12,7 @@
 
 use std::collections::HashMap;
 
-use podcode_protocol::ToolSpec;
-use podcode_providers::ModelInfo;
+use podcode_providers::{ModelInfo, ToolList};
 use serde_json::{Map, Value, json};
 
 use super::Agent;
@@ -91,6 +90,16 @@ impl Agent {
     /// The `chat.params` hook may set the sampling, the reply limit and provider options
     /// of the next request; what it leaves unset keeps the configured value.
     pub(super) async fn chat_params_hook(&self, session_id: &str) -> ChatParams {
+        const HOOK: &str = "chat.params";
+        if !self.runtime.has_chat_hook(HOOK) {
+            return ChatParams {
+                temperature: self.opts.temperature,
+                top_p: None,
+                top_k: None,
+                max_tokens: self.opts.max_tokens,
+                options: Default::default(),
+            };
+        }
         // A number, as opencode gives (plugins compute with it): the configured limit, else
         // the model's; only a changed value is sent.
         let max_shown = self
@@ -106,7 +115,7 @@ impl Agent {
         });
         let out = self
             .runtime
-            .chat_hook("chat.params", self.params_input(session_id), output)
+            .chat_hook(HOOK, self.params_input(session_id), output)
             .await;
         ChatParams {
             temperature: out["temperature"].as_f64().or(self.opts.temperature),
@@ -150,11 +159,12 @@ impl Agent {
 
     /// `specs` as plugins' `tool.definition` hooks define them (the model sees these; calls
     /// are still checked against each tool's own schema). A definition is asked about once.
-    pub(super) async fn tool_definition_hook(&self, mut specs: Vec<ToolSpec>) -> Vec<ToolSpec> {
+    pub(super) async fn tool_definition_hook(&self, offered: ToolList) -> ToolList {
         const HOOK: &str = "tool.definition";
-        if specs.is_empty() || !self.runtime.has_chat_hook(HOOK) {
-            return specs;
+        if offered.is_empty() || !self.runtime.has_chat_hook(HOOK) {
+            return offered;
         }
+        let mut specs = offered.to_vec();
         let mut known = match self.tool_definitions.lock() {
             Ok(g) => g.clone(),
             Err(p) => p.into_inner().clone(),
@@ -186,7 +196,7 @@ impl Agent {
         if let Ok(mut g) = self.tool_definitions.lock() {
             *g = known;
         }
-        specs
+        ToolList::from(specs)
     }
 
     /// `experimental.chat.system.transform` may add to (or rewrite) the system prompt of the
@@ -194,6 +204,10 @@ impl Agent {
     /// (opencode's `Model`), output `{system: [prompt]}`; the parts it leaves are joined by
     /// newlines. Without such a hook the prompt is untouched.
     pub(super) async fn system_transform_hook(&self, session_id: &str, system: &str) -> String {
+        const HOOK: &str = "experimental.chat.system.transform";
+        if !self.runtime.has_chat_hook(HOOK) {
+            return system.to_string();
+        }
         let model = self.model.model();
         let input = json!({
             "sessionID": session_id,
@@ -201,11 +215,7 @@ impl Agent {
         });
         let out = self
             .runtime
-            .chat_hook(
-                "experimental.chat.system.transform",
-                input,
-                json!({"system": [system]}),
-            )
+            .chat_hook(HOOK, input, json!({"system": [system]}))
             .await;
         match out["system"].as_array() {
             Some(parts) => parts

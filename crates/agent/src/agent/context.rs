@@ -3,8 +3,8 @@
 //! and a provider's context-overflow error compacts the conversation and retries once.
 //! Every response calibrates the context budget with the tokens the provider reported.
 
-use podcode_protocol::{Event, StepUsage, ToolSpec};
-use podcode_providers::ChatRequest;
+use podcode_protocol::{Event, StepUsage};
+use podcode_providers::{ChatRequest, ToolList};
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
@@ -67,7 +67,8 @@ impl Agent {
         abort: CancellationToken,
     ) -> Result<bool, AgentError> {
         let (rec, mut history, system) = self.open_conversation(session_id).await?;
-        let fixed = estimate_fixed(&system, &self.tool_specs(true, &history));
+        let tools = self.tool_specs(true, &history);
+        let fixed = estimate_fixed(&system, self.tools_chars(&tools));
         let out = self
             .compactor(&rec)
             .run(&mut history, fixed, Reason::Manual, &abort)
@@ -86,7 +87,7 @@ impl Agent {
         rec: &Recorder,
         history: &mut History,
         system: &str,
-        (tools, with_tools): (Vec<ToolSpec>, bool),
+        (tools, with_tools): (ToolList, bool),
         fixed: u64,
         step: u32,
         abort: &CancellationToken,
@@ -105,28 +106,42 @@ impl Agent {
         loop {
             attempt += 1;
             let raw = fixed + estimate_messages(&history.messages);
+            // Before the conversation is taken: which tools are offered depends on it.
+            let offered = match tools.take() {
+                Some(tools) => tools,
+                None => {
+                    self.tool_definition_hook(self.tool_specs(with_tools, history))
+                        .await
+                }
+            };
+            // The request takes the conversation itself and gives it back once sent: it
+            // is not copied at every step. A tool-less request, or one a plugin rewrote,
+            // sends its own copy.
+            let borrowed = with_tools;
             let messages = if with_tools {
-                history.messages.clone()
+                std::mem::take(&mut history.messages)
             } else {
                 without_tool_parts(&history.messages)
             };
-            let messages = self
+            let (messages, borrowed) = match self
                 .messages_transform_hook(&rec.session, &messages, |message| {
                     rec.emit(Event::Warning { message })
                 })
                 .await
-                .unwrap_or(messages);
-            let request = ChatRequest {
+            {
+                Some(rewritten) => {
+                    if borrowed {
+                        history.messages = messages;
+                    }
+                    (rewritten, false)
+                }
+                None => (messages, borrowed),
+            };
+            let mut request = ChatRequest {
                 model: self.model.model().model.clone(),
                 system: system.to_string(),
                 messages,
-                tools: match tools.take() {
-                    Some(tools) => tools,
-                    None => {
-                        self.tool_definition_hook(self.tool_specs(with_tools, history))
-                            .await
-                    }
-                },
+                tools: offered,
                 max_tokens: params.max_tokens,
                 temperature: params.temperature,
                 top_p: params.top_p,
@@ -136,18 +151,21 @@ impl Agent {
                 headers: headers.clone(),
             };
             let info = &self.opts.model_info;
-            match run_step(
+            let stepped = run_step(
                 rec,
                 info,
                 &self.runtime,
                 &self.model,
                 &self.profile.name,
                 step,
-                request,
+                &request,
                 abort,
             )
-            .await?
-            {
+            .await;
+            if borrowed {
+                history.messages = std::mem::take(&mut request.messages);
+            }
+            match stepped? {
                 Ok(mut out) => {
                     self.lock_budget().calibrate(raw, out.usage.input_tokens);
                     out.usage.add(&spent);

@@ -51,11 +51,11 @@ impl ModelClient for AnthropicClient {
 
     async fn stream(
         &self,
-        request: ChatRequest,
+        request: &ChatRequest,
         abort: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
         let provider = &self.model.provider;
-        let body = wire_body(&self.model, &request);
+        let body = wire_body(&self.model, request);
         let mut protocol_headers = vec![("anthropic-version", "2023-06-01".to_string())];
         if let Some(key) = &self.endpoint.api_key {
             protocol_headers.push(("x-api-key", key.clone()));

@@ -12,7 +12,8 @@ use serde_json::{Map, Value, json};
 
 use super::DEFAULT_MAX_TOKENS;
 use crate::openai::model_id;
-use crate::{ChatRequest, Message, ModelRef, Part, Role};
+use crate::options::Wire;
+use crate::{ChatRequest, Message, ModelRef, Part, Role, ToolList};
 
 pub(crate) fn wire_body<'a>(model: &ModelRef, req: &'a ChatRequest) -> Body<'a> {
     let mut messages: Vec<(Role, Vec<Value>)> = Vec::new();
@@ -69,7 +70,7 @@ pub(crate) fn wire_body<'a>(model: &ModelRef, req: &'a ChatRequest) -> Body<'a> 
     if let Some(k) = req.top_k {
         body.insert("top_k".into(), json!(k));
     }
-    crate::options::merge(&mut body, &req.options, crate::options::Wire::Anthropic);
+    crate::options::merge(&mut body, &req.options, Wire::Anthropic);
     Body {
         head: body,
         tools: &req.tools,
@@ -80,38 +81,49 @@ pub(crate) fn wire_body<'a>(model: &ModelRef, req: &'a ChatRequest) -> Body<'a> 
 /// than copied into a JSON tree at every step.
 pub(crate) struct Body<'a> {
     head: Map<String, Value>,
-    tools: &'a [ToolSpec],
+    tools: &'a ToolList,
 }
 
 impl Serialize for Body<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Tool<'a> {
-            name: &'a str,
-            description: &'a str,
-            input_schema: &'a Value,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            cache_control: Option<Value>,
-        }
         let mut map = s.serialize_map(None)?;
         for (key, value) in &self.head {
             map.serialize_entry(key, value)?;
         }
         if !self.tools.is_empty() {
-            // The last tool carries a cache breakpoint: the tools are cached with the system.
-            let last = self.tools.len() - 1;
-            let tools: Vec<Tool<'_>> = (self.tools.iter().enumerate())
-                .map(|(i, t)| Tool {
-                    name: &t.id,
-                    description: &t.description,
-                    input_schema: &t.parameters,
-                    cache_control: (i == last).then(ephemeral),
+            let tools = self
+                .tools
+                .wire_json(Wire::Anthropic, |t| {
+                    serde_json::value::to_raw_value(&wire_tools(t))
                 })
-                .collect();
-            map.serialize_entry("tools", &tools)?;
+                .map_err(serde::ser::Error::custom)?;
+            map.serialize_entry("tools", tools)?;
         }
         map.end()
     }
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<Value>,
+}
+
+/// The tools as Messages takes them; the last carries a cache breakpoint: the tools are
+/// cached with the system.
+fn wire_tools(tools: &[ToolSpec]) -> Vec<Tool<'_>> {
+    let last = tools.len().saturating_sub(1);
+    (tools.iter().enumerate())
+        .map(|(i, t)| Tool {
+            name: &t.id,
+            description: &t.description,
+            input_schema: &t.parameters,
+            cache_control: (i == last).then(ephemeral),
+        })
+        .collect()
 }
 
 fn ephemeral() -> Value {
@@ -297,7 +309,7 @@ mod tests {
                     ],
                 ),
             ],
-            tools: vec![],
+            tools: vec![].into(),
             max_tokens: None,
             temperature: Some(0.5),
             top_p: None,
@@ -346,7 +358,7 @@ mod tests {
                 msg(Role::Assistant, vec![text("two")]),
                 msg(Role::User, vec![text("three"), text("four")]),
             ],
-            tools: vec![tool("a"), tool("b")],
+            tools: vec![tool("a"), tool("b")].into(),
             max_tokens: None,
             temperature: None,
             top_p: None,

@@ -3,7 +3,10 @@
 //! LM Studio and Ollama; `request` builds the body, `decode` reads the stream.
 
 mod decode;
+mod memo;
 mod request;
+
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
@@ -20,6 +23,8 @@ pub struct OpenAiClient {
     model: ModelRef,
     endpoint: Endpoint,
     http: reqwest::Client,
+    /// The messages of the last body, written (a session's next body reuses them).
+    memo: Arc<Mutex<memo::WireMemo>>,
 }
 
 impl OpenAiClient {
@@ -29,6 +34,7 @@ impl OpenAiClient {
             model,
             http: http_client(&endpoint.base_url)?,
             endpoint,
+            memo: Arc::default(),
         })
     }
 
@@ -46,11 +52,16 @@ impl ModelClient for OpenAiClient {
 
     async fn stream(
         &self,
-        request: ChatRequest,
+        request: &ChatRequest,
         abort: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
         let provider = &self.model.provider;
-        let body = wire_body(&self.model, &request);
+        let body = wire_body(&self.model, request, Some(&self.memo)).map_err(|e| {
+            ProviderError::Protocol {
+                provider: provider.to_string(),
+                message: e.to_string(),
+            }
+        })?;
         let auth: Vec<(&str, String)> = self
             .endpoint
             .api_key

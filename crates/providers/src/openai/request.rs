@@ -6,13 +6,16 @@
 //! compatible servers reject it.
 
 use std::borrow::Cow;
+use std::sync::Mutex;
 
 use podcode_protocol::{Attachment, ToolSpec};
 use serde::Serialize;
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
 
-use crate::{ChatRequest, Message, ModelRef, Part, Role};
+use super::memo::{Items, WireMemo};
+use crate::options::Wire;
+use crate::{ChatRequest, Message, ModelRef, Part, Role, ToolList};
 
 /// The text introducing images a tool call returned (model-facing).
 pub(crate) fn attachment_intro(call_id: &str) -> String {
@@ -30,8 +33,12 @@ pub(crate) fn unsupported_attachment(a: &Attachment) -> String {
 
 /// The body for `req`, serialized straight from it: the conversation and the tool schemas
 /// are written from where they are, with no JSON tree of the whole request built (and
-/// dropped) at every step.
-pub(crate) fn wire_body<'a>(model: &ModelRef, req: &'a ChatRequest) -> Body<'a> {
+/// dropped) at every step. With `memo`, messages written for an earlier request are reused.
+pub(crate) fn wire_body<'a>(
+    model: &ModelRef,
+    req: &'a ChatRequest,
+    memo: Option<&Mutex<WireMemo>>,
+) -> serde_json::Result<Body<'a>> {
     let id = model_id(model, &req.model);
     let mut head = Map::new();
     head.insert("model".into(), json!(id));
@@ -53,7 +60,7 @@ pub(crate) fn wire_body<'a>(model: &ModelRef, req: &'a ChatRequest) -> Body<'a> 
     if let Some(p) = req.top_p {
         head.insert("top_p".into(), json!(p));
     }
-    crate::options::merge(&mut head, &req.options, crate::options::Wire::OpenAi);
+    crate::options::merge(&mut head, &req.options, Wire::OpenAi);
     // OpenAI routes requests sharing a key to the same prompt cache; other compatible
     // servers may refuse unknown fields, so only OpenAI's own API gets it.
     if let Some(key) = &req.cache_key
@@ -61,32 +68,64 @@ pub(crate) fn wire_body<'a>(model: &ModelRef, req: &'a ChatRequest) -> Body<'a> 
     {
         head.insert("prompt_cache_key".into(), json!(key));
     }
-    let mut messages = Vec::with_capacity(req.messages.len() + 1);
-    if !req.system.is_empty() {
-        messages.push(Item::Text {
-            role: "system",
-            content: Cow::Borrowed(&req.system),
-        });
-    }
-    for m in &req.messages {
-        match m.role {
-            Role::User => user_messages(m, &mut messages),
-            Role::Assistant => messages.extend(assistant_message(m)),
-        }
-    }
-    Body {
+    let system = (!req.system.is_empty()).then(|| Item::Text {
+        role: "system",
+        content: Cow::Borrowed(&req.system),
+    });
+    let messages = match memo {
+        Some(memo) => memo
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .items(&req.messages)?,
+        None => (req.messages.iter())
+            .map(message_items)
+            .collect::<serde_json::Result<_>>()?,
+    };
+    Ok(Body {
         head,
+        system,
         messages,
         tools: &req.tools,
+    })
+}
+
+/// The chat messages one conversation message becomes, written.
+pub(crate) fn message_items(m: &Message) -> serde_json::Result<Items> {
+    let mut items = Vec::new();
+    match m.role {
+        Role::User => user_messages(m, &mut items),
+        Role::Assistant => items.extend(assistant_message(m)),
     }
+    (items.iter())
+        .map(serde_json::value::to_raw_value)
+        .collect::<serde_json::Result<Vec<_>>>()
+        .map(Items::from)
 }
 
 /// A chat completions request body (see `wire_body`).
 pub(crate) struct Body<'a> {
     /// `model`, `stream` and the sampling fields and options: small, built per request.
     head: Map<String, Value>,
-    messages: Vec<Item<'a>>,
-    tools: &'a [ToolSpec],
+    system: Option<Item<'a>>,
+    /// Each message's chat messages, written.
+    messages: Vec<Items>,
+    tools: &'a ToolList,
+}
+
+/// The `messages` array: the system prompt, then every message's items.
+struct Messages<'b, 'a>(&'b Body<'a>);
+
+impl Serialize for Messages<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        if let Some(system) = &self.0.system {
+            seq.serialize_element(system)?;
+        }
+        for item in self.0.messages.iter().flat_map(|m| m.iter()) {
+            seq.serialize_element(item)?;
+        }
+        seq.end()
+    }
 }
 
 impl Serialize for Body<'_> {
@@ -95,9 +134,13 @@ impl Serialize for Body<'_> {
         for (key, value) in &self.head {
             map.serialize_entry(key, value)?;
         }
-        map.serialize_entry("messages", &self.messages)?;
+        map.serialize_entry("messages", &Messages(self))?;
         if !self.tools.is_empty() {
-            map.serialize_entry("tools", &Tools(self.tools))?;
+            let tools = self
+                .tools
+                .wire_json(Wire::OpenAi, |t| serde_json::value::to_raw_value(&Tools(t)))
+                .map_err(serde::ser::Error::custom)?;
+            map.serialize_entry("tools", tools)?;
         }
         map.end()
     }
@@ -318,7 +361,7 @@ mod tests {
     use super::*;
 
     fn request_body(model: &ModelRef, req: &ChatRequest) -> Value {
-        serde_json::to_value(wire_body(model, req)).unwrap()
+        serde_json::to_value(wire_body(model, req, None).unwrap()).unwrap()
     }
 
     fn req(messages: Vec<Message>) -> ChatRequest {
@@ -326,7 +369,7 @@ mod tests {
             model: String::new(),
             system: "sys".into(),
             messages,
-            tools: vec![],
+            tools: vec![].into(),
             max_tokens: None,
             temperature: None,
             top_p: None,
@@ -406,7 +449,8 @@ mod tests {
             idempotent: true,
             timeout_ms: None,
             offered_after: None,
-        }];
+        }]
+        .into();
         let body = request_body(&model, &r);
         assert_eq!(
             body["messages"],

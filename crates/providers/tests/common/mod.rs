@@ -34,7 +34,8 @@ pub fn request(messages: Vec<Message>) -> ChatRequest {
             idempotent: true,
             timeout_ms: None,
             offered_after: None,
-        }],
+        }]
+        .into(),
         max_tokens: None,
         temperature: None,
         top_p: None,
@@ -94,7 +95,7 @@ pub async fn run(
     client: &dyn ModelClient,
     req: ChatRequest,
 ) -> Result<(Vec<StreamEvent>, Option<ProviderError>), ProviderError> {
-    let rx = client.stream(req, CancellationToken::new()).await?;
+    let rx = client.stream(&req, CancellationToken::new()).await?;
     Ok(drain(rx).await)
 }
 
