@@ -124,8 +124,15 @@ class Model:
             def log_message(self, *_):
                 pass
 
+            def parse_request(self):
+                # The request line is in: it arrived now. Parsing its headers, reading its
+                # body and what a subclass does with it before this class's do_POST (a
+                # json.loads of the whole body) is the server's time, not the agent's.
+                self.arrived_at = time.perf_counter()
+                return super().parse_request()
+
             def do_POST(self):
-                t = time.perf_counter()
+                t = getattr(self, "arrived_at", None) or time.perf_counter()
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 with model.lock:
                     model.arrivals.append(t)
