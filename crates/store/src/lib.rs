@@ -12,6 +12,7 @@ mod db;
 mod error;
 mod events;
 mod fork;
+mod fresh_schema;
 mod intents;
 mod messages;
 mod migrations;

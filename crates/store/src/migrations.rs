@@ -2,14 +2,15 @@
 //! from version N-1 to N. The pending ones are applied together inside one immediate
 //! transaction, so a crash never leaves them half done, two processes opening the same file
 //! at once never both apply them, and a new file is written once (one commit, not one per
-//! migration: a first start writes a third of the pages).
+//! migration: a first start writes a third of the pages). A new file (version 0) gets the
+//! latest schema whole (`fresh_schema`) instead of every migration in turn.
 
 use rusqlite::{Connection, TransactionBehavior};
 
 use crate::StoreError;
 
 /// Every migration, in order. Never edit a shipped entry; append a new one.
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: initial schema.
     r#"
     CREATE TABLE sessions (
@@ -163,7 +164,11 @@ pub(crate) fn run(conn: &mut Connection) -> Result<(), StoreError> {
     if version > supported {
         return Err(too_new(version));
     }
-    if version < supported {
+    if version == 0 {
+        // A new file: the latest schema at once (see `fresh_schema`).
+        tx.execute_batch(crate::fresh_schema::FRESH_SCHEMA)?;
+        tx.pragma_update(None, "user_version", supported)?;
+    } else if version < supported {
         while version < supported {
             tx.execute_batch(MIGRATIONS[version as usize])?;
             version += 1;
