@@ -367,7 +367,10 @@ pub(crate) async fn run_step(
         r = model.stream(request, abort.clone()) => r,
     };
     if started.is_ok() {
+        // While the model works: what the first call would otherwise wait for, and the
+        // syncs a store created for this session skipped.
         podcode_tools::warm_validation();
+        rec.store.sync_if_new();
     }
     let stop = match started {
         Err(e) => classify(e),
