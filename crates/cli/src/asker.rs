@@ -8,9 +8,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
 use podcode_core::Port;
-use podcode_core::answer::{
-    AskPolicy, NO_TERMINAL_FEEDBACK, NO_TERMINAL_NOTE, answer_choices, ask_text,
-};
+use podcode_core::answer::{AskPolicy, answer_choices, ask_text};
 use podcode_protocol::{PermissionReply, PermissionRequest};
 
 /// How this command answers asks.
@@ -71,17 +69,8 @@ fn ask_terminal(tool: &str, req: &PermissionRequest) -> PermissionReply {
 /// Answers every ask of `port` the way `answerer` says, until the session's stream ends.
 pub fn answer_asks(port: Port, answerer: Answerer) {
     port.answer_asks(match answerer {
-        Answerer::Yes => AskPolicy::Immediate(Arc::new(|_: &str, _: &PermissionRequest| {
-            PermissionReply::Once
-        })),
+        Answerer::Yes => AskPolicy::allow_once(),
         Answerer::Terminal => AskPolicy::Blocking(Arc::new(ask_terminal)),
-        Answerer::NoTerminal => {
-            AskPolicy::Immediate(Arc::new(|tool: &str, request: &PermissionRequest| {
-                eprintln!("{}{NO_TERMINAL_NOTE}", ask_text(tool, request));
-                PermissionReply::Reject {
-                    feedback: Some(NO_TERMINAL_FEEDBACK.into()),
-                }
-            }))
-        }
+        Answerer::NoTerminal => AskPolicy::no_terminal(),
     });
 }

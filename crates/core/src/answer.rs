@@ -35,6 +35,26 @@ pub enum AskPolicy {
     Blocking(Decide),
 }
 
+impl AskPolicy {
+    /// `--yes`: every ask is allowed once (deny rules still hold: they never ask).
+    pub fn allow_once() -> Self {
+        Self::Immediate(Arc::new(|_: &str, _: &PermissionRequest| {
+            PermissionReply::Once
+        }))
+    }
+
+    /// Nobody can answer (no terminal): the ask is shown on stderr with why it is
+    /// rejected, and the model is told how the user can allow it.
+    pub fn no_terminal() -> Self {
+        Self::Immediate(Arc::new(|tool: &str, request: &PermissionRequest| {
+            eprintln!("{}{NO_TERMINAL_NOTE}", ask_text(tool, request));
+            PermissionReply::Reject {
+                feedback: Some(NO_TERMINAL_FEEDBACK.into()),
+            }
+        }))
+    }
+}
+
 impl Port {
     /// Answers every ask of this port with `policy`, in a task of its own, until the
     /// session's stream ends. Call inside a Tokio runtime.

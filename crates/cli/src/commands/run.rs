@@ -58,7 +58,7 @@ pub struct RunArgs {
 
 pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
     // A stored session goes on in the workspace of its own directory (its checkout, config,
-    // rules and tools), wherever `run` is started. The sandbox probe runs beside the opening.
+    // rules and tools), wherever `run` is started. The sandbox probe runs beside the turn.
     let (engine, mut warnings) = match &args.target.session {
         Some(id) => trusted_engine_probing(Some(engine_quiet(cwd)?.session_home(id)?))?,
         None => trusted_engine_probing(cwd)?,
@@ -77,25 +77,28 @@ pub fn run(cwd: Option<PathBuf>, args: RunArgs) -> Result<ExitCode> {
                 worktree: args.worktree,
             })
             .await;
-        crate::start::warn(warnings.take());
         let session = match session {
             Ok(s) => s,
             Err(EngineError::NoModel(message)) => {
+                crate::start::warn(warnings.take());
                 eprintln!("{message}");
                 return Ok(ExitCode::from(2));
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => {
+                crate::start::warn(warnings.take());
+                return Err(e.into());
+            }
         };
+        // Printed before the turn's first line, without the first request waiting for
+        // the probe (a new data folder's first run probes: a few ms of processes).
+        let warned = tokio::task::spawn_blocking(move || crate::start::warn(warnings.take()));
         crate::start::warn_tool_errors(&engine).await;
         if let Some(notice) = session.worktree_notice() {
             eprintln!("{notice}");
         }
         answer_asks(session.port(), Answerer::pick(args.yes));
-        let printer = tokio::spawn(print_events(
-            session.subscribe(),
-            args.format,
-            engine.clone(),
-        ));
+        let events = session.subscribe();
+        let printer = tokio::spawn(print_events(events, args.format, engine.clone(), warned));
         podcode_core::one_turn::abort_on_ctrl_c(&session);
         let turn = match &args.command {
             Some(name) => engine.send_command(&session, name, &prompt)?,
@@ -123,7 +126,9 @@ async fn print_events(
     events: broadcast::Receiver<Event>,
     format: Format,
     engine: Arc<Engine>,
+    warned: tokio::task::JoinHandle<()>,
 ) -> Option<TurnSummary> {
+    let _ = warned.await;
     let live = std::io::stderr().is_terminal();
     let (mut notes, mut answer) = (TurnNotes::live(live), AnswerText::default());
     let render = |event: &Event| {
