@@ -15,6 +15,9 @@ use crate::sandbox::{
     KernelSupport, LandlockSupport, NamespaceSupport, PROTECTED_NAMES, SandboxReport,
 };
 
+/// How much less CPU the start-up probe's thread and processes ask for (`nice` 10).
+const PROBE_NICENESS: libc::c_int = 10;
+
 /// The start-up warning of an engine no sandbox helper was given.
 const NO_HELPER_TEXT: &str =
     "sandbox: no sandbox helper is set for this engine, so commands and plugins run unsandboxed";
@@ -29,7 +32,17 @@ impl Engine {
     /// process (a few ms once per boot), which `podcode run` keeps off its way to the
     /// first model request.
     pub fn sandbox_warnings_later(&self) -> PendingWarnings {
-        PendingWarnings(Some(std::thread::spawn(self.sandbox_warnings_job())))
+        let job = self.sandbox_warnings_job();
+        PendingWarnings(Some(std::thread::spawn(move || {
+            // Behind the session's own threads (the probe's processes inherit it): on two
+            // cores its processes took CPU the way to the first model request needed.
+            // SAFETY: setpriority only changes this thread's scheduling weight (Linux
+            // applies PRIO_PROCESS with `who` 0 to the calling thread); nothing is shared.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, 0, PROBE_NICENESS);
+            }
+            job()
+        })))
     }
 
     fn sandbox_warnings_job(&self) -> impl FnOnce() -> Vec<String> + Send + 'static {
