@@ -3,6 +3,7 @@
 //! are the same as in the step before: an entry is reused while the message at its place
 //! equals the one it was written from (comparing costs a fraction of writing JSON, with its
 //! escaping), and written again otherwise — a compacted or rewritten conversation included.
+//! Kept per session (the request's `cache_key`), a few at most.
 
 use std::sync::Arc;
 
@@ -14,17 +15,33 @@ use crate::Message;
 /// One message's items (a user message with tool results is several) as written JSON.
 pub(crate) type Items = Arc<[Box<RawValue>]>;
 
-/// The written items of the last conversation sent, by position.
+/// The written items of the last conversations sent (one per request `cache_key`, the session:
+/// a sub-agent sharing its parent's client keeps its own), each by position.
 #[derive(Debug, Default)]
-pub(crate) struct WireMemo(Vec<(Message, Items)>);
+pub(crate) struct WireMemo(Vec<(Option<String>, Written)>);
+
+/// One conversation's messages, each with its items as written.
+type Written = Vec<(Message, Items)>;
+
+/// How many conversations a memo keeps (the least recently sent goes first).
+const CONVERSATIONS: usize = 4;
 
 impl WireMemo {
     /// The items of each of `messages`, reusing what this memo holds for an equal message
-    /// at the same place.
-    pub(crate) fn items(&mut self, messages: &[Message]) -> serde_json::Result<Vec<Items>> {
+    /// at the same place of the conversation `key` names.
+    pub(crate) fn items(
+        &mut self,
+        key: Option<&str>,
+        messages: &[Message],
+    ) -> serde_json::Result<Vec<Items>> {
+        let at = self.0.iter().position(|(k, _)| k.as_deref() == key);
+        let (_, mut memo) = match at {
+            Some(i) => self.0.remove(i),
+            None => (None, Vec::new()),
+        };
         let mut out = Vec::with_capacity(messages.len());
         for (i, m) in messages.iter().enumerate() {
-            if let Some((was, items)) = self.0.get(i)
+            if let Some((was, items)) = memo.get(i)
                 && was == m
             {
                 out.push(items.clone());
@@ -32,13 +49,17 @@ impl WireMemo {
             }
             let items = message_items(m)?;
             let entry = (m.clone(), items.clone());
-            match self.0.get_mut(i) {
+            match memo.get_mut(i) {
                 Some(slot) => *slot = entry,
-                None => self.0.push(entry),
+                None => memo.push(entry),
             }
             out.push(items);
         }
-        self.0.truncate(messages.len());
+        memo.truncate(messages.len());
+        self.0.push((key.map(str::to_string), memo));
+        if self.0.len() > CONVERSATIONS {
+            self.0.remove(0);
+        }
         Ok(out)
     }
 }
@@ -64,8 +85,12 @@ mod tests {
     #[test]
     fn an_equal_message_reuses_its_json_and_a_changed_one_is_written_again() {
         let mut memo = WireMemo::default();
-        let first = memo.items(&[user("a"), user("b")]).unwrap();
-        let again = memo.items(&[user("a"), user("b"), user("c")]).unwrap();
+        let first = memo.items(Some("s1"), &[user("a"), user("b")]).unwrap();
+        // Another session's request between the two keeps its own entries.
+        memo.items(Some("s2"), &[user("x")]).unwrap();
+        let again = memo
+            .items(Some("s1"), &[user("a"), user("b"), user("c")])
+            .unwrap();
         assert!(Arc::ptr_eq(&first[0], &again[0]) && Arc::ptr_eq(&first[1], &again[1]));
         assert_eq!(
             written(&again),
@@ -76,7 +101,9 @@ mod tests {
             ]
         );
         // A conversation rewritten at its start (compaction) is written from what it is now.
-        let compacted = memo.items(&[user("summary"), user("c")]).unwrap();
+        let compacted = memo
+            .items(Some("s1"), &[user("summary"), user("c")])
+            .unwrap();
         assert_eq!(
             written(&compacted),
             [
@@ -85,6 +112,16 @@ mod tests {
             ]
         );
         assert!(!Arc::ptr_eq(&compacted[1], &again[1]));
-        assert_eq!(memo.0.len(), 2);
+        let s1 = memo
+            .0
+            .iter()
+            .find(|(k, _)| k.as_deref() == Some("s1"))
+            .unwrap();
+        assert_eq!(s1.1.len(), 2);
+        for i in 0..CONVERSATIONS + 2 {
+            memo.items(Some(&format!("other{i}")), &[user("y")])
+                .unwrap();
+        }
+        assert_eq!(memo.0.len(), CONVERSATIONS);
     }
 }

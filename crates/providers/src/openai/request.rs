@@ -76,7 +76,7 @@ pub(crate) fn wire_body<'a>(
         Some(memo) => memo
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .items(&req.messages)?,
+            .items(req.cache_key.as_deref(), &req.messages)?,
         None => (req.messages.iter())
             .map(message_items)
             .collect::<serde_json::Result<_>>()?,
