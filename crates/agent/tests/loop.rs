@@ -123,13 +123,7 @@ async fn idempotent_calls_run_in_parallel_others_in_order_and_results_keep_call_
             .unwrap()
             .starts_with(BASE_PROMPT)
     );
-    let tools: Vec<&str> = reqs[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(tools, ["look", "change"]);
+    assert_eq!(offered(&reqs[0]), ["look", "change"]);
 
     // The event stream tells the whole story in order, ending with the summary.
     let mut kinds = Vec::new();
@@ -269,18 +263,12 @@ async fn the_plan_profile_offers_read_only_built_ins_and_other_tools_fail_as_unk
         .await
         .unwrap();
     let reqs = w.requests();
-    let mut tools: Vec<&str> = reqs[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
-    tools.sort();
+    let tools = offered(&reqs[0]);
     // read list glob grep bash (each command asks), plus symbols and webfetch in builds
     // that have them.
     let mut core: Vec<&str> = tools
         .iter()
-        .copied()
+        .map(String::as_str)
         .filter(|t| !["symbols", "webfetch"].contains(t))
         .collect();
     core.sort();
